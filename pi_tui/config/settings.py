@@ -1,0 +1,130 @@
+"""Settings: ``<agent dir>/settings.json`` overridden by ``<cwd>/.agent/settings.json``.
+
+Both files use pi's keys (camelCase). Objects merge key by key, the project file winning; keys we
+do not know are kept (``extra="allow"``) so settings written for pi or a newer pi-tui survive.
+A file that is not valid JSON, or has a value of the wrong type, is a :class:`SettingsError`
+naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from pi_tui.config.paths import global_settings_path, project_settings_path
+
+
+class SettingsError(Exception):
+    """A settings file cannot be used; the message names the file and line."""
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+class CompactionSettings(_Group):
+    enabled: bool = True
+    reserve_tokens: int = Field(16384, ge=0)
+    keep_recent_tokens: int = Field(20000, ge=0)
+
+
+class BranchSummarySettings(_Group):
+    reserve_tokens: int = Field(16384, ge=0)
+    skip_prompt: bool = False
+
+
+class RetrySettings(_Group):
+    enabled: bool = True
+    max_retries: int = Field(3, ge=0)
+    base_delay_ms: int = Field(2000, ge=0)
+
+
+TreeFilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
+
+
+class Settings(_Group):
+    default_provider: str | None = None
+    default_model: str | None = None
+    default_thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    theme: str | None = None
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    tree_filter_mode: TreeFilterMode = "default"
+    hide_thinking_block: bool = False
+    quiet_startup: bool = False
+    shell_path: str | None = None
+
+
+def load_settings(cwd: str | None = None) -> Settings:
+    """Global settings merged with the project's (when ``cwd`` is given)."""
+    merged: dict[str, Any] = {}
+    sources: list[tuple[Path, str]] = []
+    for path in (global_settings_path(), project_settings_path(cwd) if cwd else None):
+        if path is None:
+            continue
+        data, text = _read_json_object(path)
+        if data is None:
+            continue
+        sources.append((path, text))
+        merged = deep_merge(merged, data)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as error:
+        raise _explain(error, sources) from None
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``override`` on top of ``base``; nested objects merge, everything else replaces."""
+    result = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = deep_merge(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: cannot read settings: {error}") from None
+    if not text.strip():
+        return None, text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SettingsError(
+            f"{path}, line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}, line 1: settings must be a JSON object")
+    return data, text
+
+
+def _explain(error: ValidationError, sources: list[tuple[Path, str]]) -> SettingsError:
+    problem = error.errors()[0]
+    keys = [str(part) for part in problem["loc"]]
+    dotted = ".".join(keys)
+    # The value came from the last file that mentions the key; point at its line.
+    for path, text in reversed(sources):
+        line = _line_of_key(text, keys[-1]) if keys else None
+        if line is not None:
+            return SettingsError(f"{path}, line {line}: setting '{dotted}': {problem['msg']}")
+    where = sources[-1][0] if sources else "settings"
+    return SettingsError(f"{where}: setting '{dotted}': {problem['msg']}")
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    needle = f'"{key}"'
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return number
+    return None

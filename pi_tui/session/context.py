@@ -1,0 +1,238 @@
+"""What the model sees: building the context of the current branch and converting it.
+
+Both steps are pure functions over plain data, so they can be tested without files and reused by
+the agent, the print modes and the export.
+
+:func:`build_session_context` walks the raw entries from the leaf to the root and returns the
+agent messages on that path (with the last compaction resolved), the thinking level, the model
+and the TTSR rules injected on the path. :func:`convert_to_llm` turns agent messages into the
+three roles providers understand, wrapping summaries, custom messages and user shell commands in
+the exact texts pi uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from pi_tui.session.ids import parse_iso
+from pi_tui.session.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    LlmMessage,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_tui.session.reader import RawEntry
+
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+GENERATED_BRANCH_SUMMARY_PREFIX = (
+    "The user explored a different conversation branch before returning here.\n"
+    "Summary of that exploration:\n\n"
+)
+"""Start of every branch summary pi-tui generates (stored in the entry, before the model's text)."""
+
+_MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(AgentMessage)
+
+
+@dataclass(slots=True)
+class ModelRef:
+    provider: str
+    model_id: str
+
+
+@dataclass(slots=True)
+class SessionContext:
+    messages: list[Any] = field(default_factory=list)
+    """Agent messages (typed models from :mod:`pi_tui.session.messages`) in order."""
+    thinking_level: str = "off"
+    model: ModelRef | None = None
+    injected_ttsr_rules: list[str] = field(default_factory=list)
+
+
+def parse_message(raw: Mapping[str, Any]) -> Any:
+    """Typed agent message from its JSON dict."""
+    return _MESSAGE_ADAPTER.validate_python(raw)
+
+
+def path_to_root(by_id: Mapping[str, RawEntry], leaf_id: str | None) -> list[RawEntry]:
+    """Raw entries from the root down to ``leaf_id`` (inclusive); stops at a missing parent."""
+    path: list[RawEntry] = []
+    seen: set[str] = set()
+    current = by_id.get(leaf_id) if leaf_id is not None else None
+    while current is not None:
+        entry_id = current.get("id")
+        if entry_id in seen:  # a parent cycle in a damaged file: stop rather than loop forever
+            break
+        seen.add(entry_id)
+        path.append(current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if parent is not None else None
+    path.reverse()
+    return path
+
+
+def build_session_context(
+    by_id: Mapping[str, RawEntry], leaf_id: str | None, last_entry_id: str | None = None
+) -> SessionContext:
+    """Context of the branch ending at ``leaf_id``.
+
+    A null leaf gives an empty context; an unknown leaf falls back to ``last_entry_id``.
+    """
+    if leaf_id is None:
+        return SessionContext()
+    if leaf_id not in by_id:
+        leaf_id = last_entry_id
+    path = path_to_root(by_id, leaf_id)
+
+    context = SessionContext()
+    compaction_index: int | None = None
+    for index, entry in enumerate(path):
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+            if isinstance(level, str):
+                context.thinking_level = level
+        elif kind == "model_change":
+            model = _model_from_change(entry)
+            if model is not None:
+                context.model = model
+        elif kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                provider, model_id = message.get("provider"), message.get("model")
+                if isinstance(provider, str) and isinstance(model_id, str):
+                    context.model = ModelRef(provider, model_id)
+        elif kind == "compaction":
+            compaction_index = index
+        elif kind == "ttsr_injection":
+            for name in entry.get("injectedRules") or ():
+                if isinstance(name, str) and name not in context.injected_ttsr_rules:
+                    context.injected_ttsr_rules.append(name)
+
+    messages = context.messages
+    if compaction_index is None:
+        for entry in path:
+            _append_context_message(messages, entry)
+        return context
+
+    compaction = path[compaction_index]
+    messages.append(
+        CompactionSummaryMessage(
+            summary=str(compaction.get("summary", "")),
+            tokens_before=int(compaction.get("tokensBefore") or 0),
+            timestamp=_entry_ms(compaction),
+        )
+    )
+    first_kept = compaction.get("firstKeptEntryId")
+    keeping = False
+    for entry in path[:compaction_index]:
+        if not keeping and entry.get("id") == first_kept:
+            keeping = True
+        if keeping:
+            _append_context_message(messages, entry)
+    for entry in path[compaction_index + 1 :]:
+        _append_context_message(messages, entry)
+    return context
+
+
+def _model_from_change(entry: RawEntry) -> ModelRef | None:
+    provider, model_id = entry.get("provider"), entry.get("modelId")
+    if isinstance(provider, str) and isinstance(model_id, str):
+        return ModelRef(provider, model_id)
+    combined = entry.get("model")  # oh-my-pi: "provider/model-id"
+    if isinstance(combined, str) and "/" in combined:
+        provider, _, model_id = combined.partition("/")
+        return ModelRef(provider, model_id)
+    return None
+
+
+def _entry_ms(entry: RawEntry) -> int:
+    moment = parse_iso(str(entry.get("timestamp", "")))
+    return int(moment.timestamp() * 1000) if moment else 0
+
+
+def _append_context_message(messages: list[Any], entry: RawEntry) -> None:
+    kind = entry.get("type")
+    if kind == "message":
+        raw = entry.get("message")
+        if isinstance(raw, dict):
+            messages.append(parse_message(raw))
+    elif kind == "custom_message":
+        messages.append(
+            CustomMessage(
+                custom_type=str(entry.get("customType", "")),
+                content=entry.get("content", ""),
+                display=bool(entry.get("display", True)),
+                details=entry.get("details"),
+                timestamp=_entry_ms(entry),
+            )
+        )
+    elif kind == "branch_summary":
+        summary = entry.get("summary")
+        if summary:
+            messages.append(
+                BranchSummaryMessage(
+                    summary=str(summary), from_id=str(entry.get("fromId", "")), timestamp=_entry_ms(entry)
+                )
+            )
+
+
+# --- conversion to provider messages --------------------------------------------------------
+
+
+def bash_execution_text(message: BashExecutionMessage) -> str:
+    """How a user's ``!command`` is shown to the model."""
+    text = f"Ran `{message.command}`\n"
+    text += f"```\n{message.output}\n```" if message.output else "(no output)"
+    if message.cancelled:
+        text += "\n\n(command cancelled)"
+    elif message.exit_code not in (None, 0):
+        text += f"\n\nCommand exited with code {message.exit_code}"
+    if message.truncated and message.full_output_path:
+        text += f"\n\n[Output truncated. Full output: {message.full_output_path}]"
+    return text
+
+
+def convert_to_llm(messages: Iterable[Any]) -> list[LlmMessage]:
+    """Agent messages -> user / assistant / toolResult messages, in order.
+
+    Roles the model must not see (``!!`` commands, unknown roles) are left out.
+    """
+    converted: list[LlmMessage] = []
+    for message in messages:
+        if isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+            converted.append(message)
+        elif isinstance(message, BashExecutionMessage):
+            if not message.exclude_from_context:
+                converted.append(_user_text(bash_execution_text(message), message.timestamp))
+        elif isinstance(message, CustomMessage):
+            content = message.content
+            blocks = [TextContent(text=content)] if isinstance(content, str) else list(content)
+            converted.append(UserMessage(content=blocks, timestamp=message.timestamp))
+        elif isinstance(message, BranchSummaryMessage):
+            text = BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX
+            converted.append(_user_text(text, message.timestamp))
+        elif isinstance(message, CompactionSummaryMessage):
+            text = COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX
+            converted.append(_user_text(text, message.timestamp))
+    return converted
+
+
+def _user_text(text: str, timestamp: int) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text)], timestamp=timestamp)

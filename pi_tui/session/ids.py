@@ -1,0 +1,57 @@
+"""Identifiers and timestamps in the exact shapes pi writes."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+import uuid
+from collections.abc import Container
+from datetime import UTC, datetime
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """Eight lowercase hex characters, re-drawn until unique within the file."""
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+
+
+def uuid7() -> str:
+    """A time-ordered UUID (RFC 9562 version 7), so session ids sort by creation time."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & 0xFFFF_FFFF_FFFF) << 80
+    value |= 0x7 << 76
+    value |= ((rand >> 68) & 0xFFF) << 64
+    value |= 0b10 << 62
+    value |= rand & 0x3FFF_FFFF_FFFF_FFFF
+    return str(uuid.UUID(int=value))
+
+
+def iso_now() -> str:
+    """ISO-8601 UTC with milliseconds and ``Z``: the timestamp format of entries and headers."""
+    return format_iso(datetime.now(UTC))
+
+
+def format_iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def file_stamp(iso: str) -> str:
+    """The timestamp part of a session file name: ``:`` and ``.`` replaced by ``-``."""
+    return iso.replace(":", "-").replace(".", "-")
+
+
+def now_ms() -> int:
+    """Unix milliseconds: the ``timestamp`` inside message objects."""
+    return time.time_ns() // 1_000_000
+
+
+def parse_iso(value: str) -> datetime | None:
+    """Parse an entry/header timestamp; None for anything unreadable."""
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return None

@@ -1,0 +1,154 @@
+"""Finding sessions on disk: the data behind ``-c``, ``-r`` and ``/resume``.
+
+Listing reads files without locking or migrating them, and skips anything that is not a session
+file (a broken header, a ``.bak``, a lock file) instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pi_tui.config.paths import sessions_root
+from pi_tui.session.errors import SessionFileError
+from pi_tui.session.ids import parse_iso
+from pi_tui.session.reader import read_session_file
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    path: Path
+    id: str
+    cwd: str
+    name: str | None
+    parent_session: str | None
+    created: datetime
+    modified: datetime
+    """Time of the last message (file mtime when there is none)."""
+    message_count: int
+    first_message: str
+    """Text of the first user message ("" when there is none)."""
+    all_messages_text: str
+    """User and assistant text joined, for search in the session picker."""
+
+
+def session_files(folder: Path) -> list[Path]:
+    try:
+        return [entry for entry in folder.iterdir() if entry.suffix == ".jsonl" and entry.is_file()]
+    except OSError:
+        return []
+
+
+def most_recent_session(folder: Path) -> Path | None:
+    """Newest ``*.jsonl`` in ``folder`` by modification time whose header is valid."""
+    candidates = sorted(session_files(folder), key=_mtime, reverse=True)
+    for candidate in candidates:
+        if _has_valid_header(candidate):
+            return candidate
+    return None
+
+
+def list_sessions(folder: Path) -> list[SessionInfo]:
+    infos = [info for path in session_files(folder) if (info := session_info(path)) is not None]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def list_all_sessions(root: Path | None = None) -> list[SessionInfo]:
+    base = root or sessions_root()
+    infos: list[SessionInfo] = []
+    try:
+        folders = [entry for entry in base.iterdir() if entry.is_dir()]
+    except OSError:
+        return []
+    for folder in folders:
+        infos.extend(list_sessions(folder))
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def session_info(path: Path) -> SessionInfo | None:
+    """Summary of one session file, or None if it is not a readable session."""
+    try:
+        loaded = read_session_file(path)
+    except SessionFileError:
+        return None
+    header = loaded.header
+    name: str | None = None
+    first_message = ""
+    count = 0
+    last_time: datetime | None = None
+    texts: list[str] = []
+    for raw in loaded.entries:
+        kind = raw.get("type")
+        if kind == "session_info":
+            value = raw.get("name")
+            name = value.strip() if isinstance(value, str) and value.strip() else None
+        elif kind == "message":
+            message = raw.get("message")
+            if not isinstance(message, dict):
+                continue
+            role = message.get("role")
+            if role not in ("user", "assistant"):
+                continue
+            count += 1
+            text = _text_of(message.get("content"))
+            if text:
+                texts.append(text)
+            if role == "user" and not first_message:
+                first_message = text
+            stamp = message.get("timestamp")
+            moment = (
+                datetime.fromtimestamp(stamp / 1000, UTC)
+                if isinstance(stamp, int | float)
+                else parse_iso(str(raw.get("timestamp", "")))
+            )
+            if moment is not None:
+                last_time = moment
+    created = parse_iso(str(header.get("timestamp", ""))) or datetime.fromtimestamp(_mtime(path), UTC)
+    return SessionInfo(
+        path=path,
+        id=str(header.get("id", "")),
+        cwd=str(header.get("cwd", "")),
+        name=name,
+        parent_session=header.get("parentSession"),
+        created=created,
+        modified=last_time or datetime.fromtimestamp(_mtime(path), UTC),
+        message_count=count,
+        first_message=first_message,
+        all_messages_text=" ".join(texts),
+    )
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (block.get("text", "") for block in content if isinstance(block, dict))
+        return " ".join(text for text in texts if isinstance(text, str) and text)
+    return ""
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _has_valid_header(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+    except OSError:
+        return False
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)

@@ -1,0 +1,564 @@
+"""SessionManager: the tree of entries of one session, and its file.
+
+The manager keeps every entry as the raw JSON dict that is (or will be) on disk, indexed by id,
+and hands out typed pydantic views on demand (cached). Appends go through :mod:`store`, the only
+writer. A new session writes nothing until it holds an assistant message; from then on, every
+entry not yet on disk is written, tracked by position in the append-only entry list (so an entry
+is never written twice, unlike pi's #3930).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.config.paths import session_dir_for_cwd
+from pi_tui.session import listing
+from pi_tui.session.context import SessionContext, build_session_context, parse_message, path_to_root
+from pi_tui.session.entries import (
+    CURRENT_SESSION_VERSION,
+    ENTRY_ADAPTER,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    SessionInitEntry,
+    ThinkingLevelChangeEntry,
+    TtsrInjectionEntry,
+)
+from pi_tui.session.errors import EntryNotFoundError
+from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, uuid7
+from pi_tui.session.listing import SessionInfo
+from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
+from pi_tui.session.migrate import file_version, migrate_entries, rewrite_migrated
+from pi_tui.session.reader import LoadedFile, RawEntry, read_session_file
+from pi_tui.session.store import SessionFileWriter, move_torn_tail
+
+log = logging.getLogger(__name__)
+
+
+class TreeNode:
+    """One node of :meth:`SessionManager.get_tree`: an entry, its children and its label.
+
+    The typed ``entry`` is built on first access, so building the whole tree stays cheap.
+    """
+
+    __slots__ = ("_entry", "children", "label", "raw")
+
+    def __init__(self, raw: RawEntry, label: str | None) -> None:
+        self.raw = raw
+        self.children: list[TreeNode] = []
+        self.label = label
+        self._entry: Any = None
+
+    @property
+    def id(self) -> str:
+        return self.raw["id"]
+
+    @property
+    def entry(self) -> Any:
+        if self._entry is None:
+            self._entry = ENTRY_ADAPTER.validate_python(self.raw)
+        return self._entry
+
+    def __repr__(self) -> str:
+        return f"TreeNode({self.raw.get('type')} {self.id}, {len(self.children)} children)"
+
+
+@dataclass(slots=True)
+class _Index:
+    """Everything derived from the entry list; rebuilt on load, updated on append."""
+
+    entries: list[RawEntry] = field(default_factory=list)
+    by_id: dict[str, RawEntry] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    label_times: dict[str, str] = field(default_factory=dict)
+    session_name: str | None = None
+    has_assistant: bool = False
+
+    def add(self, raw: RawEntry) -> None:
+        self.entries.append(raw)
+        self.by_id[raw["id"]] = raw
+        kind = raw.get("type")
+        if kind == "message":
+            if not self.has_assistant:
+                message = raw.get("message")
+                self.has_assistant = isinstance(message, dict) and message.get("role") == "assistant"
+        elif kind == "label":
+            target = raw.get("targetId")
+            if isinstance(target, str):
+                label = raw.get("label")
+                if isinstance(label, str) and label.strip():
+                    self.labels[target] = label
+                    self.label_times[target] = str(raw.get("timestamp", ""))
+                else:
+                    self.labels.pop(target, None)
+                    self.label_times.pop(target, None)
+        elif kind == "session_info":
+            name = raw.get("name")
+            self.session_name = name.strip() if isinstance(name, str) and name.strip() else None
+
+
+class SessionManager:
+    """A session's entry tree, its current leaf, and (unless in memory) its file."""
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: Path | None,
+        header: RawEntry,
+        *,
+        path: Path | None = None,
+        loaded: LoadedFile | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.session_dir = session_dir
+        self._header = header
+        self._path = path
+        self._index = _Index()
+        self._typed: dict[str, Any] = {}
+        self._leaf_id: str | None = None
+        self._written = 0
+        """How many entries of ``_index.entries`` are on disk (entries are append-only)."""
+        self._header_on_disk = loaded is not None
+        self._writer: SessionFileWriter | None = None
+        self.warnings: list[str] = []
+        if loaded is not None:
+            add = self._index.add
+            for raw in loaded.entries:
+                add(raw)
+            self._written = len(self._index.entries)
+            self._leaf_id = self._index.entries[-1]["id"] if self._index.entries else None
+            self.warnings = list(loaded.warnings)
+            for warning in self.warnings:
+                log.warning(warning)
+
+    # --- constructors ----------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, cwd: str, session_dir: str | Path | None = None) -> SessionManager:
+        """A new session for ``cwd``; its file appears with the first assistant message."""
+        folder = Path(session_dir) if session_dir else session_dir_for_cwd(cwd)
+        header = _new_header(cwd)
+        path = folder / _file_name(header)
+        return cls(cwd, folder, header, path=path)
+
+    @classmethod
+    def open(
+        cls, path: str | Path, session_dir: str | Path | None = None, *, read_only: bool = False
+    ) -> SessionManager:
+        """Open an existing file (migrating it to v3 if needed) and take the writer lock.
+
+        ``read_only`` neither locks nor rewrites: for listing, export and inspection.
+        """
+        file_path = Path(path).expanduser().resolve()
+        writer = None if read_only else SessionFileWriter(file_path)
+        try:
+            if writer is not None:
+                writer.lock.acquire()  # before reading: never migrate a file another process writes
+            loaded = read_session_file(file_path)
+            old_version = file_version(loaded.header)
+            if migrate_entries(loaded.header, loaded.entries) and writer is not None:
+                if loaded.torn_offset is not None:
+                    move_torn_tail(file_path, loaded.torn_offset)
+                rewrite_migrated(file_path, loaded.header, loaded.entries, old_version)
+                loaded.torn_offset, loaded.missing_final_newline = None, False
+            if writer is not None:
+                writer.expect_tail(
+                    torn_offset=loaded.torn_offset, missing_final_newline=loaded.missing_final_newline
+                )
+        except BaseException:
+            if writer is not None:
+                writer.close()
+            raise
+        cwd = str(loaded.header.get("cwd") or os.getcwd())
+        folder = Path(session_dir) if session_dir else file_path.parent
+        manager = cls(cwd, folder, loaded.header, path=file_path, loaded=loaded)
+        manager._writer = writer
+        return manager
+
+    @classmethod
+    def continue_recent(cls, cwd: str, session_dir: str | Path | None = None) -> SessionManager:
+        """The newest session of ``cwd`` (by modification time, valid header), else a new one."""
+        folder = Path(session_dir) if session_dir else session_dir_for_cwd(cwd)
+        newest = listing.most_recent_session(folder)
+        if newest is None:
+            return cls.create(cwd, folder)
+        return cls.open(newest, folder)
+
+    @classmethod
+    def in_memory(cls, cwd: str | None = None) -> SessionManager:
+        """A session that never touches the disk (``--no-session``, tests, subagents)."""
+        cwd = cwd or os.getcwd()
+        return cls(cwd, None, _new_header(cwd), path=None)
+
+    @classmethod
+    def fork_from(
+        cls, source: str | Path, target_cwd: str, session_dir: str | Path | None = None
+    ) -> SessionManager:
+        """Copy the whole session at ``source`` into a new session of ``target_cwd``."""
+        source_path = Path(source).expanduser().resolve()
+        original = cls.open(source_path, read_only=True)
+        manager = cls.create(target_cwd, session_dir)
+        manager._header["parentSession"] = str(source_path)
+        for raw in original._index.entries:
+            manager._index.add(dict(raw))
+        manager._leaf_id = original._leaf_id
+        manager._persist()
+        return manager
+
+    # --- listing ----------------------------------------------------------------------------
+
+    @staticmethod
+    def list(cwd: str, session_dir: str | Path | None = None) -> list[SessionInfo]:
+        """Sessions of ``cwd``, newest first."""
+        folder = Path(session_dir) if session_dir else session_dir_for_cwd(cwd)
+        return listing.list_sessions(folder)
+
+    @staticmethod
+    def list_all(sessions_root: str | Path | None = None) -> list[SessionInfo]:
+        """Sessions of every folder under the sessions root, newest first."""
+        return listing.list_all_sessions(Path(sessions_root) if sessions_root else None)
+
+    # --- identity ---------------------------------------------------------------------------
+
+    @property
+    def session_file(self) -> Path | None:
+        """The file path; None for in-memory sessions."""
+        return self._path
+
+    @property
+    def session_id(self) -> str:
+        return str(self._header.get("id", ""))
+
+    @property
+    def is_persisted(self) -> bool:
+        """True once the file exists with this session's lines."""
+        return self._path is not None and self._header_on_disk
+
+    def get_header(self) -> SessionHeader:
+        return SessionHeader.model_validate(self._header)
+
+    def get_session_name(self) -> str | None:
+        return self._index.session_name
+
+    # --- appends ----------------------------------------------------------------------------
+
+    def append_message(self, message: AgentMessage | dict[str, Any]) -> str:
+        """Append an agent message (typed, or its JSON dict) as a ``message`` entry."""
+        payload = message.to_json_dict() if isinstance(message, Wire) else dict(message)
+        typed = parse_message(payload)  # a bad message fails here, not on the next load
+        return self._append("message", {"message": payload}, typed)
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append_model(ModelChangeEntry, provider=provider, model_id=model_id)
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        return self._append_model(ThinkingLevelChangeEntry, thinking_level=thinking_level)
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+        *,
+        short_summary: str | None = None,
+        preserve_data: Any = None,
+    ) -> str:
+        fields: dict[str, Any] = {
+            "summary": summary,
+            "first_kept_entry_id": first_kept_entry_id,
+            "tokens_before": tokens_before,
+        }
+        _set_optional(fields, details=details, from_hook=from_hook)
+        _set_optional(fields, short_summary=short_summary, preserve_data=preserve_data)
+        return self._append_model(CompactionEntry, **fields)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        fields: dict[str, Any] = {"custom_type": custom_type}
+        _set_optional(fields, data=data)
+        return self._append_model(CustomEntry, **fields)
+
+    def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: str | Sequence[TextContent | ImageContent | dict[str, Any]],
+        display: bool,
+        details: Any = None,
+    ) -> str:
+        body = content if isinstance(content, str) else list(content)
+        fields: dict[str, Any] = {"custom_type": custom_type, "content": body, "display": display}
+        _set_optional(fields, details=details)
+        return self._append_model(CustomMessageEntry, **fields)
+
+    def append_label_change(self, target_id: str, label: str | None) -> str:
+        """Set (or, with None/blank, clear) the label of ``target_id``. The change is an entry."""
+        if target_id not in self._index.by_id:
+            raise EntryNotFoundError(target_id)
+        fields: dict[str, Any] = {"target_id": target_id}
+        if label is not None and label.strip():
+            fields["label"] = label.strip()
+        return self._append_model(LabelEntry, **fields)
+
+    def append_session_info(self, name: str) -> str:
+        return self._append_model(SessionInfoEntry, name=name.strip())
+
+    def append_ttsr_injection(self, rule_names: Sequence[str]) -> str:
+        return self._append_model(TtsrInjectionEntry, injected_rules=list(rule_names))
+
+    def append_session_init(
+        self, system_prompt: str, task: str, tools: Sequence[str], output_schema: Any = None
+    ) -> str:
+        fields: dict[str, Any] = {"system_prompt": system_prompt, "task": task, "tools": list(tools)}
+        _set_optional(fields, output_schema=output_schema)
+        return self._append_model(SessionInitEntry, **fields)
+
+    def _append_model(self, model: type[Wire], **fields: Any) -> str:
+        draft = model(id="", parent_id=None, timestamp="", **fields)
+        return self._append(str(draft.type), draft.to_json_dict(), None)
+
+    def _append(self, kind: str, body: dict[str, Any], typed_message: Any) -> str:
+        entry_id = new_entry_id(self._index.by_id)
+        raw: RawEntry = {
+            "type": kind,
+            "id": entry_id,
+            "parentId": self._leaf_id,
+            "timestamp": iso_now(),
+        }
+        raw.update((key, value) for key, value in body.items() if key not in raw)
+        self._index.add(raw)
+        self._leaf_id = entry_id
+        if typed_message is not None:
+            self._typed[entry_id] = MessageEntry.model_construct(
+                _fields_set={"type", "id", "parent_id", "timestamp", "message"},
+                type="message",
+                id=entry_id,
+                parent_id=raw["parentId"],
+                timestamp=raw["timestamp"],
+                message=typed_message,
+            )
+        self._persist()
+        return entry_id
+
+    # --- persistence ------------------------------------------------------------------------
+
+    def _persist(self) -> None:
+        """Write every entry not yet on disk, once the session deserves a file."""
+        if self._path is None or (not self._header_on_disk and not self._index.has_assistant):
+            return  # in memory, or no assistant message yet: no empty sessions on disk
+        self.flush()
+
+    def flush(self) -> None:
+        """Write every entry not yet on disk now (creating the file with its header if needed)."""
+        if self._path is None:
+            return
+        if self._writer is None:
+            self._writer = SessionFileWriter(self._path)
+        if not self._header_on_disk:
+            self._writer.append([self._header])
+            self._header_on_disk = True
+        pending = self._index.entries[self._written :]
+        if pending:
+            self._writer.append(pending)
+            self._written += len(pending)
+
+    def sync(self) -> None:
+        """fsync the file: the agent calls this at the end of every turn."""
+        if self._writer is not None:
+            self._writer.sync()
+
+    def close(self) -> None:
+        """fsync and release the file; the manager can still be read afterwards."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def __enter__(self) -> SessionManager:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # --- navigation -------------------------------------------------------------------------
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> Any | None:
+        return self.get_entry(self._leaf_id) if self._leaf_id is not None else None
+
+    def get_entry(self, entry_id: str) -> Any | None:
+        """The typed entry, or None if there is no such id."""
+        typed = self._typed.get(entry_id)
+        if typed is None:
+            raw = self._index.by_id.get(entry_id)
+            if raw is None:
+                return None
+            typed = self._typed[entry_id] = ENTRY_ADAPTER.validate_python(raw)
+        return typed
+
+    def get_raw_entry(self, entry_id: str) -> RawEntry | None:
+        """The entry exactly as on disk (do not modify it)."""
+        return self._index.by_id.get(entry_id)
+
+    def get_entries(self) -> list[Any]:
+        """Every entry, typed, in file order (header excluded)."""
+        return [self.get_entry(raw["id"]) for raw in self._index.entries]
+
+    def iter_raw_entries(self) -> Iterator[RawEntry]:
+        return iter(self._index.entries)
+
+    def __len__(self) -> int:
+        return len(self._index.entries)
+
+    def get_children(self, parent_id: str | None) -> list[Any]:
+        """Direct children of ``parent_id`` (None: the roots), in timestamp order."""
+        by_id = self._index.by_id
+        found = [
+            raw
+            for raw in self._index.entries
+            if raw.get("parentId") == parent_id or (parent_id is None and raw.get("parentId") not in by_id)
+        ]
+        found.sort(key=_timestamp_key)
+        return [self.get_entry(raw["id"]) for raw in found]
+
+    def get_branch(self, from_id: str | None = None) -> list[Any]:
+        """Typed entries from the root to ``from_id`` (default: the leaf)."""
+        start = self._leaf_id if from_id is None else from_id
+        if start is not None and start not in self._index.by_id:
+            raise EntryNotFoundError(start)
+        return [self.get_entry(raw["id"]) for raw in path_to_root(self._index.by_id, start)]
+
+    def get_tree(self) -> list[TreeNode]:
+        """All entries as a forest; roots have a null or missing parent; children by timestamp."""
+        labels = self._index.labels
+        nodes: dict[str, TreeNode] = {}
+        for raw in self._index.entries:
+            nodes[raw["id"]] = TreeNode(raw, labels.get(raw["id"]))
+        roots: list[TreeNode] = []
+        for raw in self._index.entries:
+            node = nodes[raw["id"]]
+            parent = nodes.get(raw.get("parentId"))  # type: ignore[arg-type]
+            (parent.children if parent is not None else roots).append(node)
+        # File order is almost always timestamp order; only sort the lists that are not.
+        for node in nodes.values():
+            children = node.children
+            if len(children) > 1 and not _sorted_by_time(children):
+                children.sort(key=lambda child: _timestamp_key(child.raw))
+        if len(roots) > 1 and not _sorted_by_time(roots):
+            roots.sort(key=lambda child: _timestamp_key(child.raw))
+        return roots
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._index.labels.get(entry_id)
+
+    def get_label_timestamp(self, entry_id: str) -> str | None:
+        """When the current label of ``entry_id`` was set (for the tree's Shift+T view)."""
+        return self._index.label_times.get(entry_id)
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id``; the next append becomes its child. Writes nothing."""
+        if entry_id not in self._index.by_id:
+            raise EntryNotFoundError(entry_id)
+        self._leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """The next append starts a new root."""
+        self._leaf_id = None
+
+    def branch_with_summary(
+        self,
+        entry_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> str:
+        """Move the leaf to ``entry_id`` (None: before the root) and append a branch summary."""
+        if entry_id is None:
+            self.reset_leaf()
+        else:
+            self.branch(entry_id)
+        fields: dict[str, Any] = {"from_id": entry_id or "root", "summary": summary}
+        _set_optional(fields, details=details, from_hook=from_hook)
+        return self._append_model(BranchSummaryEntry, **fields)
+
+    def create_branched_session(self, leaf_id: str) -> Path | None:
+        """Continue in a new session holding only the root-to-``leaf_id`` path.
+
+        Label entries are dropped and re-created for the labels of entries on the path; the new
+        header names this file as ``parentSession``. The manager switches to the new file and
+        returns its path (None for in-memory sessions, whose entries are replaced in place).
+        """
+        if leaf_id not in self._index.by_id:
+            raise EntryNotFoundError(leaf_id)
+        path = [raw for raw in path_to_root(self._index.by_id, leaf_id) if raw.get("type") != "label"]
+        on_path = {raw["id"] for raw in path}
+        labels = [(target, label) for target, label in self._index.labels.items() if target in on_path]
+
+        parent_file = self._path
+        self.close()
+        self._header = _new_header(self.cwd)
+        if parent_file is not None:
+            self._header["parentSession"] = str(parent_file)
+            assert self.session_dir is not None
+            self._path = self.session_dir / _file_name(self._header)
+        self._index = _Index()
+        self._typed = {}
+        self._written = 0
+        self._header_on_disk = False
+        for raw in path:
+            self._index.add(dict(raw))
+        self._leaf_id = path[-1]["id"] if path else None
+        for target, label in labels:
+            self._append_model(LabelEntry, target_id=target, label=label)
+        self._persist()
+        return self._path
+
+    def build_session_context(self) -> SessionContext:
+        last = self._index.entries[-1]["id"] if self._index.entries else None
+        return build_session_context(self._index.by_id, self._leaf_id, last)
+
+
+def _set_optional(fields: dict[str, Any], **optional: Any) -> None:
+    for key, value in optional.items():
+        if value is not None:
+            fields[key] = value
+
+
+def _timestamp_key(raw: RawEntry) -> str:
+    return str(raw.get("timestamp", ""))
+
+
+def _sorted_by_time(nodes: list[TreeNode]) -> bool:
+    previous = ""
+    for node in nodes:
+        stamp = str(node.raw.get("timestamp", ""))
+        if stamp < previous:
+            return False
+        previous = stamp
+    return True
+
+
+def _file_name(header: RawEntry) -> str:
+    return f"{file_stamp(header['timestamp'])}_{header['id']}.jsonl"
+
+
+def _new_header(cwd: str) -> RawEntry:
+    return {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": uuid7(),
+        "timestamp": iso_now(),
+        "cwd": cwd,
+    }

@@ -1,0 +1,216 @@
+"""Agent messages: the ``message`` payload of a session entry, and the roles built for context.
+
+These mirror the JSON that pi writes field for field (camelCase on disk, snake_case in Python).
+Every model keeps unknown fields (``extra="allow"``) so a file written by a newer pi or by
+oh-my-pi survives a load/save round trip without losing anything.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic.alias_generators import to_camel
+
+
+class Wire(BaseModel):
+    """Base for every persisted shape: camelCase aliases, unknown keys kept."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        serialize_by_alias=True,
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The dict written to disk: aliases, and only the fields that were actually set."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+# --- content blocks -------------------------------------------------------------------------
+
+
+class TextContent(Wire):
+    type: Literal["text"] = "text"
+    text: str
+    text_signature: str | None = None
+
+
+class ImageContent(Wire):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ThinkingContent(Wire):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+
+
+class ToolCall(Wire):
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    thought_signature: str | None = None
+
+
+class UnknownContent(Wire):
+    """A content block of a type we do not know; kept verbatim."""
+
+    type: str
+
+
+def _block_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in _KNOWN_BLOCKS else "unknown"
+
+
+_KNOWN_BLOCKS = frozenset({"text", "image", "thinking", "toolCall"})
+
+UserBlock = Annotated[
+    Annotated[TextContent, Tag("text")]
+    | Annotated[ImageContent, Tag("image")]
+    | Annotated[ThinkingContent, Tag("thinking")]
+    | Annotated[ToolCall, Tag("toolCall")]
+    | Annotated[UnknownContent, Tag("unknown")],
+    Discriminator(_block_tag),
+]
+"""Any content block; user/tool content in practice holds only text and image blocks."""
+
+AssistantBlock = UserBlock
+
+
+# --- usage ----------------------------------------------------------------------------------
+
+
+class Cost(Wire):
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+    total: float = 0
+
+
+class Usage(Wire):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = Field(default_factory=Cost)
+
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+# --- message roles --------------------------------------------------------------------------
+
+
+class UserMessage(Wire):
+    role: Literal["user"] = "user"
+    content: str | list[UserBlock]
+    timestamp: int = 0
+
+
+class AssistantMessage(Wire):
+    role: Literal["assistant"] = "assistant"
+    content: list[AssistantBlock] = Field(default_factory=list)
+    api: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    stop_reason: str | None = None
+    error_message: str | None = None
+    timestamp: int = 0
+
+
+class ToolResultMessage(Wire):
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[UserBlock] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = 0
+
+
+class BashExecutionMessage(Wire):
+    """A ``!cmd`` the user ran; ``!!cmd`` sets ``exclude_from_context``."""
+
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: int = 0
+
+
+class CustomMessage(Wire):
+    """An extension/rule message that goes to the model (entry type ``custom_message``)."""
+
+    role: Literal["custom", "hookMessage"] = "custom"
+    custom_type: str
+    content: str | list[UserBlock]
+    display: bool = True
+    details: Any = None
+    timestamp: int = 0
+
+
+class BranchSummaryMessage(Wire):
+    """Context-only role built from a ``branch_summary`` entry."""
+
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str
+    from_id: str
+    timestamp: int = 0
+
+
+class CompactionSummaryMessage(Wire):
+    """Context-only role built from a ``compaction`` entry."""
+
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str
+    tokens_before: int = 0
+    timestamp: int = 0
+
+
+class UnknownMessage(Wire):
+    """A role we do not know; kept, never sent to the model."""
+
+    role: str
+
+
+_KNOWN_ROLES = frozenset(
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+)
+
+
+def _role_tag(value: Any) -> str:
+    role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+    if role == "hookMessage":  # v2 name of the custom role, read before migration rewrites it
+        return "custom"
+    return role if role in _KNOWN_ROLES else "unknown"
+
+
+AgentMessage = Annotated[
+    Annotated[UserMessage, Tag("user")]
+    | Annotated[AssistantMessage, Tag("assistant")]
+    | Annotated[ToolResultMessage, Tag("toolResult")]
+    | Annotated[BashExecutionMessage, Tag("bashExecution")]
+    | Annotated[CustomMessage, Tag("custom")]
+    | Annotated[BranchSummaryMessage, Tag("branchSummary")]
+    | Annotated[CompactionSummaryMessage, Tag("compactionSummary")]
+    | Annotated[UnknownMessage, Tag("unknown")],
+    Discriminator(_role_tag),
+]
+"""Any message an entry can hold or context building can produce."""
+
+LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
+"""The three roles a provider understands."""
