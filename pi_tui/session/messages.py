@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic.alias_generators import to_camel
 
 
+_DISCRIMINATORS = frozenset({"type", "role"})
+
+
 class Wire(BaseModel):
     """Base for every persisted shape: camelCase aliases, unknown keys kept."""
 
@@ -22,6 +25,12 @@ class Wire(BaseModel):
         extra="allow",
         serialize_by_alias=True,
     )
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Discriminators are part of the data even when they hold their default value, so
+        # ``exclude_unset`` dumps must keep them.
+        for name in _DISCRIMINATORS.intersection(type(self).model_fields):
+            self.__pydantic_fields_set__.add(name)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The dict written to disk: aliases, and only the fields that were actually set."""

@@ -1,0 +1,19 @@
+"""Shared fixtures: an isolated agent dir for every test, and the pi session data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+PI_SESSIONS = DATA / "pi-sessions"
+
+
+@pytest.fixture(autouse=True)
+def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own ``PI_CODING_AGENT_DIR``; nothing touches the real home."""
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
+    return folder
