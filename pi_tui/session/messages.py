@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic.alias_generators import to_camel
 
-
 _DISCRIMINATORS = frozenset({"type", "role"})
 
 

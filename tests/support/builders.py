@@ -23,5 +23,9 @@ def assistant(text: str, *calls: ToolCall, stop_reason: str = "stop") -> Assista
 
 def tool_result(call_id: str, text: str, *, is_error: bool = False) -> ToolResultMessage:
     return ToolResultMessage(
-        tool_call_id=call_id, tool_name="read", content=[TextContent(text=text)], is_error=is_error, timestamp=now_ms()
+        tool_call_id=call_id,
+        tool_name="read",
+        content=[TextContent(text=text)],
+        is_error=is_error,
+        timestamp=now_ms(),
     )

@@ -45,7 +45,9 @@ def texts(manager: SessionManager) -> list[str]:
     out = []
     for message in convert_to_llm(manager.build_session_context().messages):
         content = message.content
-        text = content if isinstance(content, str) else next((b.text for b in content if b.type == "text"), "")
+        text = (
+            content if isinstance(content, str) else next((b.text for b in content if b.type == "text"), "")
+        )
         out.append(f"{message.role}: {text}")
     return out
 
@@ -72,8 +74,13 @@ def test_create_places_file_by_cwd(agent_dir: Path, tmp_path: Path) -> None:
     stamp, _, rest = path.name.partition("_")
     assert rest == f"{manager.session_id}.jsonl" and stamp.endswith("Z") and ":" not in stamp
     header, *entries = lines(path)
-    assert header == {"type": "session", "version": 3, "id": manager.session_id, "timestamp": header["timestamp"],
-                      "cwd": cwd}
+    assert header == {
+        "type": "session",
+        "version": 3,
+        "id": manager.session_id,
+        "timestamp": header["timestamp"],
+        "cwd": cwd,
+    }
     assert [e["type"] for e in entries] == ["model_change", "message", "message"]
     assert entries[0]["parentId"] is None and entries[1]["parentId"] == entries[0]["id"]
     assert list(entries[1])[:4] == ["type", "id", "parentId", "timestamp"]
@@ -276,14 +283,34 @@ def test_get_tree_orders_children_by_timestamp(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     rows = [
         {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
-        {"type": "message", "id": "r", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-         "message": {"role": "user", "content": "root", "timestamp": 1}},
-        {"type": "message", "id": "late", "parentId": "r", "timestamp": "2026-01-01T00:00:09.000Z",
-         "message": {"role": "user", "content": "late", "timestamp": 1}},
-        {"type": "message", "id": "early", "parentId": "r", "timestamp": "2026-01-01T00:00:02.000Z",
-         "message": {"role": "user", "content": "early", "timestamp": 1}},
-        {"type": "message", "id": "orphan", "parentId": "gone", "timestamp": "2026-01-01T00:00:03.000Z",
-         "message": {"role": "user", "content": "orphan", "timestamp": 1}},
+        {
+            "type": "message",
+            "id": "r",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "root", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "late",
+            "parentId": "r",
+            "timestamp": "2026-01-01T00:00:09.000Z",
+            "message": {"role": "user", "content": "late", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "early",
+            "parentId": "r",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": {"role": "user", "content": "early", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "orphan",
+            "parentId": "gone",
+            "timestamp": "2026-01-01T00:00:03.000Z",
+            "message": {"role": "user", "content": "orphan", "timestamp": 1},
+        },
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     manager = SessionManager.open(path, read_only=True)
@@ -327,7 +354,9 @@ def test_compaction_context_uses_only_the_last_compaction(session: SessionManage
 def test_bash_execution_text(session: SessionManager) -> None:
     session.append_message(BashExecutionMessage(command="ls", output="a\n", exit_code=0, timestamp=1))
     session.append_message(
-        BashExecutionMessage(command="secret", output="x", exit_code=0, exclude_from_context=True, timestamp=1)
+        BashExecutionMessage(
+            command="secret", output="x", exit_code=0, exclude_from_context=True, timestamp=1
+        )
     )
     session.append_message(BashExecutionMessage(command="false", output="", exit_code=1, timestamp=1))
     session.append_message(
@@ -335,7 +364,12 @@ def test_bash_execution_text(session: SessionManager) -> None:
     )
     session.append_message(
         BashExecutionMessage(
-            command="big", output="tail", exit_code=0, truncated=True, full_output_path="/tmp/o.txt", timestamp=1
+            command="big",
+            output="tail",
+            exit_code=0,
+            truncated=True,
+            full_output_path="/tmp/o.txt",
+            timestamp=1,
         )
     )
     assert texts(session) == [
@@ -362,17 +396,48 @@ def test_tool_calls_and_results_in_context(session: SessionManager) -> None:
 def test_unknown_entry_types_and_fields_survive(tmp_path: Path) -> None:
     path = tmp_path / "future.jsonl"
     rows = [
-        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p",
-         "futureHeader": {"x": 1}},
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-         "message": {"role": "user", "content": [{"type": "text", "text": "hi", "future": True}],
-                     "timestamp": 1, "mood": "curious"}, "extraTop": [1, 2]},
-        {"type": "hologram", "id": "h1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
-         "payload": {"deep": [1, {"k": "v"}]}},
-        {"type": "message", "id": "a1", "parentId": "h1", "timestamp": "2026-01-01T00:00:03.000Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"},
-                                                       {"type": "sparkle", "glow": 3}],
-                     "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 2}},
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/p",
+            "futureHeader": {"x": 1},
+        },
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "hi", "future": True}],
+                "timestamp": 1,
+                "mood": "curious",
+            },
+            "extraTop": [1, 2],
+        },
+        {
+            "type": "hologram",
+            "id": "h1",
+            "parentId": "u1",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "payload": {"deep": [1, {"k": "v"}]},
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "h1",
+            "timestamp": "2026-01-01T00:00:03.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "hello"}, {"type": "sparkle", "glow": 3}],
+                "provider": "p",
+                "model": "m",
+                "stopReason": "stop",
+                "timestamp": 2,
+            },
+        },
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     manager = SessionManager.open(path)
@@ -397,8 +462,14 @@ def test_model_change_reads_oh_my_pi_form(tmp_path: Path) -> None:
     path = tmp_path / "omp.jsonl"
     rows = [
         {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
-        {"type": "model_change", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-         "model": "openai/gpt-4o", "role": "default"},
+        {
+            "type": "model_change",
+            "id": "m1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "model": "openai/gpt-4o",
+            "role": "default",
+        },
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     manager = SessionManager.open(path, read_only=True)

@@ -16,21 +16,64 @@ V1 = [
     {"type": "session", "id": "sess-v1", "timestamp": T.format(0), "cwd": "/work/app"},
     {"type": "thinking_level_change", "timestamp": T.format(1), "thinkingLevel": "low"},
     {"type": "model_change", "timestamp": T.format(1), "provider": "anthropic", "modelId": "claude-x"},
-    {"type": "message", "timestamp": T.format(2), "message": {"role": "user", "content": "first", "timestamp": 2}},
-    {"type": "message", "timestamp": T.format(3),
-     "message": {"role": "assistant", "content": [{"type": "text", "text": "one"}], "provider": "anthropic",
-                 "model": "claude-x", "stopReason": "stop", "timestamp": 3}},
-    {"type": "message", "timestamp": T.format(4), "message": {"role": "user", "content": "second", "timestamp": 4}},
-    {"type": "message", "timestamp": T.format(5),
-     "message": {"role": "hookMessage", "customType": "note", "content": "from a hook", "display": True,
-                 "timestamp": 5}},
-    {"type": "message", "timestamp": T.format(6),
-     "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}], "provider": "anthropic",
-                 "model": "claude-x", "stopReason": "stop", "timestamp": 6}},
+    {
+        "type": "message",
+        "timestamp": T.format(2),
+        "message": {"role": "user", "content": "first", "timestamp": 2},
+    },
+    {
+        "type": "message",
+        "timestamp": T.format(3),
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "one"}],
+            "provider": "anthropic",
+            "model": "claude-x",
+            "stopReason": "stop",
+            "timestamp": 3,
+        },
+    },
+    {
+        "type": "message",
+        "timestamp": T.format(4),
+        "message": {"role": "user", "content": "second", "timestamp": 4},
+    },
+    {
+        "type": "message",
+        "timestamp": T.format(5),
+        "message": {
+            "role": "hookMessage",
+            "customType": "note",
+            "content": "from a hook",
+            "display": True,
+            "timestamp": 5,
+        },
+    },
+    {
+        "type": "message",
+        "timestamp": T.format(6),
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "two"}],
+            "provider": "anthropic",
+            "model": "claude-x",
+            "stopReason": "stop",
+            "timestamp": 6,
+        },
+    },
     # raw line index 5 = the "second" user message (header is line 0)
-    {"type": "compaction", "timestamp": T.format(7), "summary": "talked", "firstKeptEntryIndex": 5,
-     "tokensBefore": 1234},
-    {"type": "message", "timestamp": T.format(8), "message": {"role": "user", "content": "third", "timestamp": 8}},
+    {
+        "type": "compaction",
+        "timestamp": T.format(7),
+        "summary": "talked",
+        "firstKeptEntryIndex": 5,
+        "tokensBefore": 1234,
+    },
+    {
+        "type": "message",
+        "timestamp": T.format(8),
+        "message": {"role": "user", "content": "third", "timestamp": 8},
+    },
 ]
 
 
@@ -81,14 +124,21 @@ def test_v1_and_v2_migrate_to_the_same_v3_tree(tmp_path: Path) -> None:
     v1 = SessionManager.open(write(tmp_path / "v1.jsonl", V1))
     v2 = SessionManager.open(write(tmp_path / "v2.jsonl", v2_lines()))
     assert shape(v1) == shape(v2)
-    assert context_texts(v1) == context_texts(v2) == [
-        ("user", "The conversation history before this point was compacted into the following summary:\n\n"
-                 "<summary>\ntalked\n</summary>"),
-        ("user", "second"),
-        ("user", "from a hook"),
-        ("assistant", "two"),
-        ("user", "third"),
-    ]
+    assert (
+        context_texts(v1)
+        == context_texts(v2)
+        == [
+            (
+                "user",
+                "The conversation history before this point was compacted into the following summary:\n\n"
+                "<summary>\ntalked\n</summary>",
+            ),
+            ("user", "second"),
+            ("user", "from a hook"),
+            ("assistant", "two"),
+            ("user", "third"),
+        ]
+    )
     for manager in (v1, v2):
         header = manager.get_header()
         assert header.version == 3
