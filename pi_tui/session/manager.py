@@ -22,6 +22,7 @@ from pi_tui.session.context import SessionContext, build_session_context, parse_
 from pi_tui.session.entries import (
     CURRENT_SESSION_VERSION,
     ENTRY_ADAPTER,
+    THINKING_LEVELS,
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -255,14 +256,19 @@ class SessionManager:
 
     def append_message(self, message: AgentMessage | dict[str, Any]) -> str:
         """Append an agent message (typed, or its JSON dict) as a ``message`` entry."""
-        payload = message.to_json_dict() if isinstance(message, Wire) else dict(message)
-        typed = parse_message(payload)  # a bad message fails here, not on the next load
-        return self._append("message", {"message": payload}, typed)
+        # Validate now (a bad message fails here, not on the next load) and write the model's
+        # own dump, so snake_case keys given by a caller still land camelCase on disk.
+        typed = parse_message(message.to_json_dict() if isinstance(message, Wire) else message)
+        return self._append("message", {"message": typed.to_json_dict()}, typed)
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         return self._append_model(ModelChangeEntry, provider=provider, model_id=model_id)
 
     def append_thinking_level_change(self, thinking_level: str) -> str:
+        if thinking_level not in THINKING_LEVELS:
+            raise ValueError(
+                f"Unknown thinking level {thinking_level!r}; use one of {', '.join(THINKING_LEVELS)}"
+            )
         return self._append_model(ThinkingLevelChangeEntry, thinking_level=thinking_level)
 
     def append_compaction(

@@ -158,6 +158,26 @@ def test_every_append_kind_round_trips(session: SessionManager) -> None:
     reopened.close()
 
 
+def test_append_writes_camel_case_even_from_snake_case_dicts(session: SessionManager) -> None:
+    session.append_message(user("go"))
+    entry_id = session.append_message(
+        {"role": "toolResult", "tool_call_id": "c1", "tool_name": "read", "content": [], "is_error": True}
+    )
+    assert session.get_raw_entry(entry_id)["message"] == {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "read",
+        "content": [],
+        "isError": True,
+    }
+
+
+def test_append_rejects_unknown_thinking_level(session: SessionManager) -> None:
+    with pytest.raises(ValueError, match="Unknown thinking level 'extreme'"):
+        session.append_thinking_level_change("extreme")
+    assert len(session) == 0
+
+
 def test_append_rejects_invalid_message(session: SessionManager) -> None:
     with pytest.raises(ValueError):
         session.append_message({"role": "toolResult", "content": []})  # no toolCallId/toolName
