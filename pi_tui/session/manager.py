@@ -37,6 +37,7 @@ from pi_tui.session.entries import (
     TtsrInjectionEntry,
 )
 from pi_tui.session.errors import EntryNotFoundError
+from pi_tui.session.gc_control import paused_gc
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, uuid7
 from pi_tui.session.listing import SessionInfo
 from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
@@ -448,6 +449,10 @@ class SessionManager:
 
     def get_tree(self) -> list[TreeNode]:
         """All entries as a forest; roots have a null or missing parent; children by timestamp."""
+        with paused_gc():  # nodes hold no back-references: nothing here can form a cycle
+            return self._build_tree()
+
+    def _build_tree(self) -> list[TreeNode]:
         labels = self._index.labels
         nodes: dict[str, TreeNode] = {}
         for raw in self._index.entries:

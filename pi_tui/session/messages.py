@@ -25,9 +25,11 @@ class Wire(BaseModel):
         serialize_by_alias=True,
     )
 
-    def model_post_init(self, context: Any, /) -> None:
+    def __init__(self, /, **data: Any) -> None:
         # Discriminators are part of the data even when they hold their default value, so
-        # ``exclude_unset`` dumps must keep them.
+        # ``exclude_unset`` dumps must keep them. (Validation from dicts does not come through
+        # here, and does not need to: the discriminator is in the input.)
+        super().__init__(**data)
         for name in _DISCRIMINATORS.intersection(type(self).model_fields):
             self.__pydantic_fields_set__.add(name)
 

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from pi_tui.session.errors import SessionFileError
+from pi_tui.session.gc_control import paused_gc, settle
 
 RawEntry = dict[str, Any]
 
@@ -45,7 +46,10 @@ def read_session_file(path: str | Path) -> LoadedFile:
         data = Path(path).read_bytes()
     except OSError as error:
         raise SessionFileError(f"Cannot read session file {path}: {error.strerror}") from error
-    return parse_session_bytes(data, str(path))
+    with paused_gc():
+        loaded = parse_session_bytes(data, str(path))
+    settle(len(loaded.entries))
+    return loaded
 
 
 def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
