@@ -36,7 +36,7 @@ from pi_tui.session.entries import (
     ThinkingLevelChangeEntry,
     TtsrInjectionEntry,
 )
-from pi_tui.session.errors import EntryNotFoundError
+from pi_tui.session.errors import EntryNotFoundError, SessionError
 from pi_tui.session.gc_control import paused_gc
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, uuid7
 from pi_tui.session.listing import SessionInfo
@@ -86,10 +86,14 @@ class _Index:
     label_times: dict[str, str] = field(default_factory=dict)
     session_name: str | None = None
     has_assistant: bool = False
+    children: dict[str | None, list[RawEntry]] | None = None
+    """parentId -> children in file order; built on first use (most opens never need it)."""
 
     def add(self, raw: RawEntry) -> None:
         self.entries.append(raw)
         self.by_id[raw["id"]] = raw
+        if self.children is not None:
+            self.children.setdefault(raw.get("parentId"), []).append(raw)
         kind = raw.get("type")
         if kind == "message":
             if not self.has_assistant:
@@ -133,6 +137,7 @@ class SessionManager:
         """How many entries of ``_index.entries`` are on disk (entries are append-only)."""
         self._header_on_disk = loaded is not None
         self._writer: SessionFileWriter | None = None
+        self._read_only = False
         self.warnings: list[str] = []
         if loaded is not None:
             add = self._index.add
@@ -186,6 +191,7 @@ class SessionManager:
         folder = Path(session_dir) if session_dir else file_path.parent
         manager = cls(cwd, folder, loaded.header, path=file_path, loaded=loaded)
         manager._writer = writer
+        manager._read_only = read_only
         return manager
 
     @classmethod
@@ -336,6 +342,8 @@ class SessionManager:
         return self._append(str(draft.type), draft.to_json_dict(), None)
 
     def _append(self, kind: str, body: dict[str, Any], typed_message: Any) -> str:
+        if self._read_only:
+            raise SessionError(f"Session {self._path} was opened read-only; nothing can be added to it")
         entry_id = new_entry_id(self._index.by_id)
         raw: RawEntry = {
             "type": kind,
@@ -431,12 +439,15 @@ class SessionManager:
 
     def get_children(self, parent_id: str | None) -> list[Any]:
         """Direct children of ``parent_id`` (None: the roots), in timestamp order."""
-        by_id = self._index.by_id
-        found = [
-            raw
-            for raw in self._index.entries
-            if raw.get("parentId") == parent_id or (parent_id is None and raw.get("parentId") not in by_id)
-        ]
+        index = self._index
+        if index.children is None:
+            index.children = {}
+            for raw in index.entries:
+                index.children.setdefault(raw.get("parentId"), []).append(raw)
+        if parent_id is None:  # roots: a null parent, or one that is not in the file
+            found = [raw for key, rows in index.children.items() if key not in index.by_id for raw in rows]
+        else:
+            found = list(index.children.get(parent_id, ()))
         found.sort(key=_timestamp_key)
         return [self.get_entry(raw["id"]) for raw in found]
 

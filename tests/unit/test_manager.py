@@ -12,6 +12,7 @@ from pi_tui.session import (
     BRANCH_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_PREFIX,
     EntryNotFoundError,
+    SessionError,
     SessionManager,
     convert_to_llm,
 )
@@ -334,10 +335,21 @@ def test_get_tree_orders_children_by_timestamp(tmp_path: Path) -> None:
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     manager = SessionManager.open(path, read_only=True)
+    with pytest.raises(SessionError, match="read-only"):
+        manager.append_message(user("nope"))
+    assert len(manager) == 4
+    manager.close()
+    manager = SessionManager.open(path)
     roots = manager.get_tree()
     assert [node.id for node in roots] == ["r", "orphan"]  # missing parent = root
     assert [node.id for node in roots[0].children] == ["early", "late"]
     assert roots[0].entry.message.content == "root"
+    assert [e.id for e in manager.get_children(None)] == ["r", "orphan"]
+    assert [e.id for e in manager.get_children("r")] == ["early", "late"]
+    manager.branch("r")
+    newest = manager.append_message(user("newest"))  # the children index follows appends
+    assert [e.id for e in manager.get_children("r")] == ["early", "late", newest]
+    assert manager.get_children("late") == []
 
 
 # --- compaction ------------------------------------------------------------------------------
