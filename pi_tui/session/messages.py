@@ -135,6 +135,7 @@ class AssistantMessage(Wire):
     usage: Usage | None = None
     stop_reason: str | None = None
     error_message: str | None = None
+    response_id: str | None = None
     timestamp: int = 0
 
 

@@ -1,0 +1,311 @@
+"""OpenAI Chat Completions (``POST {baseUrl}/chat/completions``) and every server that speaks it.
+
+Request: pi's shapes exactly (user content as parts, assistant text as one string or null,
+``tool`` role results, tool-result images re-sent in a user message after the results), with
+pi's ``compat`` switches from models.json. Stream: ``delta.content`` (a string, or Mistral's
+array of parts), reasoning in ``reasoning_content`` / ``reasoning`` / ``reasoning_text``,
+``tool_calls`` fragments keyed by ``index``, ``finish_reason``, the usage chunk, ``[DONE]``,
+and error events mid-stream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from pi_tui.ai.builder import MessageBuilder
+from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.protocol import HttpRequest
+from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.types import Context, Model, StreamOptions
+from pi_tui.ai.wire import data_url, images_of, prepare_messages, text_of
+from pi_tui.session.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+TOOL_IMAGES_NOTE = "Attached image(s) from tool result:"
+FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    "content_filter": "error",
+}
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+
+
+def compat(model: Model, key: str, default: Any) -> Any:
+    value = model.compat.get(key)
+    return default if value is None else value
+
+
+class OpenAICompletionsClient:
+    api = "openai-completions"
+
+    def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
+        return HttpRequest(
+            url=model.base_url.rstrip("/") + "/chat/completions",
+            headers=request_headers(model, options),
+            body=request_body(model, context, options),
+        )
+
+    def parser(self, builder: MessageBuilder) -> CompletionsParser:
+        return CompletionsParser(builder)
+
+
+def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    if options.api_key:
+        headers["authorization"] = f"Bearer {options.api_key}"
+    headers.update(model.headers)
+    headers.update(options.headers)
+    return headers
+
+
+def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context)}
+    body["stream"] = True
+    if compat(model, "supportsUsageInStreaming", True):
+        body["stream_options"] = {"include_usage": True}
+    if compat(model, "supportsStore", True):
+        body["store"] = False
+    max_tokens = options.max_tokens or model.max_tokens
+    if max_tokens:
+        body[compat(model, "maxTokensField", "max_completion_tokens")] = max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "strict": False,
+                },
+            }
+            for tool in context.tools
+        ]
+    if model.reasoning and options.thinking != "off" and compat(model, "supportsReasoningEffort", True):
+        body["reasoning_effort"] = EFFORT[options.thinking]
+    return body
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """Context -> Chat Completions ``messages`` (pi's exact shapes)."""
+    out: list[dict[str, Any]] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole", False) else "system"
+        out.append({"role": role, "content": context.system_prompt})
+    supports_images = "image" in model.input
+    pending_images: list[ImageContent] = []
+
+    def flush_images() -> None:
+        if pending_images:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": TOOL_IMAGES_NOTE}]
+            parts.extend({"type": "image_url", "image_url": {"url": data_url(i)}} for i in pending_images)
+            out.append({"role": "user", "content": parts})
+            pending_images.clear()
+
+    for message in prepare_messages(context.messages):
+        if isinstance(message, ToolResultMessage):
+            out.append(
+                {"role": "tool", "content": text_of(message.content), "tool_call_id": message.tool_call_id}
+            )
+            if supports_images:
+                pending_images.extend(images_of(message.content))
+            continue
+        flush_images()
+        if isinstance(message, UserMessage):
+            out.append({"role": "user", "content": _user_content(message, supports_images)})
+        elif isinstance(message, AssistantMessage):
+            converted = _assistant(message)
+            if converted is not None:
+                out.append(converted)
+    flush_images()
+    return out
+
+
+def _user_content(message: UserMessage, supports_images: bool) -> str | list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return message.content
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent) and supports_images:
+            parts.append({"type": "image_url", "image_url": {"url": data_url(block)}})
+    return parts
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
+    text = "".join(block.text for block in message.content if isinstance(block, TextContent))
+    calls = [block for block in message.content if isinstance(block, ToolCall)]
+    if not text and not calls:
+        return None
+    converted: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        converted["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": orjson.dumps(call.arguments).decode()},
+            }
+            for call in calls
+        ]
+    return converted
+
+
+class CompletionsParser:
+    """Chat Completions chunks -> builder calls (choice 0 only)."""
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self.builder = builder
+        self.current: int | None = None
+        self.current_kind = ""
+        self.calls: dict[int, int] = {}  # wire tool index -> block index
+        self.call_names: dict[int, str] = {}
+        self.finish: str | None = None
+        self.done = False
+
+    def handle(self, event: SSEEvent) -> None:
+        data = event.data
+        if data == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+        if not isinstance(chunk, dict):
+            raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
+        if event.event == "error" or "error" in chunk:
+            raise ProviderError(_error_text(chunk.get("error", chunk)), retryable=False)
+        builder = self.builder
+        builder.start()
+        if builder.response_id is None and isinstance(chunk.get("id"), str):
+            builder.response_id = chunk["id"]
+        usage = chunk.get("usage")
+        if usage:
+            self._usage(usage)
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if delta:
+                self._delta(delta)
+            reason = choice.get("finish_reason")
+            if reason:
+                self.finish = reason
+
+    def end(self) -> None:
+        builder = self.builder
+        reason = FINISH_REASONS.get(self.finish or "stop", "stop")
+        if reason == "error":
+            builder.fail(f"The provider stopped the reply ({self.finish})")
+            return
+        if self.finish is None and self.calls:
+            reason = "toolUse"
+        builder.finish(reason)
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        content = delta.get("content")
+        if isinstance(content, str):
+            self._append("text", content)
+        elif isinstance(content, list):
+            for part in content:
+                self._part(part)
+        for name in REASONING_FIELDS:
+            reasoning = delta.get(name)
+            if isinstance(reasoning, str) and reasoning:
+                self._append("thinking", reasoning)
+                break
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str):
+            self._append("text", refusal)
+        for call in delta.get("tool_calls") or ():
+            self._tool_call(call)
+
+    def _part(self, part: Any) -> None:
+        if not isinstance(part, dict):
+            return
+        kind = part.get("type")
+        if kind == "text":
+            self._append("text", part.get("text") or "")
+        elif kind == "thinking":
+            thinking = part.get("thinking")
+            if isinstance(thinking, str):
+                self._append("thinking", thinking)
+            elif isinstance(thinking, list):
+                for inner in thinking:
+                    if isinstance(inner, dict):
+                        self._append("thinking", inner.get("text") or "")
+
+    def _append(self, kind: str, text: str) -> None:
+        if not text:
+            return
+        builder = self.builder
+        if self.current is None or self.current_kind != kind:
+            self._close_current()
+            self.current = builder.text_start() if kind == "text" else builder.thinking_start()
+            self.current_kind = kind
+        if kind == "text":
+            builder.text_delta(self.current, text)
+        else:
+            builder.thinking_delta(self.current, text)
+
+    def _close_current(self) -> None:
+        if self.current is not None and self.current_kind in ("text", "thinking"):
+            self.builder.end(self.current)
+        self.current = None
+        self.current_kind = ""
+
+    def _tool_call(self, call: dict[str, Any]) -> None:
+        wire_index = call.get("index", len(self.calls))
+        function = call.get("function") or {}
+        block = self.calls.get(wire_index)
+        if block is None:
+            self._close_current()
+            block = self.builder.toolcall_start(call.get("id") or "", function.get("name") or "")
+            self.calls[wire_index] = block
+            self.current, self.current_kind = block, "toolCall"
+        else:
+            state = self.builder.blocks[block]
+            if not state.call_id and call.get("id"):
+                state.call_id = call["id"]
+            name = function.get("name")
+            if name and name != state.name:
+                state.name = name if not state.name else state.name + name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            state = self.builder.blocks[block]
+            if state.json is not None and state.json.text == arguments and arguments.strip().endswith("}"):
+                return  # the whole call sent twice (seen from OpenRouter): keep one copy
+            self.builder.toolcall_delta(block, arguments)
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        prompt = int(usage.get("prompt_tokens") or 0)
+        details = usage.get("prompt_tokens_details") or {}
+        cached = int(details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0)
+        self.builder.set_usage(
+            input=max(prompt - cached, 0), output=int(usage.get("completion_tokens") or 0), cache_read=cached
+        )
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("error") or orjson.dumps(error).decode()
+        code = error.get("code") or error.get("type")
+        return f"{message} ({code})" if code else str(message)
+    return str(error)
+
+
+CLIENT = OpenAICompletionsClient()

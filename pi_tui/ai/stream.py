@@ -1,0 +1,266 @@
+"""Streaming one assistant message from any model.
+
+:func:`stream_message` starts a background task that posts the request, decodes SSE, drives the
+API's parser and queues events; the caller iterates the returned :class:`AssistantStream`.
+
+- Retries: HTTP 429 / 5xx / overload / a dropped connection *before any output* are retried with
+  exponential backoff (``base_delay`` * 2^n) or the server's ``Retry-After``; ``on_retry`` hears
+  about each wait (the agent turns it into ``auto_retry_*`` events).
+- Failures after output began, and the final failure, end the message with ``stopReason:
+  "error"``, keeping what streamed.
+- Abort: :meth:`AssistantStream.abort` cancels the task; the HTTP stream is closed at once and
+  the message ends ``aborted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import httpx
+
+from pi_tui.ai.builder import MessageBuilder
+from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.events import StreamEvent
+from pi_tui.ai.protocol import ApiClient
+from pi_tui.ai.sse import SSEDecoder
+from pi_tui.ai.types import Context, Model, StreamOptions
+from pi_tui.session.messages import AssistantMessage
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+@dataclass(slots=True)
+class RetryInfo:
+    attempt: int
+    max_retries: int
+    delay: float
+    error: str
+
+
+RetryCallback = Callable[[RetryInfo], None]
+
+
+def client_for(api: str) -> ApiClient:
+    """The request builder + parser of one API kind."""
+    from pi_tui.ai import registry
+
+    return registry.get_client(api)
+
+
+class AssistantStream:
+    """Async iterator of :class:`StreamEvent`; ``await result()`` gives the final message."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[StreamEvent]:
+        while True:
+            event = await self._queue.get()
+            if event is None:
+                return
+            yield event
+
+    async def result(self) -> AssistantMessage:
+        return await asyncio.shield(self._result)
+
+    def abort(self) -> None:
+        """Stop now: the message ends with ``stopReason: "aborted"``."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    @property
+    def done(self) -> bool:
+        return self._result.done()
+
+    def _push(self, events: list[StreamEvent]) -> None:
+        for event in events:
+            self._queue.put_nowait(event)
+            if event.type in ("done", "error") and not self._result.done():
+                self._result.set_result(event.partial)
+
+    def _close(self) -> None:
+        self._queue.put_nowait(None)
+
+
+def stream_message(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None = None,
+    *,
+    on_retry: RetryCallback | None = None,
+    http: httpx.AsyncClient | None = None,
+) -> AssistantStream:
+    """Start streaming one assistant message; must be called inside a running event loop."""
+    stream = AssistantStream()
+    runner = _Runner(model, context, options or StreamOptions(), stream, on_retry, http)
+    stream._task = asyncio.get_running_loop().create_task(runner.run())
+    return stream
+
+
+async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
+    """Stream and return only the final message."""
+    stream = stream_message(model, context, options)
+    async for _event in stream:
+        pass
+    return await stream.result()
+
+
+class _Runner:
+    def __init__(
+        self,
+        model: Model,
+        context: Context,
+        options: StreamOptions,
+        stream: AssistantStream,
+        on_retry: RetryCallback | None,
+        http: httpx.AsyncClient | None,
+    ) -> None:
+        self.model = model
+        self.context = context
+        self.options = options
+        self.stream = stream
+        self.on_retry = on_retry
+        self.http = http
+        self.builder = MessageBuilder(model)
+
+    async def run(self) -> None:
+        builder = self.builder
+        try:
+            await self._attempts()
+        except asyncio.CancelledError:
+            builder.fail("Request was aborted", aborted=True)
+        except ProviderError as error:
+            builder.fail(str(error))
+        except Exception as error:  # a bug or an unexpected library error: still end the message
+            builder.fail(f"{type(error).__name__}: {error}")
+        finally:
+            if not builder.finished:
+                builder.fail("The stream ended unexpectedly")
+            self.stream._push(builder.take_events())
+            self.stream._close()
+
+    async def _attempts(self) -> None:
+        if self.model.api == "offline":
+            from pi_tui.ai.offline import run_offline
+
+            await run_offline(self.model, self.context, self.options, self.builder, self._flush)
+            return
+        client = client_for(self.model.api)
+        request = client.build_request(self.model, self.context, self.options)
+        attempt = 0
+        while True:
+            try:
+                await self._once(client, request)
+                return
+            except ProviderError as error:
+                if not error.retryable or self.builder.has_output or attempt >= self.options.max_retries:
+                    if error.retryable and attempt > 0:
+                        raise ProviderError(f"{error} (gave up after {attempt} retries)") from error
+                    raise
+                attempt += 1
+                delay = self._delay(attempt, error.retry_after)
+                if self.on_retry is not None:
+                    self.on_retry(RetryInfo(attempt, self.options.max_retries, delay, str(error)))
+                await asyncio.sleep(delay)
+                self.builder = MessageBuilder(self.model, started=self.builder._started)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.options.max_delay)
+        return min(self.options.base_delay * 2 ** (attempt - 1), self.options.max_delay)
+
+    async def _once(self, client: ApiClient, request: object) -> None:
+        from pi_tui.ai.protocol import HttpRequest
+
+        assert isinstance(request, HttpRequest)
+        owns_client = self.http is None
+        http = self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.options.timeout, connect=30.0))
+        try:
+            async with http.stream(
+                "POST", request.url, headers=request.headers, json=request.body
+            ) as response:
+                if response.status_code >= 400:
+                    body = (await response.aread()).decode("utf-8", "replace")
+                    raise http_error(response.status_code, body, response.headers)
+                decoder = SSEDecoder()
+                parser = client.parser(self.builder)
+                try:
+                    async for chunk in response.aiter_raw():
+                        for event in decoder.feed(chunk):
+                            parser.handle(event)
+                        self._flush()
+                    for event in decoder.close():
+                        parser.handle(event)
+                    parser.end()
+                except (httpx.TransportError, httpx.StreamError) as error:
+                    raise ProviderError(
+                        f"Connection lost while streaming: {describe(error)}",
+                        retryable=not self.builder.has_output,
+                    ) from error
+                self._flush()
+        except (httpx.TransportError, httpx.StreamError) as error:
+            raise ProviderError(f"Cannot reach {request.url}: {describe(error)}", retryable=True) from error
+        finally:
+            if owns_client:
+                await http.aclose()
+
+    def _flush(self) -> None:
+        self.stream._push(self.builder.take_events())
+
+
+def describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def http_error(status: int, body: str, headers: httpx.Headers) -> ProviderError:
+    """The ProviderError for an HTTP error answer (body shortened, retry hint parsed)."""
+    snippet = " ".join(body.split())[:500]
+    retryable = status in RETRYABLE_STATUS
+    overflow = status in (400, 413) and any(
+        marker in body.lower()
+        for marker in (
+            "context length",
+            "context_length",
+            "too long",
+            "maximum context",
+            "prompt is too long",
+        )
+    )
+    message = f"HTTP {status}" + (f": {snippet}" if snippet else "")
+    if status == 529 or "overloaded" in body.lower():
+        message = f"Provider overloaded (HTTP {status})" + (f": {snippet}" if snippet else "")
+        retryable = True
+    return ProviderError(
+        message,
+        status=status,
+        retryable=retryable,
+        retry_after=retry_after(headers),
+        context_overflow=overflow,
+    )
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        with contextlib.suppress(ValueError):
+            return float(milliseconds) / 1000
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
