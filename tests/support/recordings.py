@@ -38,7 +38,7 @@ def expected(name: str) -> dict[str, Any]:
     return expectations()[name]["expected"]
 
 
-def test_model(api: str) -> Model:
+def recorded_model(api: str) -> Model:
     return Model(id="recorded", api=api, provider="recorded", base_url="http://127.0.0.1")
 
 
@@ -50,7 +50,7 @@ def assemble(name: str, chunk_size: int = 0) -> AssistantMessage:
     """
     folder = name.split("/", 1)[0]
     api = API_OF_FOLDER[folder]
-    builder = MessageBuilder(test_model(api))
+    builder = MessageBuilder(recorded_model(api))
     parser = get_client(api).parser(builder)
     decoder = SSEDecoder()
     data = (SSE_DIR / name).read_bytes()
