@@ -220,6 +220,8 @@ class CompletionsParser:
         content = delta.get("content")
         if isinstance(content, str):
             self._append("text", content)
+            if len(delta) == 1:
+                return  # the common case: a plain text delta and nothing else
         elif isinstance(content, list):
             for part in content:
                 self._part(part)
@@ -253,7 +255,7 @@ class CompletionsParser:
         if not text:
             return
         builder = self.builder
-        if self.current is None or self.current_kind != kind:
+        if self.current_kind != kind or self.current is None:
             self._close_current()
             self.current = builder.text_start() if kind == "text" else builder.thinking_start()
             self.current_kind = kind

@@ -83,6 +83,10 @@ class SSEDecoder:
         return events
 
     def _line(self, line: str, events: list[SSEEvent]) -> None:
+        if line[:6] == "data: ":  # by far the most common line: skip the general parse
+            self._data.append(line[6:])
+            self._has_fields = True
+            return
         if not line:
             if self._has_fields:
                 self._dispatch(events)

@@ -1,0 +1,162 @@
+"""Streaming throughput: SSE parsing + event assembly vs the bare floor.
+
+For anthropic-messages and openai-completions, builds a stream of 100,000 small text deltas in
+the API's real wire format and measures, best of 5 (``time.perf_counter``):
+
+- floor: split the bytes into lines and JSON-decode every ``data:`` line with orjson;
+- ours: :class:`SSEDecoder` fed 4 KiB network chunks, the API's parser, the MessageBuilder with
+  its events taken after every chunk (as the runner does), and the final message.
+
+Target (issue 3): ours within 2x of the floor. Run: ``python benchmarks/stream_parse.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pi_tui.ai.builder import MessageBuilder
+from pi_tui.ai.registry import get_client
+from pi_tui.ai.sse import SSEDecoder
+from pi_tui.ai.types import Model
+
+WORDS = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. ", "\n"]
+CHUNK = 4096
+
+
+def openai_stream(deltas: int) -> bytes:
+    lines = []
+    for number in range(deltas):
+        chunk = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "model": "bench",
+            "choices": [
+                {"index": 0, "delta": {"content": WORDS[number % len(WORDS)]}, "finish_reason": None}
+            ],
+        }
+        lines.append(b"data: " + orjson.dumps(chunk) + b"\n\n")
+    final = {"id": "chatcmpl-bench", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    usage = {
+        "id": "chatcmpl-bench",
+        "choices": [],
+        "usage": {"prompt_tokens": 10, "completion_tokens": deltas},
+    }
+    lines += [b"data: " + orjson.dumps(final) + b"\n\n", b"data: " + orjson.dumps(usage) + b"\n\n"]
+    return b"".join(lines) + b"data: [DONE]\n\n"
+
+
+def anthropic_stream(deltas: int) -> bytes:
+    def event(name: str, data: dict[str, object]) -> bytes:
+        return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_bench",
+            "type": "message",
+            "role": "assistant",
+            "model": "bench",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        },
+    }
+    parts = [
+        event("message_start", start),
+        event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+    ]
+    for number in range(deltas):
+        delta = {"type": "text_delta", "text": WORDS[number % len(WORDS)]}
+        parts.append(
+            event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
+        )
+    parts += [
+        event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": deltas},
+            },
+        ),
+        event("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(parts)
+
+
+def floor(data: bytes) -> int:
+    decoded = 0
+    loads = orjson.loads
+    for line in data.split(b"\n"):
+        if line.startswith(b"data: ") and line != b"data: [DONE]":
+            loads(line[6:])
+            decoded += 1
+    return decoded
+
+
+def ours(api: str, data: bytes) -> int:
+    model = Model(id="bench", api=api, provider="bench")
+    builder = MessageBuilder(model)
+    parser = get_client(api).parser(builder)
+    decoder = SSEDecoder()
+    events = 0
+    for start in range(0, len(data), CHUNK):
+        for sse in decoder.feed(data[start : start + CHUNK]):
+            parser.handle(sse)
+        events += len(builder.take_events())
+    for sse in decoder.close():
+        parser.handle(sse)
+    parser.end()
+    events += len(builder.take_events())
+    message = builder.snapshot()
+    assert message.stop_reason == "stop", message.stop_reason
+    return events
+
+
+def best(run: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deltas", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    print(f"{args.deltas:,} text deltas per stream, best of {args.repeat} (Python {sys.version.split()[0]})")
+    missed = False
+    for api, make in (("anthropic-messages", anthropic_stream), ("openai-completions", openai_stream)):
+        data = make(args.deltas)
+        floor_time = best(lambda data=data: floor(data), args.repeat)
+        our_time = best(lambda data=data, api=api: ours(api, data), args.repeat)
+        ratio = our_time / floor_time
+        ok = ratio < 2.0
+        missed |= not ok
+        print(f"{api}: {len(data) / 1e6:.1f} MB")
+        for label, seconds in (
+            ("floor (split + orjson)", floor_time),
+            ("ours (SSE + parser + events)", our_time),
+        ):
+            print(f"  {label:<30}{seconds * 1000:8.1f} ms  {args.deltas / seconds:>12,.0f} deltas/s")
+        print(f"  ratio: {ratio:.2f}x   target < 2x: {'PASS' if ok else 'MISS'}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
