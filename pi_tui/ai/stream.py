@@ -26,6 +26,7 @@ import httpx
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.events import StreamEvent
+from pi_tui.ai.http import shared_client
 from pi_tui.ai.protocol import ApiClient
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions
@@ -183,11 +184,11 @@ class _Runner:
         from pi_tui.ai.protocol import HttpRequest
 
         assert isinstance(request, HttpRequest)
-        owns_client = self.http is None
-        http = self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.options.timeout, connect=30.0))
+        http = self.http or shared_client()
+        timeout = httpx.Timeout(self.options.timeout, connect=30.0)
         try:
             async with http.stream(
-                "POST", request.url, headers=request.headers, json=request.body
+                "POST", request.url, headers=request.headers, json=request.body, timeout=timeout
             ) as response:
                 if response.status_code >= 400:
                     body = (await response.aread()).decode("utf-8", "replace")
@@ -210,9 +211,6 @@ class _Runner:
                 self._flush()
         except (httpx.TransportError, httpx.StreamError) as error:
             raise ProviderError(f"Cannot reach {request.url}: {describe(error)}", retryable=True) from error
-        finally:
-            if owns_client:
-                await http.aclose()
 
     def _flush(self) -> None:
         self.stream._push(self.builder.take_events())
