@@ -1,0 +1,509 @@
+"""Anthropic Messages (``POST {baseUrl}/v1/messages``).
+
+Request: pi's shapes exactly (checked against a request the real pi sent, see
+``tests/data/pi-sessions/04-thinking-anthropic``): user content as blocks, consecutive tool
+results merged into one user message of ``tool_result`` blocks, thinking sent back with its
+signature (only to the model that signed it), prompt-cache breakpoints on the system prompt, the
+last tool and the last user block, and pi's thinking budgets.
+
+Stream: ``message_start`` / ``content_block_*`` / ``message_delta`` / ``message_stop``, ``ping``
+and mid-stream ``error`` events. Blocks that are not ours to keep (server tools, search results,
+compaction, anything new) are skipped without shifting the indices of the blocks we do keep.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from pi_tui.ai.builder import MessageBuilder
+from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.protocol import HttpRequest
+from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.types import Context, Model, StreamOptions, Tool
+from pi_tui.ai.wire import prepare_messages, text_of
+from pi_tui.session.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+API_VERSION = "2023-06-01"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+CACHE_CONTROL = {"type": "ephemeral"}
+"""Copied into each body, so a caller editing one request cannot change the next."""
+DEFAULT_MAX_TOKENS_CAP = 32_000
+"""pi asks for at most this many output tokens unless the caller says otherwise."""
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+MIN_OUTPUT_TOKENS = 1024
+"""What pi leaves for the answer when the thinking budget would eat all of ``max_tokens``."""
+ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "max"}
+ADAPTIVE_MODELS = re.compile(r"(opus|sonnet)-4[-.]6")
+"""Models that think adaptively (an effort level instead of a token budget), as in pi."""
+REDACTED_THINKING_TEXT = "[Reasoning redacted]"
+IMAGE_PLACEHOLDER = "(see attached image)"
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+    "refusal": "error",
+    "sensitive": "error",
+}
+RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+"""Mid-stream error types that are the server's trouble, not the request's (529, 500, 429, 504)."""
+
+
+class AnthropicClient:
+    api = "anthropic-messages"
+
+    def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
+        return HttpRequest(
+            url=model.base_url.rstrip("/") + "/v1/messages",
+            headers=request_headers(model, options),
+            body=request_body(model, context, options),
+        )
+
+    def parser(self, builder: MessageBuilder) -> MessagesParser:
+        return MessagesParser(builder)
+
+
+# --- request --------------------------------------------------------------------------------
+
+
+def thinking_enabled(model: Model, options: StreamOptions) -> bool:
+    return model.reasoning and options.thinking != "off"
+
+
+def is_adaptive(model: Model) -> bool:
+    return bool(ADAPTIVE_MODELS.search(model.id.lower()))
+
+
+def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    """Auth, API version and SSE; models.json headers, then per-request headers, win."""
+    headers = {
+        "anthropic-version": API_VERSION,
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+    }
+    if options.api_key:
+        if model.auth_header:
+            headers["authorization"] = f"Bearer {options.api_key}"
+        else:
+            headers["x-api-key"] = options.api_key
+    if thinking_enabled(model, options) and not is_adaptive(model):
+        # Lets budget-thinking models think between tool calls, as pi asks for.
+        headers["anthropic-beta"] = INTERLEAVED_THINKING_BETA
+    headers.update(model.headers)
+    headers.update(options.headers)
+    return headers
+
+
+def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body, keys in pi's order (model, messages, max_tokens, stream, system, ...)."""
+    max_tokens = options.max_tokens or min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
+    thinking: dict[str, Any] | None = None
+    effort: str | None = None
+    if thinking_enabled(model, options):
+        if is_adaptive(model):
+            thinking = {"type": "adaptive", "display": "summarized"}
+            effort = ADAPTIVE_EFFORT[options.thinking]
+        else:
+            max_tokens, budget = thinking_budget(options.thinking, max_tokens, model.max_tokens)
+            thinking = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
+
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context),
+        "max_tokens": max_tokens,
+        "stream": True,
+    }
+    if context.system_prompt:
+        body["system"] = [
+            {"type": "text", "text": context.system_prompt, "cache_control": dict(CACHE_CONTROL)}
+        ]
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = convert_tools(context.tools)
+    if thinking is not None:
+        body["thinking"] = thinking
+    if effort is not None:
+        body["output_config"] = {"effort": effort}
+    return body
+
+
+def thinking_budget(level: str, max_tokens: int, model_max_tokens: int) -> tuple[int, int]:
+    """pi's ``adjustMaxTokensForThinking``: (max_tokens, budget_tokens) for a thinking level.
+
+    The budget is added on top of the answer's tokens, within the model's limit; when the limit
+    leaves no room beside the budget, the budget shrinks to leave ``MIN_OUTPUT_TOKENS`` for the
+    answer. ``xhigh`` has no larger budget than ``high`` here (it matters for adaptive models).
+    """
+    budget = THINKING_BUDGETS["high" if level == "xhigh" else level]
+    total = min(max_tokens + budget, model_max_tokens)
+    if total <= budget:
+        budget = max(0, total - MIN_OUTPUT_TOKENS)
+    return total, budget
+
+
+def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
+    """Tools with streamed input; the last one carries the cache breakpoint for all of them."""
+    converted: list[dict[str, Any]] = [
+        {
+            "name": tool.name,
+            "description": tool.description,
+            "eager_input_streaming": True,
+            "input_schema": {
+                "type": "object",
+                "properties": tool.parameters.get("properties") or {},
+                "required": tool.parameters.get("required") or [],
+            },
+        }
+        for tool in tools
+    ]
+    if converted:
+        converted[-1]["cache_control"] = dict(CACHE_CONTROL)
+    return converted
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """Context -> Messages ``messages`` (pi's exact shapes)."""
+    supports_images = "image" in model.input
+    out: list[dict[str, Any]] = []
+    merging_results = False  # the last message out is a user message of tool results
+    for message in prepare_messages(context.messages):
+        if isinstance(message, ToolResultMessage):
+            block = _tool_result(message, supports_images)
+            if merging_results:
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+                merging_results = True
+            continue
+        converted = (
+            _user(message, supports_images)
+            if isinstance(message, UserMessage)
+            else _assistant(message, model)
+        )
+        if converted is not None:
+            out.append(converted)
+            merging_results = False
+    _mark_cache_breakpoint(out)
+    return out
+
+
+def normalize_tool_call_id(call_id: str) -> str:
+    """Anthropic wants ``^[a-zA-Z0-9_-]{1,64}$``; other APIs' ids (OpenAI's ``|``) are not."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", call_id)[:64]
+
+
+def _image(image: ImageContent) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+
+
+def _user(message: UserMessage, supports_images: bool) -> dict[str, Any] | None:
+    """Blank text is dropped (the API rejects it); so are images the model cannot see."""
+    if isinstance(message.content, str):
+        return {"role": "user", "content": message.content} if message.content.strip() else None
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent) and block.text.strip():
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent) and supports_images:
+            blocks.append(_image(block))
+    return {"role": "user", "content": blocks} if blocks else None
+
+
+def _tool_result(message: ToolResultMessage, supports_images: bool) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": normalize_tool_call_id(message.tool_call_id),
+        "content": _tool_result_content(message, supports_images),
+        "is_error": message.is_error,
+    }
+
+
+def _tool_result_content(message: ToolResultMessage, supports_images: bool) -> str | list[dict[str, Any]]:
+    """Text only: one string. With images: blocks, and a text block first if there is none."""
+    has_images = supports_images and any(isinstance(b, ImageContent) for b in message.content)
+    if not has_images:
+        return text_of(message.content)
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent):
+            blocks.append(_image(block))
+    if not any(block["type"] == "text" for block in blocks):
+        blocks.insert(0, {"type": "text", "text": IMAGE_PLACEHOLDER})
+    return blocks
+
+
+def _assistant(message: AssistantMessage, model: Model) -> dict[str, Any] | None:
+    # Signatures are only valid for the model that produced them; another model's thinking
+    # goes as plain text (pi's transformMessages).
+    same_model = (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ThinkingContent):
+            converted = _thinking(block, same_model)
+            if converted is not None:
+                blocks.append(converted)
+        elif isinstance(block, ToolCall):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": normalize_tool_call_id(block.id),
+                    "name": block.name,
+                    "input": block.arguments,
+                }
+            )
+    return {"role": "assistant", "content": blocks} if blocks else None
+
+
+def _thinking(block: ThinkingContent, same_model: bool) -> dict[str, Any] | None:
+    signature = block.thinking_signature if (block.thinking_signature or "").strip() else None
+    if block.redacted:
+        # Opaque data only the signing model can read; useless (and rejected) elsewhere.
+        return {"type": "redacted_thinking", "data": signature} if same_model and signature else None
+    if same_model and signature:
+        return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+    if not block.thinking.strip():
+        return None
+    # Unsigned (an aborted stream) or foreign thinking: the API would reject it as thinking.
+    return {"type": "text", "text": block.thinking}
+
+
+def _mark_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
+    """Cache the conversation up to its end: the last user message's last block."""
+    if not messages or messages[-1]["role"] != "user":
+        return
+    last = messages[-1]
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"], "cache_control": dict(CACHE_CONTROL)}]
+        return
+    block = last["content"][-1]
+    if block["type"] in ("text", "image", "tool_result"):
+        block["cache_control"] = dict(CACHE_CONTROL)
+
+
+# --- stream ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _WireBlock:
+    """One of our blocks, as the wire numbers it."""
+
+    index: int
+    """The builder's block index."""
+    kind: str
+    """``text`` | ``thinking`` | ``toolCall``."""
+    preset: dict[str, Any] | None = None
+    """Tool input sent whole in ``content_block_start`` (not streamed)."""
+    streamed: bool = False
+    open: bool = True
+
+
+class MessagesParser:
+    """Messages stream events -> builder calls."""
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self.builder = builder
+        self.blocks: dict[int, _WireBlock | None] = {}  # wire index -> ours, None = skipped
+        self.stop_reason: str | None = None
+        self.started = False
+        self._handlers = {
+            "message_start": self._message_start,
+            "content_block_start": self._block_start,
+            "content_block_delta": self._block_delta,
+            "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
+            "error": self._error,
+        }
+
+    def handle(self, event: SSEEvent) -> None:
+        if not event.data.strip():
+            return
+        payload = _load(event.data)
+        kind = payload.get("type") if isinstance(payload.get("type"), str) else event.event
+        if event.event == "error":
+            kind = "error"
+        handler = self._handlers.get(kind)
+        if handler is not None and not self.builder.finished:
+            handler(payload)
+
+    def end(self) -> None:
+        """The byte stream ended: a reply with a stop reason is complete, anything else is cut off."""
+        if self.builder.finished:
+            return
+        if self.stop_reason is not None:
+            self._finish()
+            return
+        raise ProviderError(
+            "The stream ended before the reply was complete"
+            if self.started
+            else "The stream ended before the reply began",
+            retryable=not self.builder.has_output,
+        )
+
+    # --- message ------------------------------------------------------------------------------
+
+    def _message_start(self, payload: dict[str, Any]) -> None:
+        self.started = True
+        message = payload.get("message") or {}
+        builder = self.builder
+        builder.start()
+        if isinstance(message.get("id"), str):
+            builder.response_id = message["id"]
+        usage = message.get("usage") or {}
+        builder.set_usage(
+            input=_count(usage, "input_tokens") or 0,
+            output=_count(usage, "output_tokens") or 0,
+            cache_read=_count(usage, "cache_read_input_tokens") or 0,
+            cache_write=_count(usage, "cache_creation_input_tokens") or 0,
+        )
+
+    def _message_delta(self, payload: dict[str, Any]) -> None:
+        reason = (payload.get("delta") or {}).get("stop_reason")
+        if isinstance(reason, str) and reason:
+            self.stop_reason = reason
+        # Counts are cumulative; a proxy may leave some out, which keeps the earlier value.
+        usage = payload.get("usage") or {}
+        self.builder.set_usage(
+            input=_count(usage, "input_tokens"),
+            output=_count(usage, "output_tokens"),
+            cache_read=_count(usage, "cache_read_input_tokens"),
+            cache_write=_count(usage, "cache_creation_input_tokens"),
+        )
+
+    def _message_stop(self, payload: dict[str, Any]) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        for wire in self.blocks.values():
+            if wire is not None:
+                self._close(wire)
+        reason = self.stop_reason or "end_turn"
+        mapped = STOP_REASONS.get(reason, "stop")
+        if mapped == "error":
+            self.builder.fail(f"The model stopped without answering (stop_reason: {reason})")
+        else:
+            self.builder.finish(mapped)
+
+    def _error(self, payload: dict[str, Any]) -> None:
+        error = payload.get("error")
+        if not isinstance(error, dict):
+            error = payload
+        kind = error.get("type") if isinstance(error.get("type"), str) else ""
+        message = error.get("message") or kind or orjson.dumps(payload).decode()
+        raise ProviderError(str(message), retryable=kind in RETRYABLE_ERRORS and not self.builder.has_output)
+
+    # --- blocks -------------------------------------------------------------------------------
+
+    def _block_start(self, payload: dict[str, Any]) -> None:
+        wire_index = payload.get("index")
+        block = payload.get("content_block") or {}
+        if not isinstance(wire_index, int) or not isinstance(block, dict):
+            return
+        self.blocks[wire_index] = self._open(block)
+
+    def _open(self, block: dict[str, Any]) -> _WireBlock | None:
+        builder = self.builder
+        kind = block.get("type")
+        if kind == "text":
+            index = builder.text_start()
+            builder.text_delta(index, _text(block, "text"))
+            return _WireBlock(index, "text")
+        if kind == "thinking":
+            index = builder.thinking_start()
+            builder.thinking_delta(index, _text(block, "thinking"))
+            if _text(block, "signature"):
+                builder.set_signature(index, _text(block, "signature"))
+            return _WireBlock(index, "thinking")
+        if kind == "redacted_thinking":
+            index = builder.thinking_start(redacted=True)
+            builder.thinking_delta(index, REDACTED_THINKING_TEXT)
+            builder.set_signature(index, _text(block, "data"))
+            return _WireBlock(index, "thinking")
+        if kind == "tool_use":
+            index = builder.toolcall_start(_text(block, "id"), _text(block, "name"))
+            preset = block.get("input")
+            return _WireBlock(
+                index, "toolCall", preset=preset if isinstance(preset, dict) and preset else None
+            )
+        return None  # server tools, their results, compaction, future block types: not ours
+
+    def _block_delta(self, payload: dict[str, Any]) -> None:
+        wire = self._wire(payload)
+        delta = payload.get("delta") or {}
+        if wire is None or not wire.open or not isinstance(delta, dict):
+            return
+        builder = self.builder
+        kind = delta.get("type")
+        if kind == "text_delta" and wire.kind == "text":
+            builder.text_delta(wire.index, _text(delta, "text"))
+        elif kind == "thinking_delta" and wire.kind == "thinking":
+            builder.thinking_delta(wire.index, _text(delta, "thinking"))
+        elif kind == "signature_delta" and wire.kind == "thinking":
+            builder.set_signature(wire.index, _text(delta, "signature"), append=True)
+        elif kind == "input_json_delta" and wire.kind == "toolCall":
+            fragment = _text(delta, "partial_json")
+            if fragment:
+                wire.streamed = True
+                builder.toolcall_delta(wire.index, fragment)
+        # citations_delta and unknown deltas carry nothing we keep.
+
+    def _block_stop(self, payload: dict[str, Any]) -> None:
+        wire = self._wire(payload)
+        if wire is not None:
+            self._close(wire)
+
+    def _wire(self, payload: dict[str, Any]) -> _WireBlock | None:
+        index = payload.get("index")
+        return self.blocks.get(index) if isinstance(index, int) else None
+
+    def _close(self, wire: _WireBlock) -> None:
+        if not wire.open:
+            return
+        wire.open = False
+        if wire.preset is not None and not wire.streamed:
+            self.builder.toolcall_delta(wire.index, orjson.dumps(wire.preset).decode())
+        self.builder.end(wire.index)
+
+
+def _load(data: str) -> dict[str, Any]:
+    """orjson takes the API's padded JSON (spaces before the closing brace) as it is."""
+    try:
+        payload = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+    if not isinstance(payload, dict):
+        raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
+    return payload
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _count(usage: dict[str, Any], key: str) -> int | None:
+    value = usage.get(key)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+CLIENT = AnthropicClient()
