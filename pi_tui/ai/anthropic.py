@@ -336,9 +336,13 @@ class MessagesParser:
         }
 
     def handle(self, event: SSEEvent) -> None:
-        if not event.data.strip():
+        data = event.data
+        if not data or data.isspace():
             return
-        payload = _load(event.data)
+        payload = _load(data)
+        if payload.get("type") == "content_block_delta" and not self.builder.finished:
+            self._block_delta(payload)  # the hot path: skip the generic dispatch
+            return
         kind = payload.get("type") if isinstance(payload.get("type"), str) else event.event
         if event.event == "error":
             kind = "error"
@@ -448,14 +452,15 @@ class MessagesParser:
         return None  # server tools, their results, compaction, future block types: not ours
 
     def _block_delta(self, payload: dict[str, Any]) -> None:
-        wire = self._wire(payload)
-        delta = payload.get("delta") or {}
+        wire = self.blocks.get(payload.get("index"))  # type: ignore[arg-type]
+        delta = payload.get("delta")
         if wire is None or not wire.open or not isinstance(delta, dict):
             return
         builder = self.builder
         kind = delta.get("type")
         if kind == "text_delta" and wire.kind == "text":
-            builder.text_delta(wire.index, _text(delta, "text"))
+            text = delta.get("text")
+            builder.text_delta(wire.index, text if isinstance(text, str) else "")
         elif kind == "thinking_delta" and wire.kind == "thinking":
             builder.thinking_delta(wire.index, _text(delta, "thinking"))
         elif kind == "signature_delta" and wire.kind == "thinking":

@@ -77,6 +77,7 @@ class MessageBuilder:
         self.timestamp = now_ms()
         self.finished = False
         self._started = started
+        self._snap = self.snapshot  # one bound method for every event, not one per event
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -127,7 +128,7 @@ class MessageBuilder:
     def text_delta(self, index: int, delta: str) -> None:
         if delta:
             self.blocks[index].parts.append(delta)
-            self.events.append(StreamEvent("text_delta", index, delta, _snapshot=self.snapshot))
+            self.events.append(StreamEvent("text_delta", index, delta, _snapshot=self._snap))
 
     def thinking_start(self, *, redacted: bool = False) -> int:
         return self._open(_Block("thinking", redacted=redacted), "thinking_start")
@@ -135,7 +136,7 @@ class MessageBuilder:
     def thinking_delta(self, index: int, delta: str) -> None:
         if delta:
             self.blocks[index].parts.append(delta)
-            self.events.append(StreamEvent("thinking_delta", index, delta, _snapshot=self.snapshot))
+            self.events.append(StreamEvent("thinking_delta", index, delta, _snapshot=self._snap))
 
     def set_signature(self, index: int, signature: str, *, append: bool = False) -> None:
         block = self.blocks[index]

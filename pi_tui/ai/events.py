@@ -9,7 +9,6 @@ nothing for it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_tui.session.messages import AssistantMessage, ToolCall
@@ -30,11 +29,13 @@ EventType = Literal[
 ]
 
 
-@dataclass(slots=True)
 class StreamEvent:
-    type: EventType
-    content_index: int = -1
-    delta: str = ""
+    """One event of an assistant message stream.
+
+    A plain class rather than a dataclass: one is made per streamed token, so construction sets
+    only what varies and everything else comes from class-level defaults.
+    """
+
     content: str = ""
     """Full text of the block, on ``text_end`` / ``thinking_end``."""
     tool_call: ToolCall | None = None
@@ -43,7 +44,34 @@ class StreamEvent:
     """On ``done``: stop | length | toolUse; on ``error``: error | aborted."""
     message: AssistantMessage | None = None
     """On ``done`` / ``error``: the final message."""
-    _snapshot: Callable[[], AssistantMessage] | None = field(default=None, repr=False)
+
+    def __init__(
+        self,
+        type: EventType,
+        content_index: int = -1,
+        delta: str = "",
+        *,
+        content: str = "",
+        tool_call: ToolCall | None = None,
+        reason: str | None = None,
+        message: AssistantMessage | None = None,
+        _snapshot: Callable[[], AssistantMessage] | None = None,
+    ) -> None:
+        self.type = type
+        self.content_index = content_index
+        self.delta = delta
+        self._snapshot = _snapshot
+        if content:
+            self.content = content
+        if tool_call is not None:
+            self.tool_call = tool_call
+        if reason is not None:
+            self.reason = reason
+        if message is not None:
+            self.message = message
+
+    def __repr__(self) -> str:
+        return f"StreamEvent({self.type!r}, {self.content_index}, {self.delta!r})"
 
     @property
     def partial(self) -> AssistantMessage:

@@ -190,18 +190,24 @@ class CompletionsParser:
         if event.event == "error" or "error" in chunk:
             raise ProviderError(_error_text(chunk.get("error", chunk)), retryable=False)
         builder = self.builder
-        builder.start()
-        if builder.response_id is None and isinstance(chunk.get("id"), str):
-            builder.response_id = chunk["id"]
+        if builder.response_id is None:
+            builder.start()
+            if isinstance(chunk.get("id"), str):
+                builder.response_id = chunk["id"]
         usage = chunk.get("usage")
         if usage:
             self._usage(usage)
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
+            delta = choice.get("delta")
             if delta:
-                self._delta(delta)
+                content = delta.get("content")
+                if self.current_kind == "text" and len(delta) == 1 and content.__class__ is str:
+                    if content:  # hot path: more text for the open text block
+                        builder.text_delta(self.current, content)  # type: ignore[arg-type]
+                else:
+                    self._delta(delta)
             reason = choice.get("finish_reason")
             if reason:
                 self.finish = reason

@@ -59,8 +59,22 @@ class SSEDecoder:
         buffer = self._buffer + text
         if "\r" not in buffer:
             *lines, self._buffer = buffer.split("\n")
+            data = self._data
             for line in lines:
-                self._line(line, events)
+                # Inline fast paths for the two lines that make up nearly every stream.
+                if line[:6] == "data: ":
+                    data.append(line[6:])
+                    self._has_fields = True
+                elif not line and self._data:
+                    text = data[0] if len(data) == 1 else "\n".join(data)
+                    events.append(SSEEvent(self._event or "message", text, self._id, self._retry))
+                    self._event = ""
+                    data.clear()
+                    self._retry = None
+                    self._has_fields = False
+                else:
+                    self._line(line, events)
+                    data = self._data
             return events
         start = 0
         length = len(buffer)
@@ -114,6 +128,6 @@ class SSEDecoder:
         if self._data:
             events.append(SSEEvent(self._event or "message", "\n".join(self._data), self._id, self._retry))
         self._event = ""
-        self._data = []
+        self._data.clear()
         self._retry = None
         self._has_fields = False
