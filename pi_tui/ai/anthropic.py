@@ -337,9 +337,14 @@ class MessagesParser:
 
     def handle(self, event: SSEEvent) -> None:
         data = event.data
-        if not data or data.isspace():
-            return
-        payload = _load(data)
+        try:
+            payload = orjson.loads(data)  # takes the API's space-padded JSON as it is
+        except orjson.JSONDecodeError:
+            if not data or data.isspace():
+                return
+            raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+        if payload.__class__ is not dict:
+            raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
         if payload.get("type") == "content_block_delta" and not self.builder.finished:
             self._block_delta(payload)  # the hot path: skip the generic dispatch
             return
@@ -490,15 +495,6 @@ class MessagesParser:
         self.builder.end(wire.index)
 
 
-def _load(data: str) -> dict[str, Any]:
-    """orjson takes the API's padded JSON (spaces before the closing brace) as it is."""
-    try:
-        payload = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
-    if not isinstance(payload, dict):
-        raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
-    return payload
 
 
 def _text(data: dict[str, Any], key: str) -> str:

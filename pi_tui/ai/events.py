@@ -32,18 +32,16 @@ EventType = Literal[
 class StreamEvent:
     """One event of an assistant message stream.
 
-    A plain class rather than a dataclass: one is made per streamed token, so construction sets
-    only what varies and everything else comes from class-level defaults.
+    Attributes: ``type``; ``content_index`` of the block; ``delta`` text on ``*_delta``;
+    ``content`` (full block text) on ``text_end`` / ``thinking_end``; ``tool_call`` (arguments
+    parsed as far as they go) on ``toolcall_*``; ``reason`` on ``done`` (stop | length | toolUse)
+    and ``error`` (error | aborted); ``message`` (the final message) on ``done`` / ``error``.
+
+    A slotted plain class rather than a dataclass: one is made per streamed token, and this is
+    the cheapest shape to build and to collect.
     """
 
-    content: str = ""
-    """Full text of the block, on ``text_end`` / ``thinking_end``."""
-    tool_call: ToolCall | None = None
-    """On ``toolcall_*``: the call with arguments parsed as far as they go."""
-    reason: str | None = None
-    """On ``done``: stop | length | toolUse; on ``error``: error | aborted."""
-    message: AssistantMessage | None = None
-    """On ``done`` / ``error``: the final message."""
+    __slots__ = ("_snapshot", "content", "content_index", "delta", "message", "reason", "tool_call", "type")
 
     def __init__(
         self,
@@ -61,14 +59,10 @@ class StreamEvent:
         self.content_index = content_index
         self.delta = delta
         self._snapshot = _snapshot
-        if content:
-            self.content = content
-        if tool_call is not None:
-            self.tool_call = tool_call
-        if reason is not None:
-            self.reason = reason
-        if message is not None:
-            self.message = message
+        self.content = content
+        self.tool_call = tool_call
+        self.reason = reason
+        self.message = message
 
     def __repr__(self) -> str:
         return f"StreamEvent({self.type!r}, {self.content_index}, {self.delta!r})"

@@ -65,6 +65,9 @@ class SSEDecoder:
                 if line[:6] == "data: ":
                     data.append(line[6:])
                     self._has_fields = True
+                elif line[:7] == "event: ":
+                    self._event = line[7:]
+                    self._has_fields = True
                 elif not line and self._data:
                     text = data[0] if len(data) == 1 else "\n".join(data)
                     events.append(SSEEvent(self._event or "message", text, self._id, self._retry))
