@@ -271,7 +271,8 @@ class CompletionsParser:
             builder.thinking_delta(self.current, text)
 
     def _close_current(self) -> None:
-        if self.current is not None and self.current_kind in ("text", "thinking"):
+        """End the open block (text, thinking or a tool call) before another one starts."""
+        if self.current is not None:
             self.builder.end(self.current)
         self.current = None
         self.current_kind = ""

@@ -59,6 +59,7 @@ class AssistantStream:
     def __init__(self) -> None:
         self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._closed = False
         self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
@@ -90,7 +91,9 @@ class AssistantStream:
                 self._result.set_result(event.partial)
 
     def _close(self) -> None:
-        self._queue.put_nowait(None)
+        if not self._closed:
+            self._closed = True
+            self._queue.put_nowait(None)
 
 
 def stream_message(
@@ -105,6 +108,7 @@ def stream_message(
     stream = AssistantStream()
     runner = _Runner(model, context, options or StreamOptions(), stream, on_retry, http)
     stream._task = asyncio.get_running_loop().create_task(runner.run())
+    stream._task.add_done_callback(runner.on_task_done)
     return stream
 
 
@@ -135,20 +139,32 @@ class _Runner:
         self.builder = MessageBuilder(model)
 
     async def run(self) -> None:
-        builder = self.builder
+        # Always self.builder: a retry replaces it, and the message is the last attempt's.
         try:
             await self._attempts()
         except asyncio.CancelledError:
-            builder.fail("Request was aborted", aborted=True)
+            self.builder.fail("Request was aborted", aborted=True)
         except ProviderError as error:
-            builder.fail(str(error))
+            self.builder.fail(str(error))
         except Exception as error:  # a bug or an unexpected library error: still end the message
-            builder.fail(f"{type(error).__name__}: {error}")
+            self.builder.fail(f"{type(error).__name__}: {error}")
         finally:
-            if not builder.finished:
-                builder.fail("The stream ended unexpectedly")
-            self.stream._push(builder.take_events())
-            self.stream._close()
+            self.end()
+
+    def end(self) -> None:
+        """Deliver the final events and close the stream (idempotent)."""
+        if self.stream._closed:
+            return
+        if not self.builder.finished:
+            self.builder.fail("The stream ended unexpectedly")
+        self.stream._push(self.builder.take_events())
+        self.stream._close()
+
+    def on_task_done(self, task: asyncio.Task[None]) -> None:
+        """A task cancelled before its first step never enters ``run``: end the message here."""
+        if task.cancelled() and not self.stream._closed:
+            self.builder.fail("Request was aborted", aborted=True)
+            self.end()
 
     async def _attempts(self) -> None:
         if self.model.api == "offline":
@@ -260,5 +276,9 @@ def retry_after(headers: httpx.Headers) -> float | None:
     try:
         return float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # junk: fall back to our own backoff
+    return max(parsed.timestamp() - time.time(), 0.0)

@@ -173,14 +173,6 @@ def test_429_with_retry_after_is_retried_once_after_the_servers_delay() -> None:
         assert first.status == 429 and second.completed
 
 
-STALE_BUILDER = pytest.mark.xfail(
-    strict=True,
-    reason="stream.py bug: _Runner.run() ends the first attempt's builder (a local captured before "
-    "the retries), not self.builder",
-)
-
-
-@STALE_BUILDER
 def test_retry_then_success_emits_one_clean_event_sequence() -> None:
     """After a retried failure the consumer sees start ... done once (no stale error after done)."""
     with ModelServer(HttpError(503), Scripted(text="fine")) as server:
@@ -189,7 +181,6 @@ def test_retry_then_success_emits_one_clean_event_sequence() -> None:
         assert_one_clean_sequence(outcome.types)
 
 
-@STALE_BUILDER
 def test_retry_then_cut_mid_stream_keeps_the_second_attempts_text() -> None:
     """The final message after a retry is the retry's message, with what it streamed."""
     with ModelServer(HttpError(500), Scripted(text="alpha beta gamma delta", cut_after_events=3)) as server:
@@ -199,11 +190,6 @@ def test_retry_then_cut_mid_stream_keeps_the_second_attempts_text() -> None:
         assert outcome.text == "alpha beta "
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream.py bug: retry_after() lets ValueError from parsedate_to_datetime escape, so an "
-    "unparsable Retry-After ends the message with 'ValueError: ...' instead of retrying",
-)
 def test_unparsable_retry_after_falls_back_to_backoff() -> None:
     with ModelServer(HttpError(429, headers={"Retry-After": "soon"}), Scripted(text="ok")) as server:
         outcome = run(server.model())
@@ -294,11 +280,6 @@ def test_abort_during_a_slow_stream_ends_at_once_and_closes_the_connection() -> 
         assert len(server.requests) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream.py bug: cancelling the task before its first step skips run() entirely, so "
-    "result() never resolves and the event iterator never ends",
-)
 def test_abort_right_after_starting_still_ends_the_message() -> None:
     """abort() before the request task first runs must not leave result() hanging."""
 

@@ -88,6 +88,24 @@ def test_text_blocks_and_events_are_well_formed() -> None:
     assert kinds.count("text_end") == 1
 
 
+def test_each_tool_call_ends_before_the_next_starts() -> None:
+    from pi_tui.ai.builder import MessageBuilder
+    from pi_tui.ai.sse import SSEDecoder
+    from tests.support.recordings import SSE_DIR, recorded_model
+
+    builder = MessageBuilder(recorded_model("openai-completions"))
+    parser = CLIENT.parser(builder)
+    for event in SSEDecoder().feed((SSE_DIR / "openai/chat-parallel-tool-calls-gpt4o.sse").read_bytes()):
+        parser.handle(event)
+    parser.end()
+    calls = [
+        (e.type, e.content_index)
+        for e in builder.take_events()
+        if e.type in ("toolcall_start", "toolcall_end")
+    ]
+    assert calls == [("toolcall_start", 0), ("toolcall_end", 0), ("toolcall_start", 1), ("toolcall_end", 1)]
+
+
 # --- requests, against what pi really sent ----------------------------------------------------
 
 CASES = sorted(
