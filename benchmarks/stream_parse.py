@@ -4,17 +4,20 @@ For anthropic-messages and openai-completions, builds a stream of 100,000 small 
 the API's real wire format and measures, best of 5 (``time.perf_counter``):
 
 - floor: split the bytes into lines and JSON-decode every ``data:`` line with orjson;
-- ours: :class:`SSEDecoder` fed 4 KiB network chunks, the API's parser, the MessageBuilder with
-  its events taken after every chunk (as the runner does), and the final message.
+- ours: the runner's :class:`WirePipeline` (SSE decoder, the API's parser, the MessageBuilder,
+  events taken after every chunk) fed 4 KiB network chunks, and the final message.
 
 Target (issue 3): ours within 2x of the floor. Floor and ours run alternately; both wall and
 CPU (process) time are shown, since other processes on a small VM disturb wall time.
-Run: ``python benchmarks/stream_parse.py``.
+Because wall time jitters on a small VM, ``--instructions`` also counts executed instructions
+with callgrind (deterministic). Run: ``python benchmarks/stream_parse.py [--instructions]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -26,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.registry import get_client
-from pi_tui.ai.sse import SSEDecoder
+from pi_tui.ai.stream import WirePipeline
 from pi_tui.ai.types import Model
 
 WORDS = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. ", "\n"]
@@ -109,19 +112,14 @@ def floor(data: bytes) -> int:
 
 
 def ours(api: str, data: bytes) -> int:
+    """What the runner does with a response body: the same pipeline, 4 KiB network chunks."""
     model = Model(id="bench", api=api, provider="bench")
     builder = MessageBuilder(model)
-    parser = get_client(api).parser(builder)
-    decoder = SSEDecoder()
+    pipeline = WirePipeline(get_client(api), builder)
     events = 0
     for start in range(0, len(data), CHUNK):
-        for sse in decoder.feed(data[start : start + CHUNK]):
-            parser.handle(sse)
-        events += len(builder.take_events())
-    for sse in decoder.close():
-        parser.handle(sse)
-    parser.end()
-    events += len(builder.take_events())
+        events += len(pipeline.feed(data[start : start + CHUNK]))
+    events += len(pipeline.close())
     message = builder.snapshot()
     assert message.stop_reason == "stop", message.stop_reason
     return events
@@ -140,11 +138,61 @@ def best_pair(
     return min(times[0]), min(times[1])
 
 
+def instructions(mode: str, api: str, deltas: int) -> int:
+    """Instructions executed by one run of ``mode`` (floor | ours), counted by callgrind.
+
+    A run with no deltas is subtracted, so interpreter start-up and imports cancel out.
+    """
+    counts = []
+    for count in (deltas, 0):
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+        command += [__file__, "--single", mode, "--api", api, "--deltas", str(count)]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+        match = re.search(r"Collected : (\d+)", output)
+        if match is None:
+            raise RuntimeError(f"no callgrind total in: {output[-500:]}")
+        counts.append(int(match.group(1)))
+    return counts[0] - counts[1]
+
+
+def single(mode: str, api: str, deltas: int) -> None:
+    """One run for the instruction counter (both modes warm the same code paths first)."""
+    make = anthropic_stream if api == "anthropic-messages" else openai_stream
+    data = make(deltas)
+    floor(make(10))
+    ours(api, make(10))
+    if deltas:
+        floor(data) if mode == "floor" else ours(api, data)
+
+
+def report_instructions(deltas: int) -> bool:
+    missed = False
+    print(f"instructions (callgrind, {deltas:,} deltas, start-up subtracted):")
+    for api in ("anthropic-messages", "openai-completions"):
+        base, mine = instructions("floor", api, deltas), instructions("ours", api, deltas)
+        ratio = mine / base
+        missed |= ratio >= 2.0
+        print(
+            f"  {api}: floor {base / deltas:,.0f}/delta, ours {mine / deltas:,.0f}/delta, ratio {ratio:.2f}x"
+        )
+    return missed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deltas", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count instructions with valgrind (deterministic; ~3 min at 20,000 deltas)",
+    )
+    parser.add_argument("--single", choices=("floor", "ours"), help=argparse.SUPPRESS)
+    parser.add_argument("--api", default="openai-completions", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.single:
+        single(args.single, args.api, args.deltas)
+        return 0
     print(f"{args.deltas:,} text deltas per stream, best of {args.repeat} (Python {sys.version.split()[0]})")
     missed = False
     for api, make in (("anthropic-messages", anthropic_stream), ("openai-completions", openai_stream)):
@@ -164,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                 rate = args.deltas / seconds
                 print(f"  {clock_name:<4} {label:<30}{seconds * 1000:8.1f} ms  {rate:>12,.0f} deltas/s")
             print(f"  {clock_name:<4} ratio: {ratio:.2f}x   target < 2x: {'PASS' if ok else 'MISS'}")
+    if args.instructions:
+        missed |= report_instructions(min(args.deltas, 20_000))
     return 1 if missed else 0
 
 

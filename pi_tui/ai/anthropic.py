@@ -21,8 +21,7 @@ import orjson
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
-from pi_tui.ai.protocol import HttpRequest
-from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.ai.wire import prepare_messages, text_of
 from pi_tui.session.messages import (
@@ -317,7 +316,7 @@ class _WireBlock:
     open: bool = True
 
 
-class MessagesParser:
+class MessagesParser(ParserBase):
     """Messages stream events -> builder calls."""
 
     def __init__(self, builder: MessageBuilder) -> None:
@@ -335,8 +334,7 @@ class MessagesParser:
             "error": self._error,
         }
 
-    def handle(self, event: SSEEvent) -> None:
-        data = event.data
+    def on_event(self, event: str, data: str) -> None:
         try:
             payload = orjson.loads(data)  # takes the API's space-padded JSON as it is
         except orjson.JSONDecodeError:
@@ -348,8 +346,8 @@ class MessagesParser:
         if payload.get("type") == "content_block_delta" and not self.builder.finished:
             self._block_delta(payload)  # the hot path: skip the generic dispatch
             return
-        kind = payload.get("type") if isinstance(payload.get("type"), str) else event.event
-        if event.event == "error":
+        kind = payload.get("type") if isinstance(payload.get("type"), str) else event
+        if event == "error":
             kind = "error"
         handler = self._handlers.get(kind)
         if handler is not None and not self.builder.finished:
@@ -493,8 +491,6 @@ class MessagesParser:
         if wire.preset is not None and not wire.streamed:
             self.builder.toolcall_delta(wire.index, orjson.dumps(wire.preset).decode())
         self.builder.end(wire.index)
-
-
 
 
 def _text(data: dict[str, Any], key: str) -> str:

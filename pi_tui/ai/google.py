@@ -17,8 +17,7 @@ import orjson
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
-from pi_tui.ai.protocol import HttpRequest
-from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
 from pi_tui.ai.wire import images_of, prepare_messages, text_of
 from pi_tui.session.ids import now_ms
@@ -449,7 +448,7 @@ def is_generated_id(call: ToolCall) -> bool:
 # --- stream ---------------------------------------------------------------------------------
 
 
-class GoogleParser:
+class GoogleParser(ParserBase):
     """``GenerateContentResponse`` chunks -> builder calls (candidate 0 only).
 
     Consecutive parts of one kind (text, or ``thought`` text) extend the open block; a part of
@@ -465,8 +464,8 @@ class GoogleParser:
         self.finish_message = ""
         self.chunks = 0
 
-    def handle(self, event: SSEEvent) -> None:
-        chunk = _load(event.data)
+    def on_event(self, event: str, data: str) -> None:
+        chunk = _load(data)
         if "error" in chunk:
             raise _stream_error(chunk["error"])
         self.chunks += 1

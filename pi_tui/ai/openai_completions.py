@@ -16,8 +16,7 @@ import orjson
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
-from pi_tui.ai.protocol import HttpRequest
-from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.ai.wire import data_url, images_of, prepare_messages, text_of
 from pi_tui.session.messages import (
@@ -164,7 +163,7 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
     return converted
 
 
-class CompletionsParser:
+class CompletionsParser(ParserBase):
     """Chat Completions chunks -> builder calls (choice 0 only)."""
 
     def __init__(self, builder: MessageBuilder) -> None:
@@ -176,8 +175,7 @@ class CompletionsParser:
         self.finish: str | None = None
         self.done = False
 
-    def handle(self, event: SSEEvent) -> None:
-        data = event.data
+    def on_event(self, event: str, data: str) -> None:
         if data == "[DONE]":
             self.done = True
             return
@@ -187,7 +185,7 @@ class CompletionsParser:
             raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
         if not isinstance(chunk, dict):
             raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
-        if event.event == "error" or "error" in chunk:
+        if event == "error" or "error" in chunk:
             raise ProviderError(_error_text(chunk.get("error", chunk)), retryable=False)
         builder = self.builder
         if builder.response_id is None:

@@ -27,8 +27,7 @@ import orjson
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
-from pi_tui.ai.protocol import HttpRequest
-from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.ai.wire import data_url, images_of, prepare_messages, text_of
 from pi_tui.session.messages import (
@@ -255,7 +254,7 @@ class _Item:
     part: int | None = None  # index of the summary/content part being streamed
 
 
-class ResponsesParser:
+class ResponsesParser(ParserBase):
     """Responses stream events -> builder calls."""
 
     def __init__(self, builder: MessageBuilder) -> None:
@@ -264,12 +263,11 @@ class ResponsesParser:
         self.by_item_id: dict[str, _Item] = {}
         self.stop: str | None = None
 
-    def handle(self, event: SSEEvent) -> None:
-        data = event.data
+    def on_event(self, event: str, data: str) -> None:
         if data == "[DONE]":
             return
         payload = _load(data)
-        kind = payload.get("type") or event.event
+        kind = payload.get("type") or event
         if kind == "error" or (kind == "message" and payload.get("error")):  # bare {"error": ...}
             raise _stream_error(payload.get("error") or payload)
         if kind == "response.failed":

@@ -22,11 +22,24 @@ class HttpRequest:
 
 
 class WireParser(Protocol):
+    def on_event(self, event: str, data: str) -> None:
+        """Apply one SSE event (name, data) to the builder. Raises ProviderError for errors."""
+
     def handle(self, event: SSEEvent) -> None:
-        """Apply one SSE event to the builder. Raises ProviderError for error events."""
+        """The same for an :class:`SSEEvent` object."""
 
     def end(self) -> None:
         """The byte stream ended; finish (or fail) the message if the wire did not."""
+
+
+class ParserBase:
+    """Gives every parser ``handle(SSEEvent)`` on top of its ``on_event(name, data)``."""
+
+    def on_event(self, event: str, data: str) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def handle(self, event: SSEEvent) -> None:
+        self.on_event(event.event, event.data)
 
 
 class ApiClient(Protocol):

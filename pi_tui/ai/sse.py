@@ -1,17 +1,25 @@
 """Server-sent events: bytes in, events out, following the WHATWG parsing rules.
 
 :class:`SSEDecoder` is incremental: feed it network chunks of any size (a line, a UTF-8
-character or a CRLF pair may be cut anywhere) and it returns the events completed so far.
+character or a CRLF pair may be cut anywhere) and it reports the events completed so far.
 Lines end in LF, CRLF or CR; a line starting with ``:`` is a comment (keep-alives); ``field:
 value`` loses one space after the colon; several ``data`` lines join with ``\\n``; a blank line
-dispatches. One leniency: :meth:`SSEDecoder.close` dispatches an event still pending at EOF,
-because real servers end streams without the final blank line.
+dispatches. One leniency: closing the decoder dispatches an event still pending at EOF, because
+real servers end streams without the final blank line.
+
+Two ways to receive events: :meth:`SSEDecoder.feed` returns :class:`SSEEvent` objects, and
+:meth:`SSEDecoder.feed_into` calls ``sink(event_name, data)`` directly; the streaming hot path
+uses the latter so that no object is made per event.
 """
 
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 from dataclasses import dataclass
+
+Sink = Callable[[str, str], None]
+"""Receives ``(event name, data)`` for each dispatched event."""
 
 
 @dataclass(slots=True)
@@ -30,88 +38,106 @@ class SSEDecoder:
         self._pending_cr = False
         self._event = ""
         self._data: list[str] = []
-        self._id: str | None = None
-        self._retry: int | None = None
         self._has_fields = False
+        self.last_id: str | None = None
+        """The last ``id:`` seen (what a reconnect would send as Last-Event-ID)."""
+        self.retry: int | None = None
+        """The last ``retry:`` hint, in milliseconds."""
+
+    # --- object API ---------------------------------------------------------------------------
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Decode ``chunk`` and return the events it completed."""
-        return self._feed_text(self._text.decode(chunk))
-
-    def close(self) -> list[SSEEvent]:
-        """End of stream: the last line without a terminator, and a pending event, count."""
-        events = self._feed_text(self._text.decode(b"", final=True))
-        if self._buffer:
-            line, self._buffer = self._buffer, ""
-            self._line(line, events)
-        if self._has_fields:
-            self._dispatch(events)
+        events: list[SSEEvent] = []
+        self.feed_into(chunk, self._collector(events))
         return events
 
-    def _feed_text(self, text: str) -> list[SSEEvent]:
+    def close(self) -> list[SSEEvent]:
+        """End of stream: the last unterminated line and a pending event count."""
         events: list[SSEEvent] = []
-        if not text:
-            return events
+        self.close_into(self._collector(events))
+        return events
+
+    def _collector(self, events: list[SSEEvent]) -> Sink:
+        def collect(name: str, data: str) -> None:
+            events.append(SSEEvent(name, data, self.last_id, self.retry))
+
+        return collect
+
+    # --- sink API -----------------------------------------------------------------------------
+
+    def feed_into(self, chunk: bytes, sink: Sink) -> None:
+        """Decode ``chunk`` and call ``sink(event, data)`` for every event it completed."""
+        text = self._text.decode(chunk)
+        if text:
+            self._feed_text(text, sink)
+
+    def close_into(self, sink: Sink) -> None:
+        tail = self._text.decode(b"", final=True)
+        if tail:
+            self._feed_text(tail, sink)
+        if self._buffer:
+            line, self._buffer = self._buffer, ""
+            self._line(line, sink)
+        if self._has_fields:
+            self._dispatch(sink)
+
+    def _feed_text(self, text: str, sink: Sink) -> None:
         if self._pending_cr:
             self._pending_cr = False
-            if text.startswith("\n"):
+            if text[0] == "\n":
                 text = text[1:]  # second half of a CRLF cut across chunks
         buffer = self._buffer + text
-        if "\r" not in buffer:
-            *lines, self._buffer = buffer.split("\n")
-            data = self._data
-            for line in lines:
-                # Inline fast paths for the two lines that make up nearly every stream.
-                if line[:6] == "data: ":
-                    data.append(line[6:])
-                    self._has_fields = True
-                elif line[:7] == "event: ":
-                    self._event = line[7:]
-                    self._has_fields = True
-                elif not line and self._data:
-                    text = data[0] if len(data) == 1 else "\n".join(data)
-                    events.append(SSEEvent(self._event or "message", text, self._id, self._retry))
-                    self._event = ""
-                    data.clear()
-                    self._retry = None
-                    self._has_fields = False
-                else:
-                    self._line(line, events)
-                    data = self._data
-            return events
+        if "\r" in buffer:
+            self._buffer = self._feed_any_endings(buffer, sink)
+            return
+        *lines, self._buffer = buffer.split("\n")
+        data = self._data
+        for line in lines:
+            # The two lines that make up nearly every stream are handled inline.
+            if line[:6] == "data: ":
+                data.append(line[6:])
+                self._has_fields = True
+            elif line[:7] == "event: ":
+                self._event = line[7:]
+                self._has_fields = True
+            elif not line and data:
+                sink(self._event or "message", data[0] if len(data) == 1 else "\n".join(data))
+                self._event = ""
+                data.clear()
+                self._has_fields = False
+            else:
+                self._line(line, sink)
+
+    def _feed_any_endings(self, buffer: str, sink: Sink) -> str:
+        """Slow path for streams with CR or CRLF line endings; returns the unfinished line."""
         start = 0
         length = len(buffer)
         while True:
             lf = buffer.find("\n", start)
             cr = buffer.find("\r", start)
             if lf < 0 and cr < 0:
-                break
+                return buffer[start:]
             if cr < 0 or (0 <= lf < cr):
-                self._line(buffer[start:lf], events)
+                self._line(buffer[start:lf], sink)
                 start = lf + 1
                 continue
-            self._line(buffer[start:cr], events)
+            self._line(buffer[start:cr], sink)
             if cr + 1 < length:
                 start = cr + 2 if buffer[cr + 1] == "\n" else cr + 1
             else:
                 self._pending_cr = True
                 start = cr + 1
-        self._buffer = buffer[start:]
-        return events
 
-    def _line(self, line: str, events: list[SSEEvent]) -> None:
-        if line[:6] == "data: ":  # by far the most common line: skip the general parse
-            self._data.append(line[6:])
-            self._has_fields = True
-            return
+    def _line(self, line: str, sink: Sink) -> None:
         if not line:
             if self._has_fields:
-                self._dispatch(events)
+                self._dispatch(sink)
             return
         if line[0] == ":":
             return
         field, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
+        if colon and value[:1] == " ":
             value = value[1:]
         if field == "data":
             self._data.append(value)
@@ -119,18 +145,18 @@ class SSEDecoder:
             self._event = value
         elif field == "id":
             if "\0" not in value:
-                self._id = value
+                self.last_id = value
         elif field == "retry":
             if value.isdigit():
-                self._retry = int(value)
+                self.retry = int(value)
         else:
             return
         self._has_fields = True
 
-    def _dispatch(self, events: list[SSEEvent]) -> None:
-        if self._data:
-            events.append(SSEEvent(self._event or "message", "\n".join(self._data), self._id, self._retry))
+    def _dispatch(self, sink: Sink) -> None:
+        data = self._data
+        if data:
+            sink(self._event or "message", data[0] if len(data) == 1 else "\n".join(data))
         self._event = ""
-        self._data.clear()
-        self._retry = None
+        data.clear()
         self._has_fields = False

@@ -30,6 +30,7 @@ from pi_tui.ai.http import shared_client
 from pi_tui.ai.protocol import ApiClient
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions
+from pi_tui.gc_control import paused_gc
 from pi_tui.session.messages import AssistantMessage
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -51,6 +52,31 @@ def client_for(api: str) -> ApiClient:
     from pi_tui.ai import registry
 
     return registry.get_client(api)
+
+
+class WirePipeline:
+    """Response bytes -> SSE -> the API's parser -> builder events, one network chunk at a time.
+
+    Each chunk is processed with the cycle collector paused: streaming makes thousands of small
+    acyclic objects per second (decoded JSON, events) that reference counting frees at once, so
+    generation-0 passes over them are pure overhead (about a fifth of the parse time).
+    """
+
+    def __init__(self, client: ApiClient, builder: MessageBuilder) -> None:
+        self.builder = builder
+        self.decoder = SSEDecoder()
+        self.parser = client.parser(builder)
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        with paused_gc():
+            self.decoder.feed_into(chunk, self.parser.on_event)
+        return self.builder.take_events()
+
+    def close(self) -> list[StreamEvent]:
+        """End of the body: flush the decoder and let the parser finish the message."""
+        self.decoder.close_into(self.parser.on_event)
+        self.parser.end()
+        return self.builder.take_events()
 
 
 class AssistantStream:
@@ -209,22 +235,17 @@ class _Runner:
                 if response.status_code >= 400:
                     body = (await response.aread()).decode("utf-8", "replace")
                     raise http_error(response.status_code, body, response.headers)
-                decoder = SSEDecoder()
-                parser = client.parser(self.builder)
+                pipeline = WirePipeline(client, self.builder)
+                push = self.stream._push
                 try:
                     async for chunk in response.aiter_raw():
-                        for event in decoder.feed(chunk):
-                            parser.handle(event)
-                        self._flush()
-                    for event in decoder.close():
-                        parser.handle(event)
-                    parser.end()
+                        push(pipeline.feed(chunk))
+                    push(pipeline.close())
                 except (httpx.TransportError, httpx.StreamError) as error:
                     raise ProviderError(
                         f"Connection lost while streaming: {describe(error)}",
                         retryable=not self.builder.has_output,
                     ) from error
-                self._flush()
         except (httpx.TransportError, httpx.StreamError) as error:
             raise ProviderError(f"Cannot reach {request.url}: {describe(error)}", retryable=True) from error
 

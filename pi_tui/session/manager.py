@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.config.paths import session_dir_for_cwd
+from pi_tui.gc_control import paused_gc
 from pi_tui.session import listing
 from pi_tui.session.context import SessionContext, build_session_context, parse_message, path_to_root
 from pi_tui.session.entries import (
@@ -37,7 +38,6 @@ from pi_tui.session.entries import (
     TtsrInjectionEntry,
 )
 from pi_tui.session.errors import EntryNotFoundError, SessionError
-from pi_tui.session.gc_control import paused_gc
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, uuid7
 from pi_tui.session.listing import SessionInfo
 from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire

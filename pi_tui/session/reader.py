@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
+from pi_tui.gc_control import paused_gc, settle
 from pi_tui.session.errors import SessionFileError
-from pi_tui.session.gc_control import paused_gc, settle
 
 RawEntry = dict[str, Any]
 
