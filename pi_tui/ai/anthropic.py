@@ -343,8 +343,17 @@ class MessagesParser(ParserBase):
             raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
         if payload.__class__ is not dict:
             raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
-        if payload.get("type") == "content_block_delta" and not self.builder.finished:
-            self._block_delta(payload)  # the hot path: skip the generic dispatch
+        if payload.get("type") == "content_block_delta":
+            # The hot path (nearly every event): more text for an open text block.
+            delta = payload.get("delta")
+            wire = self.blocks.get(payload.get("index"))  # type: ignore[arg-type]
+            if wire is not None and wire.open and wire.kind == "text" and delta.__class__ is dict:
+                text = delta.get("text")
+                if delta.get("type") == "text_delta" and text.__class__ is str:
+                    self.builder.text_delta(wire.index, text)
+                    return
+            if not self.builder.finished:
+                self._block_delta(payload)
             return
         kind = payload.get("type") if isinstance(payload.get("type"), str) else event
         if event == "error":

@@ -24,6 +24,9 @@ from pi_tui.session.messages import (
     Usage,
 )
 
+_new_event = tuple.__new__
+"""Builds a StreamEvent from a full tuple, skipping the generated ``__new__`` (per-token path)."""
+
 
 @dataclass(slots=True)
 class _Block:
@@ -84,7 +87,7 @@ class MessageBuilder:
     def start(self) -> None:
         if not self._started:
             self._started = True
-            self.events.append(StreamEvent("start", _snapshot=self.snapshot))
+            self.events.append(StreamEvent("start", snapshot=self.snapshot))
 
     @property
     def has_output(self) -> bool:
@@ -128,7 +131,9 @@ class MessageBuilder:
     def text_delta(self, index: int, delta: str) -> None:
         if delta:
             self.blocks[index].parts.append(delta)
-            self.events.append(StreamEvent("text_delta", index, delta, _snapshot=self._snap))
+            self.events.append(
+                _new_event(StreamEvent, ("text_delta", index, delta, "", None, None, None, self._snap))
+            )
 
     def thinking_start(self, *, redacted: bool = False) -> int:
         return self._open(_Block("thinking", redacted=redacted), "thinking_start")
@@ -136,7 +141,9 @@ class MessageBuilder:
     def thinking_delta(self, index: int, delta: str) -> None:
         if delta:
             self.blocks[index].parts.append(delta)
-            self.events.append(StreamEvent("thinking_delta", index, delta, _snapshot=self._snap))
+            self.events.append(
+                _new_event(StreamEvent, ("thinking_delta", index, delta, "", None, None, None, self._snap))
+            )
 
     def set_signature(self, index: int, signature: str, *, append: bool = False) -> None:
         block = self.blocks[index]
@@ -154,7 +161,7 @@ class MessageBuilder:
         block.arguments = block.json.feed(fragment)
         self.events.append(
             StreamEvent(
-                "toolcall_delta", index, fragment, tool_call=self._call(block), _snapshot=self.snapshot
+                "toolcall_delta", index, fragment, tool_call=self._call(block), snapshot=self.snapshot
             )
         )
 
@@ -171,16 +178,16 @@ class MessageBuilder:
             return
         block.open = False
         if block.kind == "text":
-            self.events.append(StreamEvent("text_end", index, content=block.text(), _snapshot=self.snapshot))
+            self.events.append(StreamEvent("text_end", index, content=block.text(), snapshot=self.snapshot))
         elif block.kind == "thinking":
             self.events.append(
-                StreamEvent("thinking_end", index, content=block.text(), _snapshot=self.snapshot)
+                StreamEvent("thinking_end", index, content=block.text(), snapshot=self.snapshot)
             )
         else:
             if block.json is not None:
                 block.arguments = block.json.final()
             self.events.append(
-                StreamEvent("toolcall_end", index, tool_call=self._call(block), _snapshot=self.snapshot)
+                StreamEvent("toolcall_end", index, tool_call=self._call(block), snapshot=self.snapshot)
             )
 
     def close_all(self) -> None:
@@ -192,7 +199,7 @@ class MessageBuilder:
         self.start()
         self.blocks.append(block)
         index = len(self.blocks) - 1
-        self.events.append(StreamEvent(event, index, _snapshot=self.snapshot))  # type: ignore[arg-type]
+        self.events.append(StreamEvent(event, index, snapshot=self.snapshot))  # type: ignore[arg-type]
         return index
 
     @staticmethod

@@ -9,7 +9,7 @@ nothing for it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pi_tui.session.messages import AssistantMessage, ToolCall
 
@@ -29,51 +29,36 @@ EventType = Literal[
 ]
 
 
-class StreamEvent:
+class StreamEvent(NamedTuple):
     """One event of an assistant message stream.
 
-    Attributes: ``type``; ``content_index`` of the block; ``delta`` text on ``*_delta``;
-    ``content`` (full block text) on ``text_end`` / ``thinking_end``; ``tool_call`` (arguments
-    parsed as far as they go) on ``toolcall_*``; ``reason`` on ``done`` (stop | length | toolUse)
-    and ``error`` (error | aborted); ``message`` (the final message) on ``done`` / ``error``.
+    ``type``; ``content_index`` of the block; ``delta`` text on ``*_delta``; ``content`` (full
+    block text) on ``text_end`` / ``thinking_end``; ``tool_call`` (arguments parsed as far as
+    they go) on ``toolcall_*``; ``reason`` on ``done`` (stop | length | toolUse) and ``error``
+    (error | aborted); ``message`` (the final message) on ``done`` / ``error``; ``snapshot``
+    builds the message as it stood (see :attr:`partial`).
 
-    A slotted plain class rather than a dataclass: one is made per streamed token, and this is
-    the cheapest shape to build and to collect.
+    A named tuple: one is made per streamed token, and a tuple is the cheapest object Python
+    can build (the builder's delta path calls ``tuple.__new__`` directly), with C-level field
+    access for consumers.
     """
 
-    __slots__ = ("_snapshot", "content", "content_index", "delta", "message", "reason", "tool_call", "type")
-
-    def __init__(
-        self,
-        type: EventType,
-        content_index: int = -1,
-        delta: str = "",
-        *,
-        content: str = "",
-        tool_call: ToolCall | None = None,
-        reason: str | None = None,
-        message: AssistantMessage | None = None,
-        _snapshot: Callable[[], AssistantMessage] | None = None,
-    ) -> None:
-        self.type = type
-        self.content_index = content_index
-        self.delta = delta
-        self._snapshot = _snapshot
-        self.content = content
-        self.tool_call = tool_call
-        self.reason = reason
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"StreamEvent({self.type!r}, {self.content_index}, {self.delta!r})"
+    type: EventType
+    content_index: int = -1
+    delta: str = ""
+    content: str = ""
+    tool_call: ToolCall | None = None
+    reason: str | None = None
+    message: AssistantMessage | None = None
+    snapshot: Callable[[], AssistantMessage] | None = None
 
     @property
     def partial(self) -> AssistantMessage:
         """The message as assembled when this event was produced."""
         if self.message is not None:
             return self.message
-        assert self._snapshot is not None
-        return self._snapshot()
+        assert self.snapshot is not None
+        return self.snapshot()
 
     def to_json(self) -> dict[str, Any]:
         """pi's JSON shape of the event (for ``--mode json`` / rpc)."""

@@ -92,22 +92,30 @@ class SSEDecoder:
             self._buffer = self._feed_any_endings(buffer, sink)
             return
         *lines, self._buffer = buffer.split("\n")
+        # Blank, "data: " and "event: " lines make up nearly every stream: handled inline with
+        # the event state in locals, testing the first character (a cached one-letter string)
+        # before any slicing. Other lines go through _line with the state written back.
         data = self._data
+        event = self._event
+        has_fields = self._has_fields
         for line in lines:
-            # The two lines that make up nearly every stream are handled inline.
-            if line[:6] == "data: ":
+            if not line:
+                if data:
+                    sink(event or "message", data[0] if len(data) == 1 else "\n".join(data))
+                    data.clear()
+                event = ""
+                has_fields = False
+            elif line[0] == "d" and line[:6] == "data: ":
                 data.append(line[6:])
-                self._has_fields = True
-            elif line[:7] == "event: ":
-                self._event = line[7:]
-                self._has_fields = True
-            elif not line and data:
-                sink(self._event or "message", data[0] if len(data) == 1 else "\n".join(data))
-                self._event = ""
-                data.clear()
-                self._has_fields = False
+                has_fields = True
+            elif line[0] == "e" and line[:7] == "event: ":
+                event = line[7:]
+                has_fields = True
             else:
+                self._event, self._has_fields = event, has_fields
                 self._line(line, sink)
+                event, has_fields = self._event, self._has_fields
+        self._event, self._has_fields = event, has_fields
 
     def _feed_any_endings(self, buffer: str, sink: Sink) -> str:
         """Slow path for streams with CR or CRLF line endings; returns the unfinished line."""
