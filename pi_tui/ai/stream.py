@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import httpx
+import orjson
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
@@ -260,7 +261,7 @@ def describe(error: BaseException) -> str:
 
 def http_error(status: int, body: str, headers: httpx.Headers) -> ProviderError:
     """The ProviderError for an HTTP error answer (body shortened, retry hint parsed)."""
-    snippet = " ".join(body.split())[:500]
+    snippet = _error_summary(body)
     retryable = status in RETRYABLE_STATUS
     overflow = status in (400, 413) and any(
         marker in body.lower()
@@ -283,6 +284,26 @@ def http_error(status: int, body: str, headers: httpx.Headers) -> ProviderError:
         retry_after=retry_after(headers),
         context_overflow=overflow,
     )
+
+
+def _error_summary(body: str) -> str:
+    """The provider's own message from a JSON error body (``{"error": {"message", "type"}}`` and
+    the like), else the body squeezed onto one line."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, list) and data:  # Gemini wraps errors in a list
+        data = data[0]
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type") or error.get("code") or error.get("status")
+            message = " ".join(error["message"].split())
+            return (f"{message} ({kind})" if kind else message)[:500]
+        if isinstance(error, str):
+            return " ".join(error.split())[:500]
+    return " ".join(body.split())[:500]
 
 
 def retry_after(headers: httpx.Headers) -> float | None:
