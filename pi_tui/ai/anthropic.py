@@ -23,7 +23,7 @@ from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
-from pi_tui.ai.wire import prepare_messages, text_of
+from pi_tui.ai.wire import prepare_messages, stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
@@ -88,23 +88,14 @@ def is_adaptive(model: Model) -> bool:
 
 
 def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    """Auth, API version and SSE; models.json headers, then per-request headers, win."""
-    headers = {
-        "anthropic-version": API_VERSION,
-        "content-type": "application/json",
-        "accept": "text/event-stream",
-    }
-    if options.api_key:
-        if model.auth_header:
-            headers["authorization"] = f"Bearer {options.api_key}"
-        else:
-            headers["x-api-key"] = options.api_key
+    """Auth (x-api-key, or Bearer with ``authHeader``), API version, the interleaved-thinking
+    beta for budget-thinking models; models.json headers, then per-request headers, win."""
+    extra = {"anthropic-version": API_VERSION}
     if thinking_enabled(model, options) and not is_adaptive(model):
         # Lets budget-thinking models think between tool calls, as pi asks for.
-        headers["anthropic-beta"] = INTERLEAVED_THINKING_BETA
-    headers.update(model.headers)
-    headers.update(options.headers)
-    return headers
+        extra["anthropic-beta"] = INTERLEAVED_THINKING_BETA
+    key_header = "authorization" if model.auth_header else "x-api-key"
+    return stream_headers(model, options, key_header, extra=extra)
 
 
 def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

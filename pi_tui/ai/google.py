@@ -19,7 +19,7 @@ from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
-from pi_tui.ai.wire import images_of, prepare_messages, text_of
+from pi_tui.ai.wire import images_of, prepare_messages, stream_headers, text_of
 from pi_tui.session.ids import now_ms
 from pi_tui.session.messages import (
     AssistantMessage,
@@ -70,12 +70,7 @@ class GoogleClient:
 
 
 def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    if options.api_key:
-        headers["x-goog-api-key"] = options.api_key
-    headers.update(model.headers)
-    headers.update(options.headers)
-    return headers
+    return stream_headers(model, options, "x-goog-api-key")
 
 
 def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.types import Context, Model, StreamOptions
-from pi_tui.ai.wire import data_url, images_of, prepare_messages, text_of
+from pi_tui.ai.wire import data_url, images_of, prepare_messages, stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
@@ -60,12 +60,7 @@ class OpenAICompletionsClient:
 
 
 def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    if options.api_key:
-        headers["authorization"] = f"Bearer {options.api_key}"
-    headers.update(model.headers)
-    headers.update(options.headers)
-    return headers
+    return stream_headers(model, options)
 
 
 def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.anthropic import CLIENT, MessagesParser
+from pi_tui.ai.anthropic import CLIENT
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.registry import get_client
-from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.session.entries import MessageEntry
@@ -33,7 +32,7 @@ from pi_tui.session.messages import (
     UserMessage,
 )
 from tests.conftest import PI_SESSIONS
-from tests.support.recordings import SSE_DIR, assemble, expected, recorded_model, recordings
+from tests.support.recordings import SSE_DIR, assemble, expected, parse_bytes, recorded_model, recordings
 
 ANTHROPIC = recordings("anthropic")
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
@@ -124,22 +123,8 @@ def run_parser(
     data: bytes, chunk_size: int = 0
 ) -> tuple[MessageBuilder, list[StreamEvent], ProviderError | None]:
     """Feed raw SSE bytes through decoder + parser, like the runner does, keeping the events."""
-    builder = MessageBuilder(recorded_model("anthropic-messages"))
-    parser = MessagesParser(builder)
-    decoder = SSEDecoder()
-    size = chunk_size or max(len(data), 1)
-    failure: ProviderError | None = None
-    try:
-        for start in range(0, len(data), size):
-            for event in decoder.feed(data[start : start + size]):
-                parser.handle(event)
-        for event in decoder.close():
-            parser.handle(event)
-        parser.end()
-    except ProviderError as error:
-        failure = error
-        builder.fail(str(error))
-    return builder, builder.take_events(), failure
+    run = parse_bytes("anthropic-messages", data, chunk_size)
+    return run.builder, run.events, run.failure
 
 
 def recording(name: str) -> bytes:

@@ -37,7 +37,7 @@ from pi_tui.session.messages import (
     UserMessage,
 )
 from tests.support.builders import tool_result, user
-from tests.support.recordings import SSE_DIR, assemble, expected, recorded_model, recordings
+from tests.support.recordings import SSE_DIR, assemble, expected, parse_bytes, recorded_model, recordings
 
 API = "google-generative-ai"
 NAMES = recordings("gemini")
@@ -153,20 +153,9 @@ def chunk(*parts: dict[str, Any], finish: str | None = None, **extra: Any) -> di
 
 
 def run_events(data: bytes, chunk_size: int = 0) -> tuple[list[StreamEvent], AssistantMessage]:
-    builder = MessageBuilder(recorded_model(API))
-    parser = CLIENT.parser(builder)
-    decoder = SSEDecoder()
-    size = chunk_size or len(data) or 1
-    try:
-        for start in range(0, len(data), size):
-            for event in decoder.feed(data[start : start + size]):
-                parser.handle(event)
-        for event in decoder.close():
-            parser.handle(event)
-        parser.end()
-    except ProviderError as error:
-        builder.fail(str(error))
-    return builder.take_events(), builder.snapshot()
+    """Feed raw SSE bytes through decoder + parser; return every event and the final message."""
+    run = parse_bytes(API, data, chunk_size)
+    return run.events, run.message
 
 
 def run(data: bytes) -> AssistantMessage:
