@@ -1,62 +1,199 @@
-"""The ``pi-tui`` command line.
+"""The ``pi-tui`` command line (pi-compatible flags) and its modes.
 
-So far the session core is all there is, so the command line offers what works on it: version,
-help, and a look at the sessions kept for a folder. The agent modes arrive with the agent.
+Imports of the heavy parts happen inside the functions that need them, so ``--version``,
+``--help`` and ``-p`` start fast. User mistakes exit with one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Sequence
 
 from pi_tui import __version__
-from pi_tui.session import SessionError, SessionManager
 
 DESCRIPTION = """\
 pi-tui: a terminal coding agent that keeps every conversation as a tree on disk.
 
 Sessions live in $PI_CODING_AGENT_DIR/sessions (default ~/.agent/sessions), one folder per
-working directory, in the same JSONL format as pi."""
+working directory, in the same JSONL format as pi. Attach files to a prompt with @path."""
+
+EXAMPLES = """\
+examples:
+  pi-tui -p "fix the failing test"          run once, print the answer
+  pi-tui -c -p "and now the docs"           continue the latest session of this folder
+  pi-tui --mode json -p "list the files"    one JSON event per line
+  pi-tui --model anthropic/claude-sonnet-4-5:high -p "review src/"
+  pi-tui --list-models gpt"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-tui",
         description=DESCRIPTION,
+        epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
-    parser.add_argument(
-        "--list-sessions",
+    parser.add_argument("messages", nargs="*", metavar="message", help="prompt(s); @path attaches a file")
+    model = parser.add_argument_group("model")
+    model.add_argument("--provider", metavar="NAME", help="provider from the catalogue or models.json")
+    model.add_argument("--model", metavar="PATTERN", help='model id, or provider/id, optional ":<thinking>"')
+    model.add_argument("--api-key", metavar="KEY", help="overrides the provider's key")
+    model.add_argument("--thinking", metavar="LEVEL", help="off|minimal|low|medium|high|xhigh")
+    model.add_argument(
+        "--list-models", nargs="?", const="", metavar="SEARCH", help="list known models and exit"
+    )
+    modes = parser.add_argument_group("modes")
+    modes.add_argument(
+        "-p", "--print", action="store_true", help="run the message(s), print the answer, exit"
+    )
+    modes.add_argument(
+        "--mode", choices=("text", "json", "rpc"), default="text", help="print-mode output, or RPC over stdio"
+    )
+    sessions = parser.add_argument_group("sessions")
+    sessions.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_recent",
         action="store_true",
-        help="list the sessions kept for the current folder, newest first, and exit",
+        help="continue the most recent session for this folder",
     )
-    parser.add_argument(
-        "--session-dir", metavar="DIR", help="where sessions live (instead of <agent dir>/sessions/...)"
+    sessions.add_argument("-r", "--resume", action="store_true", help="open the session picker")
+    sessions.add_argument("--session", metavar="PATH|ID", help="open that session file (or id prefix)")
+    sessions.add_argument(
+        "--fork", metavar="PATH|ID", help="copy that session into a new one and continue there"
     )
+    sessions.add_argument("--session-dir", metavar="DIR", help="where sessions live")
+    sessions.add_argument("--no-session", action="store_true", help="keep nothing on disk")
+    sessions.add_argument("--list-sessions", action="store_true", help="list this folder's sessions and exit")
+    sessions.add_argument(
+        "--export", nargs="+", metavar=("SESSION", "OUT"), help="write a session as HTML and exit"
+    )
+    agent = parser.add_argument_group("agent")
+    agent.add_argument("--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)")
+    agent.add_argument("--no-tools", action="store_true", help="no tools at all")
+    agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
+    agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
+    parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
     return parser
 
 
+def fail(message: str, code: int = 2) -> int:
+    print(f"pi-tui: {message}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.list_sessions:
-        return _list_sessions(args.session_dir)
-    print(
-        "pi-tui: the interactive and print modes are not part of this build yet; "
-        "see `pi-tui --help` for what is.",
-        file=sys.stderr,
-    )
-    return 2
-
-
-def _list_sessions(session_dir: str | None) -> int:
     try:
-        sessions = SessionManager.list(os.getcwd(), session_dir)
+        return _main(argv)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except Exception as error:  # a bug: one line for the user, the details in a crash log
+        return fail(f"internal error: {type(error).__name__}: {error} (details: {_crash_log()})", 70)
+
+
+def _crash_log() -> str:
+    """Write the current traceback to the log folder; returns its path."""
+    import traceback
+    from pathlib import Path
+
+    import platformdirs
+
+    folder = Path(platformdirs.user_log_dir("pi-tui"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "crash.log"
+        with path.open("a", encoding="utf-8") as log:
+            log.write(traceback.format_exc() + "\n")
+        return str(path)
+    except OSError:
+        return "no log written"
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    cwd = os.getcwd()
+    if args.list_models is not None:
+        return _list_models(args.list_models)
+    if args.list_sessions:
+        return _list_sessions(cwd, args.session_dir)
+    if args.export:
+        return fail("HTML export is not part of this version yet (it comes with the export feature)")
+    if args.resume:
+        return fail("-r needs the interactive mode, which is not part of this version yet; use --session ID")
+    if args.mode == "rpc":
+        return _run(args, cwd, rpc=True)
+    if not args.print and args.mode == "text":
+        if not args.messages:
+            return fail('the interactive mode is not part of this version yet; run a prompt with -p "..."')
+        args.print = True  # messages without -p: run them like -p (until the TUI exists)
+    if not args.messages:
+        return fail('no message given: pi-tui -p "what to do"')
+    return _run(args, cwd, rpc=False)
+
+
+def _run(args: argparse.Namespace, cwd: str, *, rpc: bool) -> int:
+    from pathlib import Path
+
+    from pi_tui.modes.attachments import AttachmentError, build_prompts
+    from pi_tui.startup import StartOptions, StartupError, start
+
+    options = StartOptions(
+        cwd=cwd,
+        provider=args.provider,
+        model=args.model,
+        api_key=args.api_key,
+        thinking=args.thinking,
+        continue_recent=args.continue_recent,
+        session=args.session,
+        fork=args.fork,
+        session_dir=args.session_dir,
+        no_session=args.no_session,
+        tools=[name.strip() for name in args.tools.split(",") if name.strip()] if args.tools else None,
+        no_tools=args.no_tools,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+    )
+    try:
+        prompts = [] if rpc else build_prompts(args.messages, Path(cwd))
+        started = start(options)
+    except (StartupError, AttachmentError) as error:
+        return fail(str(error))
+    if started.notice and not rpc:
+        print(f"pi-tui: {started.notice}", file=sys.stderr)
+    if rpc:
+        from pi_tui.modes.rpc_mode import run_rpc
+
+        return asyncio.run(run_rpc(started))
+    from pi_tui.modes.print_mode import run_print
+
+    return asyncio.run(run_print(started.agent, prompts, json_mode=args.mode == "json"))
+
+
+def _list_models(search: str) -> int:
+    from pi_tui.ai.errors import ConfigError
+    from pi_tui.ai.models import ModelRegistry, format_model_list
+
+    try:
+        models = ModelRegistry().list_models(search or None)
+    except ConfigError as error:
+        return fail(str(error))
+    if not models:
+        print(f'No models match "{search}".')
+        return 0
+    print(format_model_list(models))
+    return 0
+
+
+def _list_sessions(cwd: str, session_dir: str | None) -> int:
+    from pi_tui.session import SessionError, SessionManager
+
+    try:
+        sessions = SessionManager.list(cwd, session_dir)
     except SessionError as error:
-        print(f"pi-tui: {error}", file=sys.stderr)
-        return 1
+        return fail(str(error), 1)
     if not sessions:
         print("No sessions for this folder yet.")
         return 0

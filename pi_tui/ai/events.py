@@ -54,7 +54,11 @@ class StreamEvent(NamedTuple):
 
     @property
     def partial(self) -> AssistantMessage:
-        """The message as assembled when this event was produced."""
+        """The message as assembled so far.
+
+        Built when read, from the live builder: events are delivered a network chunk at a time,
+        so it may already include deltas of events still queued behind this one.
+        """
         if self.message is not None:
             return self.message
         assert self.snapshot is not None

@@ -1,0 +1,112 @@
+"""Agent events and the bus that delivers them.
+
+One event type with a name and a payload keeps the bus trivial and the JSON output exact: the
+payload holds Python objects (messages, stream events, tool results) and :meth:`AgentEvent.to_json`
+renders pi's field names. Subscribers are plain callables; one that raises is reported (logged and
+announced as a ``subscriber_error`` event) and never breaks the agent loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_tui.ai.events import StreamEvent
+from pi_tui.session.messages import Wire
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPES = frozenset(
+    {
+        "agent_start",
+        "agent_end",
+        "turn_start",
+        "turn_end",
+        "message_start",
+        "message_update",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+        "queue_update",
+        "compaction_start",
+        "compaction_end",
+        "auto_retry_start",
+        "auto_retry_end",
+        "ttsr_triggered",
+        "subscriber_error",
+    }
+)
+
+
+@dataclass(slots=True)
+class AgentEvent:
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def to_json(self) -> dict[str, Any]:
+        """pi's JSON shape: ``{"type": ..., <camelCase fields>}``.
+
+        ``message_update`` carries only the stream event in Python (building the partial message
+        for every token would be wasteful); its JSON adds ``message``, built here.
+        """
+        out: dict[str, Any] = {"type": self.type}
+        stream_event = self.data.get("assistantMessageEvent")
+        if self.type == "message_update" and isinstance(stream_event, StreamEvent):
+            out["message"] = stream_event.partial.to_json_dict()
+        for key, value in self.data.items():
+            out[key] = _jsonable(value)
+        return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Wire):
+        return value.to_json_dict()
+    if isinstance(value, StreamEvent):
+        return value.to_json()
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    return value
+
+
+Subscriber = Callable[[AgentEvent], None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add ``subscriber``; returns the function that removes it."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event_type: str, **data: Any) -> AgentEvent:
+        event = AgentEvent(event_type, data)
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception as error:  # a broken subscriber must never break the agent
+                detailed = log.isEnabledFor(logging.DEBUG)
+                log.warning("an event subscriber failed on %s: %s", event_type, error, exc_info=detailed)
+                if event_type != "subscriber_error":
+                    self.emit("subscriber_error", event=event_type, error=f"{type(error).__name__}: {error}")
+        return event

@@ -1,0 +1,460 @@
+"""AgentSession: the agent loop on top of a SessionManager.
+
+``prompt(text)`` appends the user message and runs turns until the model stops asking for tools:
+stream one assistant message from the context rebuilt from the session, run its tool calls one
+after another, append the results, go again. Every message is saved as it ends; the file is
+fsynced at the end of every turn. Everything that happens is an :class:`AgentEvent` on the bus.
+
+While a run is going the user can abort (stream and running tool stop, the message ends
+``aborted``), queue a *steering* message (delivered after the current tool calls, before the next
+model call; remaining tool calls of that turn are skipped) or a *follow-up* (delivered when the
+agent would stop). ``run_bash`` records a user ``!command`` as a ``bashExecution`` message.
+
+The TUI, the print/json/rpc modes and tests all drive exactly this API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
+from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.stream import AssistantStream, RetryInfo, stream_message
+from pi_tui.ai.types import Context, Model, StreamOptions, Tool
+from pi_tui.config.settings import Settings
+from pi_tui.session import SessionManager, convert_to_llm
+from pi_tui.session.entries import THINKING_LEVELS
+from pi_tui.session.ids import now_ms
+from pi_tui.session.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
+
+SKIPPED_TEXT = "Skipped: the user sent a new message before this tool ran."
+ABORTED_TOOL_TEXT = "Aborted by the user."
+BASH_OUTPUT_LIMIT = 50_000
+
+KeyResolver = Callable[[Model], StreamOptions]
+"""Gives the request options (API key, headers) for a model; raises ConfigError without a key."""
+
+
+class AgentBusyError(RuntimeError):
+    """A prompt arrived while the agent is running and no queueing behaviour was given."""
+
+
+@dataclass(slots=True)
+class QueuedMessage:
+    text: str
+    images: list[ImageContent] = field(default_factory=list)
+
+
+class AgentSession:
+    def __init__(
+        self,
+        manager: SessionManager,
+        model: Model,
+        *,
+        tools: Sequence[AgentTool] = (),
+        system_prompt: str = "",
+        thinking_level: str = "off",
+        settings: Settings | None = None,
+        request_options: KeyResolver | None = None,
+        cwd: str | Path | None = None,
+    ) -> None:
+        self.manager = manager
+        self.model = model
+        self.tools = list(tools)
+        self.system_prompt = system_prompt
+        self.thinking_level = thinking_level
+        self.settings = settings or Settings()
+        self.cwd = Path(cwd or manager.cwd)
+        self._request_options = request_options or (lambda _model: StreamOptions())
+        self.bus = EventBus()
+        self.steering: list[QueuedMessage] = []
+        self.follow_ups: list[QueuedMessage] = []
+        self._run_task: asyncio.Task[Any] | None = None
+        self._stream: AssistantStream | None = None
+        self._tool_task: asyncio.Task[ToolResult] | None = None
+        self._bash_task: asyncio.Task[Any] | None = None
+        self._aborted = False
+        self._record_initial_state()
+
+    # --- events and state -------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        return self.bus.subscribe(subscriber)
+
+    def emit(self, event_type: str, **data: Any) -> AgentEvent:
+        return self.bus.emit(event_type, **data)
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._run_task is not None and not self._run_task.done()
+
+    @property
+    def messages(self) -> list[Any]:
+        """The agent messages of the current branch (what the model sees, before conversion)."""
+        return self.manager.build_session_context().messages
+
+    def state(self) -> dict[str, Any]:
+        """Snapshot for ``get_state`` (pi's field names)."""
+        return {
+            "model": self.model.model_dump(by_alias=True, exclude_none=True),
+            "thinkingLevel": self.thinking_level,
+            "isStreaming": self.is_streaming,
+            "isCompacting": False,
+            "steeringMode": "one-at-a-time",
+            "followUpMode": "one-at-a-time",
+            "sessionFile": str(self.manager.session_file) if self.manager.session_file else None,
+            "sessionId": self.manager.session_id,
+            "sessionName": self.manager.get_session_name(),
+            "autoCompactionEnabled": self.settings.compaction.enabled,
+            "messageCount": len(self.messages),
+            "pendingMessageCount": len(self.steering) + len(self.follow_ups),
+        }
+
+    def _record_initial_state(self) -> None:
+        """New sessions start with the model and thinking level, as pi writes them; a resumed
+        session gets a model_change only when the model differs from the branch's."""
+        context = self.manager.build_session_context()
+        current = context.model
+        if current is None or (current.provider, current.model_id) != (self.model.provider, self.model.id):
+            self.manager.append_model_change(self.model.provider, self.model.id)
+        if len(self.manager) <= 1 or context.thinking_level != self.thinking_level:
+            self.manager.append_thinking_level_change(self.thinking_level)
+
+    # --- model and thinking -------------------------------------------------------------------
+
+    def set_model(self, model: Model) -> None:
+        self.model = model
+        self.manager.append_model_change(model.provider, model.id)
+
+    def set_thinking_level(self, level: str) -> None:
+        if level not in THINKING_LEVELS:
+            raise ValueError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
+        self.thinking_level = level
+        self.manager.append_thinking_level_change(level)
+
+    # --- prompting -----------------------------------------------------------------------------
+
+    async def prompt(
+        self, text: str, images: Sequence[ImageContent] = (), *, streaming_behavior: str | None = None
+    ) -> AssistantMessage | None:
+        """Run the agent on a new user message; returns the last assistant message.
+
+        While the agent runs, ``streaming_behavior`` "steer" or "followUp" queues the message
+        instead (returns None); without it a busy agent raises :class:`AgentBusyError`.
+        """
+        if self.is_streaming:
+            if streaming_behavior == "steer":
+                self.steer(text, images)
+                return None
+            if streaming_behavior in ("followUp", "follow_up"):
+                self.follow_up(text, images)
+                return None
+            raise AgentBusyError("The agent is already running; steer or queue a follow-up instead.")
+        self._run_task = asyncio.current_task()
+        try:
+            return await self._run(user_message(text, images))
+        finally:
+            self._run_task = None
+
+    def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.steering.append(QueuedMessage(text, list(images)))
+        self._queue_changed()
+
+    def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.follow_ups.append(QueuedMessage(text, list(images)))
+        self._queue_changed()
+
+    def clear_queues(self) -> list[QueuedMessage]:
+        """Take back every queued message (e.g. into the editor after an abort)."""
+        taken = self.steering + self.follow_ups
+        self.steering, self.follow_ups = [], []
+        if taken:
+            self._queue_changed()
+        return taken
+
+    def _queue_changed(self) -> None:
+        self.emit(
+            "queue_update",
+            steering=[item.text for item in self.steering],
+            followUp=[item.text for item in self.follow_ups],
+        )
+
+    def abort(self) -> None:
+        """Stop the running stream and tool now; the run ends after recording what happened."""
+        self._aborted = True
+        if self._stream is not None:
+            self._stream.abort()
+        if self._tool_task is not None and not self._tool_task.done():
+            self._tool_task.cancel()
+        if self._bash_task is not None and not self._bash_task.done():
+            self._bash_task.cancel()
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    async def _run(self, first: UserMessage) -> AssistantMessage | None:
+        self._aborted = False
+        produced: list[Any] = []
+        self.emit("agent_start")
+        last: AssistantMessage | None = None
+        try:
+            self._save(first, produced)
+            while True:
+                self.emit("turn_start")
+                assistant = await self._stream_assistant()
+                produced.append(assistant)
+                last = assistant
+                results: list[ToolResultMessage] = []
+                if assistant.stop_reason in ("error", "aborted"):
+                    self.emit("turn_end", message=assistant, toolResults=results)
+                    break
+                calls = [block for block in assistant.content if isinstance(block, ToolCall)]
+                await self._run_tools(calls, results, produced)
+                self.emit("turn_end", message=assistant, toolResults=results)
+                self.manager.sync()
+                if self._aborted:
+                    break
+                if self.steering:
+                    for queued in self._take(self.steering):
+                        self._save(user_message(queued.text, queued.images), produced)
+                    continue
+                if calls:
+                    continue
+                if self.follow_ups:
+                    for queued in self._take(self.follow_ups):
+                        self._save(user_message(queued.text, queued.images), produced)
+                    continue
+                break
+        finally:
+            self.manager.sync()
+            self.emit("agent_end", messages=produced)
+        return last
+
+    def _take(self, queue: list[QueuedMessage]) -> list[QueuedMessage]:
+        items = list(queue)
+        queue.clear()
+        self._queue_changed()
+        return items
+
+    def _save(self, message: Any, produced: list[Any]) -> None:
+        self.emit("message_start", message=message)
+        self.manager.append_message(message)
+        produced.append(message)
+        self.emit("message_end", message=message)
+
+    def build_context(self) -> Context:
+        messages = convert_to_llm(self.manager.build_session_context().messages)
+        tools = [Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.tools]
+        return Context(system_prompt=self.system_prompt, messages=messages, tools=tools)
+
+    async def _stream_assistant(self) -> AssistantMessage:
+        try:
+            options = self._request_options(self.model)
+        except ConfigError as error:
+            return self._failed_message(str(error))
+        options.thinking = self.thinking_level  # type: ignore[assignment]
+        retry_state: dict[str, int] = {}
+
+        def on_retry(info: RetryInfo) -> None:
+            retry_state["attempt"] = info.attempt
+            self.emit(
+                "auto_retry_start",
+                attempt=info.attempt,
+                maxAttempts=info.max_retries,
+                delayMs=int(info.delay * 1000),
+                errorMessage=info.error,
+            )
+
+        stream = stream_message(self.model, self.build_context(), options, on_retry=on_retry)
+        self._stream = stream
+        if self._aborted:
+            stream.abort()
+        started = False
+        try:
+            async for event in stream:
+                if event.type in ("done", "error"):
+                    break
+                if not started:
+                    started = True
+                    self.emit("message_start", message=event.partial)
+                self.emit("message_update", assistantMessageEvent=event)
+            message = await stream.result()
+        finally:
+            self._stream = None
+        if not started:
+            self.emit("message_start", message=message)
+        if "attempt" in retry_state:
+            done = message.stop_reason not in ("error",)
+            extra = {} if done else {"finalError": message.error_message}
+            self.emit("auto_retry_end", success=done, attempt=retry_state["attempt"], **extra)
+        self.manager.append_message(message)
+        self.emit("message_end", message=message)
+        return message
+
+    def _failed_message(self, error: str) -> AssistantMessage:
+        message = AssistantMessage(
+            content=[],
+            api=self.model.api,
+            provider=self.model.provider,
+            model=self.model.id,
+            stop_reason="error",
+            error_message=error,
+            timestamp=now_ms(),
+        )
+        self.emit("message_start", message=message)
+        self.manager.append_message(message)
+        self.emit("message_end", message=message)
+        return message
+
+    async def _run_tools(
+        self, calls: list[ToolCall], results: list[ToolResultMessage], produced: list[Any]
+    ) -> None:
+        by_name = {tool.name: tool for tool in self.tools}
+        for index, call in enumerate(calls):
+            self.emit("tool_execution_start", toolCallId=call.id, toolName=call.name, args=call.arguments)
+            if self._aborted:
+                result = ToolResult.text(ABORTED_TOOL_TEXT)
+                result.is_error = True
+            elif self.steering and index > 0:
+                result = ToolResult.text(SKIPPED_TEXT)
+                result.is_error = True
+            else:
+                result = await self._execute(by_name.get(call.name), call)
+            message = ToolResultMessage(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=list(result.content),
+                is_error=result.is_error,
+                timestamp=now_ms(),
+            )
+            if result.details is not None:
+                message.details = result.details
+            results.append(message)
+            self.emit(
+                "tool_execution_end",
+                toolCallId=call.id,
+                toolName=call.name,
+                result={"content": result.content, "details": result.details},
+                isError=result.is_error,
+            )
+            self._save(message, produced)
+
+    async def _execute(self, tool: AgentTool | None, call: ToolCall) -> ToolResult:
+        if tool is None:
+            available = ", ".join(t.name for t in self.tools) or "none"
+            return _error_result(f"Tool {call.name!r} is not available (available: {available}).")
+
+        def on_update(partial: ToolResult) -> None:
+            self.emit(
+                "tool_execution_update",
+                toolCallId=call.id,
+                toolName=call.name,
+                args=call.arguments,
+                partialResult={"content": partial.content, "details": partial.details},
+            )
+
+        context = ToolContext(cwd=self.cwd, on_update=on_update)
+        task = asyncio.ensure_future(tool.execute(call.id, dict(call.arguments), context))
+        self._tool_task = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not self._aborted:
+                raise  # our own task is being cancelled: let it go
+            return _error_result(ABORTED_TOOL_TEXT)
+        except ToolError as error:
+            return _error_result(str(error), error.details if error.details is not None else {})
+        except Exception as error:  # a tool bug: the model hears about it, the loop goes on
+            return _error_result(f"{call.name} failed: {type(error).__name__}: {error}", {})
+        finally:
+            self._tool_task = None
+
+    # --- user shell commands --------------------------------------------------------------------
+
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
+        """Run a user ``!command`` (``!!`` excludes it from the context) and record it."""
+        task = asyncio.ensure_future(_run_shell(command, self.cwd))
+        self._bash_task = task
+        cancelled = False
+        try:
+            output, exit_code = await task
+        except asyncio.CancelledError:
+            output, exit_code, cancelled = getattr(task, "partial_output", ""), None, True
+        finally:
+            self._bash_task = None
+        truncated = len(output) > BASH_OUTPUT_LIMIT
+        message = BashExecutionMessage(
+            command=command,
+            output=output[-BASH_OUTPUT_LIMIT:] if truncated else output,
+            exit_code=exit_code,
+            cancelled=cancelled,
+            truncated=truncated,
+            timestamp=now_ms(),
+            exclude_from_context=exclude_from_context,
+        )
+        self.emit("message_start", message=message)
+        self.manager.append_message(message)
+        self.emit("message_end", message=message)
+        self.manager.sync()
+        return message
+
+
+def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
+    """pi stores prompts as content arrays: the text block, then any images."""
+    blocks: list[TextContent | ImageContent] = [TextContent(text=text), *images]
+    return UserMessage(content=blocks, timestamp=now_ms())
+
+
+def _error_result(text: str, details: Any = None) -> ToolResult:
+    return ToolResult([TextContent(text=text)], details, is_error=True)
+
+
+async def _run_shell(command: str, cwd: Path) -> tuple[str, int | None]:
+    """Run ``command`` in its own process group; on cancellation kill the whole group."""
+    shell = os.environ.get("SHELL") or "/bin/bash"
+    if not shell.endswith(("bash", "zsh")):
+        shell = "/bin/bash"
+    process = await asyncio.create_subprocess_exec(
+        shell,
+        "-c",
+        command,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    chunks: list[bytes] = []
+    try:
+        assert process.stdout is not None
+        while True:
+            chunk = await process.stdout.read(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = await process.wait()
+    except asyncio.CancelledError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), 1.0)
+        task = asyncio.current_task()
+        if task is not None:
+            task.partial_output = b"".join(chunks).decode("utf-8", "replace")  # type: ignore[attr-defined]
+        raise
+    return b"".join(chunks).decode("utf-8", "replace"), code

@@ -1,0 +1,87 @@
+"""The system prompt: who the agent is, its tools, the project's context files, date and cwd."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pi_tui.config.paths import agent_dir
+from pi_tui.tools.base import AgentTool
+
+CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
+
+BASE_PROMPT = """You are a coding agent working in the user's project from a terminal. You read \
+files, run commands, edit code and write new files to get the user's task done.
+
+Work like a careful senior engineer:
+- Look before you change: read the relevant files and run commands to learn the project.
+- Make focused changes; prefer editing existing code over rewriting it.
+- Check your work (run the tests or the program) when that is possible.
+- Keep answers short and concrete; show paths and commands, not long explanations.
+- When something is unclear or risky, say so instead of guessing."""
+
+
+def context_files(cwd: Path) -> list[Path]:
+    """AGENTS.md / CLAUDE.md from the agent dir, then from the repository root down to ``cwd``.
+
+    In each folder the first existing name wins. Walking stops at the first folder containing
+    ``.git`` (the repository root) or at the filesystem root.
+    """
+    found: list[Path] = []
+    global_file = _first_existing(agent_dir())
+    if global_file is not None:
+        found.append(global_file)
+    folders: list[Path] = []
+    current = cwd.resolve()
+    while True:
+        folders.append(current)
+        if (current / ".git").exists() or current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(folders):
+        candidate = _first_existing(folder)
+        if candidate is not None and candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def _first_existing(folder: Path) -> Path | None:
+    for name in CONTEXT_FILE_NAMES:
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def build_system_prompt(
+    cwd: Path,
+    tools: Sequence[AgentTool],
+    *,
+    custom: str | None = None,
+    append: str | None = None,
+    extra_sections: Sequence[str] = (),
+    now: datetime | None = None,
+) -> str:
+    """The full prompt. ``custom`` replaces the base text (``--system-prompt``); ``append`` is
+    added at the end (``--append-system-prompt``); ``extra_sections`` carries always-apply rules."""
+    parts = [custom.strip() if custom else BASE_PROMPT]
+    if tools:
+        listing = "\n".join(f"- {tool.name}: {tool.description.splitlines()[0]}" for tool in tools)
+        parts.append(f"Available tools:\n{listing}")
+    else:
+        parts.append("No tools are available in this session: answer from the conversation alone.")
+    for path in context_files(cwd):
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text:
+            parts.append(f"# Project context from {path}\n\n{text}")
+    parts.extend(section.strip() for section in extra_sections if section.strip())
+    moment = now or datetime.now().astimezone()
+    stamp = moment.strftime("%A, %Y-%m-%d %H:%M %Z")
+    parts.append(f"Current date and time: {stamp}\nWorking directory: {cwd}")
+    if append:
+        parts.append(append.strip())
+    return "\n\n".join(parts)

@@ -1,0 +1,64 @@
+"""``@path`` arguments: files attached to the first prompt, as pi does it.
+
+Text files are inlined as ``<file name="ABS">...</file>``; images become image blocks preceded by
+an empty ``<file name="ABS"></file>`` marker, so the model knows which file each image is.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pi_tui.session.messages import ImageContent
+
+IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
+
+
+class AttachmentError(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class Prompt:
+    text: str
+    images: list[ImageContent] = field(default_factory=list)
+
+
+def image_type(data: bytes) -> str | None:
+    for magic, mime in IMAGE_TYPES.items():
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def build_prompts(arguments: list[str], cwd: Path) -> list[Prompt]:
+    """Split CLI words into prompts: ``@file`` words attach to the next message."""
+    prompts: list[Prompt] = []
+    prefix = ""
+    images: list[ImageContent] = []
+    for word in arguments:
+        if word.startswith("@") and len(word) > 1:
+            path = (cwd / word[1:]).expanduser().resolve()
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                raise AttachmentError(f"Cannot attach {word[1:]}: {error.strerror}") from None
+            mime = image_type(data)
+            if mime is not None:
+                images.append(ImageContent(data=base64.b64encode(data).decode(), mime_type=mime))
+                prefix += f'<file name="{path}"></file>\n'
+            else:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise AttachmentError(f"Cannot attach {word[1:]}: not a text or image file") from None
+                prefix += f'<file name="{path}">\n{text}\n</file>\n'
+            continue
+        prompts.append(Prompt(prefix + word, images))
+        prefix, images = "", []
+    if prefix:
+        prompts.append(Prompt(prefix.rstrip("\n"), images))
+    return prompts

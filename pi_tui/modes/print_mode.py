@@ -1,0 +1,76 @@
+"""``-p``: run the prompt(s) without a UI, print the final answer (text) or every event (json).
+
+Exit codes: 0 when the last reply ended normally, 1 when it ended in an error (the message goes
+to stderr), 130 when interrupted with Ctrl+C (the run is aborted and recorded as such).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import TextIO
+
+import orjson
+
+from pi_tui.agent.events import AgentEvent
+from pi_tui.agent.session import AgentSession
+from pi_tui.ai.http import close_shared_client
+from pi_tui.modes.attachments import Prompt
+from pi_tui.session.messages import AssistantMessage, TextContent
+
+
+def final_text(message: AssistantMessage | None) -> str:
+    if message is None:
+        return ""
+    return "".join(block.text for block in message.content if isinstance(block, TextContent))
+
+
+async def run_print(
+    agent: AgentSession, prompts: list[Prompt], *, json_mode: bool, out: TextIO = sys.stdout
+) -> int:
+    interrupted = False
+
+    def on_interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        agent.abort()
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+
+    if json_mode:
+        out.write(orjson.dumps(agent.manager.get_header().to_json_dict()).decode() + "\n")
+        out.flush()
+
+        def write_event(event: AgentEvent) -> None:
+            out.write(orjson.dumps(event.to_json()).decode() + "\n")
+            out.flush()
+
+        agent.subscribe(write_event)
+
+    last: AssistantMessage | None = None
+    try:
+        for prompt in prompts:
+            last = await agent.prompt(prompt.text, prompt.images)
+            if interrupted or (last is not None and last.stop_reason in ("error", "aborted")):
+                break
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        agent.manager.close()
+        await close_shared_client()
+
+    if interrupted:
+        print("pi-tui: interrupted", file=sys.stderr)
+        return 130
+    if last is not None and last.stop_reason == "error":
+        print(f"pi-tui: {last.error_message or 'the model request failed'}", file=sys.stderr)
+        return 1
+    if not json_mode:
+        text = final_text(last)
+        out.write(text + ("" if text.endswith("\n") else "\n"))
+        out.flush()
+    return 0

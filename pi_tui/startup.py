@@ -1,0 +1,200 @@
+"""From command-line options to a ready AgentSession: settings, session file, model, tools, prompt.
+
+Every user mistake here (unknown model, bad models.json, unreadable session, unknown tool) is a
+:class:`StartupError` with one clear line; the CLI prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_tui.agent.session import AgentSession
+from pi_tui.agent.system_prompt import build_system_prompt
+from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.models import ModelRegistry
+from pi_tui.ai.types import Model, StreamOptions
+from pi_tui.config.paths import session_dir_for_cwd
+from pi_tui.config.settings import Settings, SettingsError, load_settings
+from pi_tui.session import SessionError, SessionManager
+from pi_tui.session.entries import THINKING_LEVELS
+from pi_tui.session.listing import list_all_sessions, list_sessions
+
+
+class StartupError(Exception):
+    """A problem with what the user asked for; the message is shown as is."""
+
+
+@dataclass(slots=True)
+class StartOptions:
+    cwd: str
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    thinking: str | None = None
+    continue_recent: bool = False
+    session: str | None = None
+    fork: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    tools: list[str] | None = None
+    no_tools: bool = False
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+
+
+@dataclass(slots=True)
+class Started:
+    agent: AgentSession
+    registry: ModelRegistry
+    settings: Settings
+    notice: str | None
+    """Something the user should be told at startup (e.g. "using the offline demo model")."""
+
+
+def start(options: StartOptions) -> Started:
+    try:
+        settings = load_settings(options.cwd)
+    except SettingsError as error:
+        raise StartupError(str(error)) from None
+    try:
+        registry = ModelRegistry()
+    except ConfigError as error:
+        raise StartupError(str(error)) from None
+    manager = open_session(options)
+    model, thinking, notice = choose_model(options, registry, settings, manager)
+    try:
+        registry.request_options(model, cli_key=options.api_key)  # fail now, not mid-run
+    except ConfigError as error:
+        manager.close()
+        raise StartupError(
+            f"{error}. (With no provider chosen and no key anywhere, pi-tui uses the offline demo "
+            "model instead.)"
+        ) from None
+    tools = choose_tools(options)
+    prompt = build_system_prompt(
+        Path(options.cwd),
+        tools,
+        custom=_file_or_text(options.system_prompt),
+        append=_file_or_text(options.append_system_prompt),
+    )
+    retry = settings.retry
+
+    def request_options(chosen: Model) -> StreamOptions:
+        base = StreamOptions(
+            max_retries=retry.max_retries if retry.enabled else 0,
+            base_delay=retry.base_delay_ms / 1000,
+            session_id=manager.session_id,
+        )
+        return registry.request_options(chosen, base, cli_key=options.api_key)
+
+    agent = AgentSession(
+        manager,
+        model,
+        tools=tools,
+        system_prompt=prompt,
+        thinking_level=thinking,
+        settings=settings,
+        request_options=request_options,
+        cwd=options.cwd,
+    )
+    return Started(agent, registry, settings, notice)
+
+
+def open_session(options: StartOptions) -> SessionManager:
+    folder = Path(options.session_dir) if options.session_dir else None
+    try:
+        if options.no_session:
+            return SessionManager.in_memory(options.cwd)
+        if options.fork:
+            return SessionManager.fork_from(find_session(options.fork, options), options.cwd, folder)
+        if options.session:
+            return SessionManager.open(find_session(options.session, options), folder)
+        if options.continue_recent:
+            return SessionManager.continue_recent(options.cwd, folder)
+        return SessionManager.create(options.cwd, folder)
+    except SessionError as error:
+        raise StartupError(str(error)) from None
+
+
+def find_session(reference: str, options: StartOptions) -> Path:
+    """A session file path, or the session of this folder (then any folder) whose id starts so."""
+    path = Path(reference).expanduser()
+    if path.suffix == ".jsonl" or os.sep in reference or path.exists():
+        if not path.is_file():
+            raise StartupError(f"Session file not found: {reference}")
+        return path
+    folder = session_dir_for_cwd(options.cwd, options.session_dir)
+    for candidates in (list_sessions(folder), list_all_sessions() if not options.session_dir else []):
+        matches = [info.path for info in candidates if info.id.startswith(reference)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise StartupError(
+                f'Session id prefix "{reference}" matches {len(matches)} sessions; give more of it'
+            )
+    raise StartupError(f'No session found for "{reference}" (give a file path or the start of a session id)')
+
+
+def choose_model(
+    options: StartOptions, registry: ModelRegistry, settings: Settings, manager: SessionManager
+) -> tuple[Model, str, str | None]:
+    """The model and thinking level to start with, and a notice for the user if any."""
+    if options.thinking is not None and options.thinking not in THINKING_LEVELS:
+        raise StartupError(
+            f'Unknown thinking level "{options.thinking}"; use one of {", ".join(THINKING_LEVELS)}'
+        )
+    context = manager.build_session_context()
+    notice = None
+    try:
+        if options.model is None and options.provider is None and context.model is not None:
+            # Resuming: keep the session's model when we know it.
+            match = registry.find(f"{context.model.provider}/{context.model.model_id}")
+            if match is not None:
+                thinking = options.thinking or context.thinking_level
+                return match.model, thinking, None
+        choice = registry.default_model(settings, options.provider, options.model)
+    except ConfigError as error:
+        raise StartupError(str(error)) from None
+    if choice.source == "offline":
+        notice = (
+            "No model is configured and no API key was found, so pi-tui is using the offline demo "
+            "model (offline/demo). Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, pass "
+            "--api-key, or add a provider to models.json to use a real model."
+        )
+    if choice.warning:
+        notice = choice.warning if notice is None else f"{choice.warning}\n{notice}"
+    default_level = settings.default_thinking_level or "off"
+    thinking = (
+        options.thinking or choice.thinking or (context.thinking_level if len(manager) else default_level)
+    )
+    if not choice.model.reasoning:
+        thinking = "off" if options.thinking is None else thinking
+    return choice.model, thinking, notice
+
+
+def choose_tools(options: StartOptions) -> list:  # type: ignore[type-arg]
+    if options.no_tools:
+        return []
+    from pi_tui.tools import default_tools, tools_by_name
+
+    if options.tools is not None:
+        try:
+            return tools_by_name(options.tools, options.cwd)
+        except ValueError as error:
+            raise StartupError(str(error)) from None
+    return default_tools(options.cwd)
+
+
+def _file_or_text(value: str | None) -> str | None:
+    """``--system-prompt`` takes text, or the path of a file holding it (as pi does)."""
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    try:
+        if len(value) < 4096 and path.is_file():
+            return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    return value
