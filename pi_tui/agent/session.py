@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
-from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.errors import ConfigError, is_context_overflow
 from pi_tui.ai.stream import AssistantStream, RetryInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.config.settings import Settings
@@ -49,6 +49,10 @@ BASH_OUTPUT_LIMIT = 50_000
 
 KeyResolver = Callable[[Model], StreamOptions]
 """Gives the request options (API key, headers) for a model; raises ConfigError without a key."""
+
+
+class CompactionFailed(Exception):
+    """The summary request for a compaction failed; the message says why."""
 
 
 class AgentBusyError(RuntimeError):
@@ -214,6 +218,7 @@ class AgentSession:
         last: AssistantMessage | None = None
         try:
             self._save(first, produced)
+            overflow_retried = False
             while True:
                 self.emit("turn_start")
                 assistant = await self._stream_assistant()
@@ -222,6 +227,13 @@ class AgentSession:
                 results: list[ToolResultMessage] = []
                 if assistant.stop_reason in ("error", "aborted"):
                     self.emit("turn_end", message=assistant, toolResults=results)
+                    overflow = assistant.stop_reason == "error" and is_context_overflow(
+                        assistant.error_message
+                    )
+                    if overflow and not overflow_retried and not self._aborted:
+                        overflow_retried = True
+                        if await self._auto_compact("overflow"):
+                            continue  # one retry with the compacted context
                     break
                 calls = [block for block in assistant.content if isinstance(block, ToolCall)]
                 await self._run_tools(calls, results, produced)
@@ -243,7 +255,77 @@ class AgentSession:
         finally:
             self.manager.sync()
             self.emit("agent_end", messages=produced)
+        if not self._aborted and last is not None and last.stop_reason not in ("error", "aborted"):
+            await self._maybe_compact()
         return last
+
+    # --- compaction -----------------------------------------------------------------------------
+
+    def context_tokens(self) -> int:
+        """Tokens the current context takes (last usage plus estimates of what followed it)."""
+        from pi_tui.compaction.tokens import context_tokens
+
+        return context_tokens(self.messages)
+
+    async def _maybe_compact(self) -> None:
+        """Automatic compaction when the context leaves less than ``reserveTokens`` free."""
+        from pi_tui.compaction.compact import should_compact
+
+        if should_compact(self.context_tokens(), self.model.context_window, self.settings.compaction):
+            await self._auto_compact("threshold")
+
+    async def _auto_compact(self, reason: str) -> bool:
+        try:
+            return await self.compact(reason=reason) is not None
+        except CompactionFailed:
+            return False
+
+    async def compact(self, custom_instructions: str | None = None, *, reason: str = "manual") -> Any:
+        """Summarise the older part of the branch into a ``compaction`` entry (``/compact``).
+
+        Returns the CompactionResult, or None when there is nothing to compact. Raises
+        :class:`CompactionFailed` with the provider's message when the summary request fails.
+        """
+        from pi_tui.compaction.compact import compact, prepare_compaction
+        from pi_tui.compaction.request import CompactionError
+
+        self.emit("compaction_start", reason=reason)
+        preparation = prepare_compaction(self.manager.get_branch(), self.settings.compaction)
+        if preparation is None:
+            self.emit("compaction_end", reason=reason, result=None, aborted=False, willRetry=False)
+            return None
+        try:
+            options = self._request_options(self.model)
+            options.thinking = self.thinking_level  # type: ignore[assignment]
+            result = await compact(preparation, self.model, options, custom_instructions)
+        except (CompactionError, ConfigError) as error:
+            self.emit(
+                "compaction_end",
+                reason=reason,
+                result=None,
+                aborted=False,
+                willRetry=False,
+                errorMessage=str(error),
+            )
+            raise CompactionFailed(str(error)) from error
+        except asyncio.CancelledError:
+            self.emit("compaction_end", reason=reason, result=None, aborted=True, willRetry=False)
+            raise
+        result.append_to(self.manager)
+        self.manager.sync()
+        self.emit(
+            "compaction_end",
+            reason=reason,
+            result={
+                "summary": result.summary,
+                "firstKeptEntryId": result.first_kept_entry_id,
+                "tokensBefore": result.tokens_before,
+                "details": result.details,
+            },
+            aborted=False,
+            willRetry=reason == "overflow",
+        )
+        return result
 
     def _take(self, queue: list[QueuedMessage]) -> list[QueuedMessage]:
         items = list(queue)

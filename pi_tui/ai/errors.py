@@ -28,3 +28,22 @@ class ProviderError(Exception):
 
 class ConfigError(Exception):
     """models.json or a model/provider choice cannot be used; names the file and problem."""
+
+
+OVERFLOW_MARKERS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "prompt is too long",
+    "too many tokens",
+    "exceeds the maximum number of tokens",
+    "input is too long",
+    "request too large",
+)
+
+
+def is_context_overflow(message: str | None) -> bool:
+    """Whether a provider's error text says the request did not fit the model's context."""
+    text = (message or "").lower()
+    return any(marker in text for marker in OVERFLOW_MARKERS)

@@ -25,7 +25,7 @@ import httpx
 import orjson
 
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.errors import ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.http import shared_client
 from pi_tui.ai.protocol import ApiClient
@@ -263,16 +263,7 @@ def http_error(status: int, body: str, headers: httpx.Headers) -> ProviderError:
     """The ProviderError for an HTTP error answer (body shortened, retry hint parsed)."""
     snippet = _error_summary(body)
     retryable = status in RETRYABLE_STATUS
-    overflow = status in (400, 413) and any(
-        marker in body.lower()
-        for marker in (
-            "context length",
-            "context_length",
-            "too long",
-            "maximum context",
-            "prompt is too long",
-        )
-    )
+    overflow = status in (400, 413) and is_context_overflow(body)
     message = f"HTTP {status}" + (f": {snippet}" if snippet else "")
     if status == 529 or "overloaded" in body.lower():
         message = f"Provider overloaded (HTTP {status})" + (f": {snippet}" if snippet else "")
