@@ -1,0 +1,99 @@
+"""``find``: list files (and folders) whose path matches a glob.
+
+Walks with :mod:`pi_tui.tools.walk` so .gitignore, ``.git`` and ``node_modules`` are handled
+the same way as in grep. Results are relative to the searched folder and sorted, so repeated
+calls give the same list and a list cut at ``limit`` is a prefix of the full one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.tools.base import ToolContext, ToolError, ToolResult
+from pi_tui.tools.common import optional_int, optional_str, require_str, resolve_path
+from pi_tui.tools.truncation import MAX_BYTES, format_size, truncate_head
+from pi_tui.tools.walk import PathGlob, walk
+
+DEFAULT_LIMIT = 1000
+
+DESCRIPTION = (
+    "Find files by glob pattern, e.g. '*.py' (any depth), '**/*.test.ts' or 'src/**/config.*'. "
+    "A pattern without '/' matches file names at any depth; with '/' it matches the path "
+    "relative to the searched folder. Folders are listed with a trailing '/'. Respects "
+    f".gitignore and skips .git and node_modules. At most {DEFAULT_LIMIT} results by default "
+    f"(see limit), output cut at {MAX_BYTES // 1024} KB."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Glob to match, e.g. '*.py' or 'src/**/*.ts'."},
+        "path": {"type": "string", "description": "Folder to search (default: working directory)."},
+        "limit": {"type": "integer", "description": f"Most results to return (default {DEFAULT_LIMIT})."},
+    },
+    "required": ["pattern"],
+}
+
+
+@dataclass(slots=True)
+class FindTool:
+    cwd: Path = field(default_factory=Path.cwd)
+    name: str = "find"
+    label: str = "Find"
+    description: str = DESCRIPTION
+    parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
+
+    async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = require_str(args, "pattern", allow_empty=False)
+        raw_path = optional_str(args, "path") or "."
+        limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
+        root = resolve_path(raw_path, ctx.cwd)
+        if not root.exists():
+            raise ToolError(f"Path not found: {raw_path}")
+        if not root.is_dir():
+            raise ToolError(f"{raw_path} is not a folder; find searches inside a folder.")
+        stop = threading.Event()
+        try:
+            found, more = await asyncio.to_thread(find_paths, root, PathGlob(pattern), limit, stop)
+        finally:
+            stop.set()
+        return _format(found, more, limit, pattern)
+
+
+def find_paths(root: Path, glob: PathGlob, limit: int, stop: threading.Event) -> tuple[list[str], bool]:
+    """Matches under ``root`` (folders end in ``/``), at most ``limit``; flag: more exist.
+
+    The walk's order is the sort order: by name within a folder, a folder's contents right
+    after it (``a/x`` before ``a-b/x``), the same order grep uses.
+    """
+    found: list[str] = []
+    for rel, is_dir in walk(root, stop):
+        if glob.matches(rel):
+            if len(found) == limit:
+                return found, True
+            found.append(f"{rel}/" if is_dir else rel)
+    return found, False
+
+
+def _format(found: list[str], more: bool, limit: int, pattern: str) -> ToolResult:
+    if not found:
+        return ToolResult.text(f"No files found matching {pattern!r}.")
+    cut = truncate_head("\n".join(found), max_lines=len(found) + 1)
+    notes = []
+    details: dict[str, Any] = {}
+    if more:
+        notes.append(
+            f"Showing the first {limit} results; there are more. Use a narrower pattern or raise limit."
+        )
+        details["resultLimitReached"] = limit
+    if cut.truncated:
+        notes.append(f"Output cut at {format_size(MAX_BYTES)}; use a narrower pattern.")
+        details["truncation"] = cut.to_details()
+    text = cut.content
+    if notes:
+        text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
+    return ToolResult.text(text, details or None)

@@ -1,0 +1,316 @@
+"""``grep``: search file contents with a regular expression.
+
+Uses ripgrep when it is installed (fast, honours .gitignore exactly); otherwise walks the tree
+in Python (:mod:`pi_tui.tools.walk`) and matches with the ``regex`` module, whose syntax is
+close to ripgrep's. Both backends produce the same records and the same ``path:line:text``
+output, sorted by path, so the model sees no difference except speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import regex
+
+from pi_tui.tools.base import ToolContext, ToolError, ToolResult
+from pi_tui.tools.common import (
+    is_binary,
+    optional_bool,
+    optional_int,
+    optional_str,
+    require_str,
+    resolve_path,
+)
+from pi_tui.tools.truncation import MAX_BYTES, MAX_LINE_CHARS, format_size, truncate_head, truncate_line
+from pi_tui.tools.walk import SKIP_DIRS, PathGlob, walk
+
+DEFAULT_LIMIT = 100
+
+DESCRIPTION = (
+    "Search file contents for a regular expression (ripgrep syntax; set literal for plain text). "
+    "Returns matching lines as path:line:text, paths relative to the searched folder; with "
+    "context, neighbouring lines are shown as path-line-text. Respects .gitignore and skips "
+    f".git and node_modules. At most {DEFAULT_LIMIT} matches by default (see limit), output "
+    f"cut at {MAX_BYTES // 1024} KB, long lines cut at {MAX_LINE_CHARS} characters."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Regular expression (or plain text with literal)."},
+        "path": {"type": "string", "description": "Folder or file to search (default: working directory)."},
+        "glob": {
+            "type": "string",
+            "description": "Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'.",
+        },
+        "ignoreCase": {"type": "boolean", "description": "Match without regard to case."},
+        "literal": {"type": "boolean", "description": "Treat pattern as plain text, not a regex."},
+        "context": {"type": "integer", "description": "Lines to show before and after each match."},
+        "limit": {"type": "integer", "description": f"Most matches to return (default {DEFAULT_LIMIT})."},
+    },
+    "required": ["pattern"],
+}
+
+
+class Line(NamedTuple):
+    path: str
+    number: int
+    text: str
+    is_match: bool
+
+
+@dataclass(slots=True)
+class Search:
+    pattern: str
+    root: Path
+    """Folder the paths are relative to."""
+    target: str | None
+    """A single file name inside ``root`` when the user gave a file, else ``None``."""
+    glob: str | None
+    ignore_case: bool
+    literal: bool
+    context: int
+    limit: int
+
+
+@dataclass(slots=True)
+class Found:
+    lines: list[Line] = field(default_factory=list)
+    matches: int = 0
+    limit_reached: bool = False
+
+    def add(self, line: Line, limit: int) -> bool:
+        """Record ``line``; ``False`` once the match limit is reached and searching should stop."""
+        self.lines.append(line)
+        if line.is_match:
+            self.matches += 1
+            if self.matches >= limit:
+                self.limit_reached = True
+                return False
+        return True
+
+
+@dataclass(slots=True)
+class GrepTool:
+    cwd: Path = field(default_factory=Path.cwd)
+    name: str = "grep"
+    label: str = "Grep"
+    description: str = DESCRIPTION
+    parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
+
+    async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = require_str(args, "pattern", allow_empty=False)
+        raw_path = optional_str(args, "path") or "."
+        path = resolve_path(raw_path, ctx.cwd)
+        if not path.exists():
+            raise ToolError(f"Path not found: {raw_path}")
+        root, target = (path.parent, path.name) if path.is_file() else (path, None)
+        search = Search(
+            pattern=pattern,
+            root=root,
+            target=target,
+            glob=optional_str(args, "glob"),
+            ignore_case=optional_bool(args, "ignoreCase"),
+            literal=optional_bool(args, "literal"),
+            context=optional_int(args, "context", minimum=0) or 0,
+            limit=optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT,
+        )
+        rg = shutil.which("rg")
+        found = await (_search_rg(rg, search) if rg else _search_python(search))
+        return _format(found, search)
+
+
+# --- ripgrep --------------------------------------------------------------------------------
+
+
+def _rg_args(rg: str, search: Search) -> list[str]:
+    args = [rg, "--json", "--hidden", "--no-require-git", "--sort", "path", "--no-config"]
+    for name in sorted(SKIP_DIRS):
+        args += ["--glob", f"!{name}"]
+    if search.glob:
+        args += ["--glob", search.glob]
+    if search.ignore_case:
+        args.append("--ignore-case")
+    if search.literal:
+        args.append("--fixed-strings")
+    if search.context:
+        args += ["--context", str(search.context)]
+    args += ["--regexp", search.pattern]
+    if search.target:
+        args += ["--", search.target]
+    return args
+
+
+def _rg_text(data: dict[str, Any]) -> str:
+    if "text" in data:
+        return str(data["text"])
+    return base64.b64decode(data.get("bytes", "")).decode("utf-8", "replace")
+
+
+async def _search_rg(rg: str, search: Search) -> Found:
+    process = await asyncio.create_subprocess_exec(
+        *_rg_args(rg, search),
+        cwd=str(search.root),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=64 * 1024 * 1024,  # one JSON line holds a whole matched line, however long
+    )
+    assert process.stdout is not None and process.stderr is not None
+    errors = asyncio.ensure_future(process.stderr.read())
+    found = Found()
+    try:
+        while line := await process.stdout.readline():
+            message = json.loads(line)
+            kind = message.get("type")
+            if kind not in ("match", "context"):
+                continue
+            data = message["data"]
+            text = _rg_text(data["lines"]).rstrip("\n").removesuffix("\r")
+            record = Line(_rg_text(data["path"]), data["line_number"], text, kind == "match")
+            if not found.add(record, search.limit):
+                break
+    except BaseException:
+        _kill(process)
+        errors.cancel()
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(process.wait(), 0.1)  # reap it: rg dies at once on SIGKILL
+        raise
+    if found.limit_reached:
+        _kill(process)
+    code = await process.wait()
+    stderr = (await errors).decode("utf-8", "replace").strip()
+    if code == 2 and not found.lines and not found.limit_reached:
+        if "regex" in stderr.lower():
+            raise ToolError(f"Invalid regular expression: {stderr}")
+        raise ToolError(f"Search failed: {stderr or 'ripgrep exited with code 2'}")
+    return found
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+
+
+# --- pure Python ----------------------------------------------------------------------------
+
+
+def _compile(search: Search) -> regex.Pattern[str]:
+    source = regex.escape(search.pattern) if search.literal else search.pattern
+    flags = regex.IGNORECASE if search.ignore_case else 0
+    try:
+        return regex.compile(source, flags)
+    except regex.error as error:
+        raise ToolError(f"Invalid regular expression {search.pattern!r}: {error}") from None
+
+
+async def _search_python(search: Search) -> Found:
+    compiled = _compile(search)
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(_python_search, search, compiled, stop)
+    finally:
+        stop.set()  # a cancelled caller leaves the thread running: tell it to stop
+
+
+def _python_files(search: Search, stop: threading.Event) -> Iterator[str]:
+    """Files to search, relative to ``search.root``, in path order."""
+    if search.target:
+        yield search.target
+        return
+    only = PathGlob(search.glob) if search.glob else None
+    for path, is_dir in walk(search.root, stop, only.matches if only else None):
+        if not is_dir and (only is None or only.matches(path)):
+            yield path
+
+
+def _python_search(search: Search, compiled: regex.Pattern[str], stop: threading.Event) -> Found:
+    found = Found()
+    for rel in _python_files(search, stop):
+        if stop.is_set():
+            break
+        try:
+            data = (search.root / rel).read_bytes()
+        except OSError:
+            continue
+        if is_binary(data):
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        hits = [index for index, line in enumerate(lines) if compiled.search(line)]
+        if not hits:
+            continue
+        if not _add_file(found, rel, lines, hits, search):
+            break
+    return found
+
+
+def _add_file(found: Found, rel: str, lines: list[str], hits: list[int], search: Search) -> bool:
+    """Add one file's matches with their context; ``False`` when the match limit stops the search."""
+    hit_set = set(hits)
+    shown: set[int] = set()
+    for hit in hits:
+        low = max(0, hit - search.context)
+        high = min(len(lines) - 1, hit + search.context)
+        for index in range(low, high + 1):
+            if index in shown:
+                continue
+            shown.add(index)
+            record = Line(rel, index + 1, lines[index].removesuffix("\r"), index in hit_set)
+            if not found.add(record, search.limit):
+                return False
+    return True
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+def _format(found: Found, search: Search) -> ToolResult:
+    if not found.lines:
+        return ToolResult.text("No matches found.")
+    out: list[str] = []
+    previous: Line | None = None
+    cut_lines = False
+    for line in found.lines:
+        if (
+            search.context
+            and previous is not None
+            and (previous.path != line.path or line.number != previous.number + 1)
+        ):
+            out.append("--")
+        text, cut = truncate_line(line.text)
+        cut_lines = cut_lines or cut
+        out.append(
+            f"{line.path}{':' if line.is_match else '-'}{line.number}{':' if line.is_match else '-'}{text}"
+        )
+        previous = line
+    cut = truncate_head("\n".join(out), max_lines=len(out) + 1)
+    notes = []
+    details: dict[str, Any] = {}
+    if found.limit_reached:
+        notes.append(
+            f"Stopped at {search.limit} matches; there may be more. "
+            "Narrow the pattern or path, or raise limit."
+        )
+        details["matchLimitReached"] = search.limit
+    if cut.truncated:
+        notes.append(f"Output cut at {format_size(MAX_BYTES)}; narrow the search to see the rest.")
+        details["truncation"] = cut.to_details()
+    if cut_lines:
+        notes.append(f"Lines longer than {MAX_LINE_CHARS} characters were cut; use read to see them whole.")
+        details["linesTruncated"] = True
+    text = cut.content
+    if notes:
+        text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
+    return ToolResult.text(text, details or None)
