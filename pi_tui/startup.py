@@ -80,12 +80,14 @@ def start(options: StartOptions) -> Started:
         append=_file_or_text(options.append_system_prompt),
     )
     retry = settings.retry
+    holder: list[AgentSession] = []
 
     def request_options(chosen: Model) -> StreamOptions:
+        # The agent's *current* session: new/switch/fork replace it after startup.
         base = StreamOptions(
             max_retries=retry.max_retries if retry.enabled else 0,
             base_delay=retry.base_delay_ms / 1000,
-            session_id=manager.session_id,
+            session_id=holder[0].manager.session_id if holder else manager.session_id,
         )
         return registry.request_options(chosen, base, cli_key=options.api_key)
 
@@ -99,6 +101,7 @@ def start(options: StartOptions) -> Started:
         request_options=request_options,
         cwd=options.cwd,
     )
+    holder.append(agent)
     return Started(agent, registry, settings, notice)
 
 

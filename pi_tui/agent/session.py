@@ -16,9 +16,6 @@ The TUI, the print/json/rpc modes and tests all drive exactly this API.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +42,17 @@ from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
 
 SKIPPED_TEXT = "Skipped: the user sent a new message before this tool ran."
 ABORTED_TOOL_TEXT = "Aborted by the user."
-BASH_OUTPUT_LIMIT = 50_000
 
 KeyResolver = Callable[[Model], StreamOptions]
 """Gives the request options (API key, headers) for a model; raises ConfigError without a key."""
+
+
+@dataclass(slots=True)
+class NavigationResult:
+    editor_text: str | None = None
+    """The selected user message's text, for the editor (None for other entries)."""
+    summary_entry_id: str | None = None
+    already_there: bool = False
 
 
 class CompactionFailed(Exception):
@@ -140,11 +144,23 @@ class AgentSession:
         if len(self.manager) <= 1 or context.thinking_level != self.thinking_level:
             self.manager.append_thinking_level_change(self.thinking_level)
 
+    def replace_manager(self, manager: SessionManager) -> None:
+        """Continue in another session (new, switched to, forked): close the old file, record
+        the model and thinking level in the new one if it does not have them."""
+        if manager is not self.manager:
+            self.manager.close()
+        self.manager = manager
+        self.steering, self.follow_ups = [], []
+        self._record_initial_state()
+
     # --- model and thinking -------------------------------------------------------------------
 
     def set_model(self, model: Model) -> None:
+        """Switch model (recorded as an entry); a model without reasoning runs with thinking off."""
         self.model = model
         self.manager.append_model_change(model.provider, model.id)
+        if not model.reasoning and self.thinking_level != "off":
+            self.set_thinking_level("off")
 
     def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
@@ -216,11 +232,14 @@ class AgentSession:
         produced: list[Any] = []
         self.emit("agent_start")
         last: AssistantMessage | None = None
+        pending: list[UserMessage] = [first]
         try:
-            self._save(first, produced)
             overflow_retried = False
             while True:
                 self.emit("turn_start")
+                for message in pending:  # as pi: a turn's new user messages come after turn_start
+                    self._save(message, produced)
+                pending = []
                 assistant = await self._stream_assistant()
                 produced.append(assistant)
                 last = assistant
@@ -242,14 +261,12 @@ class AgentSession:
                 if self._aborted:
                     break
                 if self.steering:
-                    for queued in self._take(self.steering):
-                        self._save(user_message(queued.text, queued.images), produced)
+                    pending = [user_message(q.text, q.images) for q in self._take(self.steering)]
                     continue
                 if calls:
                     continue
                 if self.follow_ups:
-                    for queued in self._take(self.follow_ups):
-                        self._save(user_message(queued.text, queued.images), produced)
+                    pending = [user_message(q.text, q.images) for q in self._take(self.follow_ups)]
                     continue
                 break
         finally:
@@ -466,29 +483,111 @@ class AgentSession:
         finally:
             self._tool_task = None
 
+    # --- moving in the tree --------------------------------------------------------------------
+
+    async def navigate_tree(
+        self, target_id: str, *, summarize: bool = False, custom_focus: str | None = None
+    ) -> NavigationResult:
+        """Move to ``target_id`` (the /tree selection), optionally summarising what is left.
+
+        Selecting a user (or custom) message puts the leaf on its parent and hands its text back
+        for the editor, so the next prompt becomes a sibling; any other entry becomes the leaf.
+        With ``summarize`` the abandoned entries are summarised first and a ``branch_summary``
+        is appended at the new position. Cancelling the awaiting task cancels the summary and
+        leaves the session where it was.
+        """
+        from pi_tui.compaction.branch_summary import collect_entries_for_branch_summary, summarize_branch
+        from pi_tui.compaction.request import CompactionError
+
+        entry = self.manager.get_entry(target_id)
+        if entry is None:
+            raise ValueError(f"Entry {target_id} not found")
+        old_leaf = self.manager.get_leaf_id()
+        if target_id == old_leaf:
+            return NavigationResult(already_there=True)
+        editor_text = None
+        new_leaf: str | None = target_id
+        message = getattr(entry, "message", None)
+        if entry.type == "custom_message" or (message is not None and message.role == "user"):
+            new_leaf = entry.parent_id
+            content = message.content if message is not None else entry.content
+            editor_text = (
+                content
+                if isinstance(content, str)
+                else "".join(block.text for block in content if isinstance(block, TextContent))
+            )
+        summary_id = None
+        if summarize and old_leaf is not None:
+            entries = collect_entries_for_branch_summary(self.manager, old_leaf, target_id)
+            try:
+                options = self._request_options(self.model)
+                result = await summarize_branch(
+                    entries,
+                    self.model,
+                    options,
+                    custom_focus,
+                    reserve_tokens=self.settings.branch_summary.reserve_tokens,
+                )
+            except (CompactionError, ConfigError) as error:
+                raise CompactionFailed(str(error)) from error
+            if result is not None:
+                summary_id = self.manager.branch_with_summary(new_leaf, result.summary, result.details, False)
+        if summary_id is None:
+            if new_leaf is None:
+                self.manager.reset_leaf()
+            else:
+                self.manager.branch(new_leaf)
+        return NavigationResult(editor_text=editor_text, summary_entry_id=summary_id)
+
     # --- user shell commands --------------------------------------------------------------------
 
     async def run_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
-        """Run a user ``!command`` (``!!`` excludes it from the context) and record it."""
-        task = asyncio.ensure_future(_run_shell(command, self.cwd))
+        """Run a user ``!command`` (``!!`` excludes it from the context) and record it.
+
+        Same runner as the bash tool (own process group, bounded output with the full text in a
+        temp file when cut); :meth:`abort` kills it and the message records ``cancelled``.
+        """
+        from pi_tui.tools.bash import OutputBuffer, run_command
+
+        buffers: list[OutputBuffer] = []
+
+        def on_output(buffer: OutputBuffer) -> None:
+            if not buffers:
+                buffers.append(buffer)
+
+        task = asyncio.ensure_future(run_command(command, self.cwd, on_output=on_output))
         self._bash_task = task
+        self._aborted = False
+        exit_code: int | None = None
         cancelled = False
         try:
-            output, exit_code = await task
+            result = await task
+            exit_code = result.exit_code
+            buffer: OutputBuffer | None = result.output
         except asyncio.CancelledError:
-            output, exit_code, cancelled = getattr(task, "partial_output", ""), None, True
+            if not self._aborted:
+                raise
+            cancelled = True
+            buffer = buffers[0] if buffers else None
         finally:
             self._bash_task = None
-        truncated = len(output) > BASH_OUTPUT_LIMIT
+        output, truncated, full_path = "", False, None
+        if buffer is not None:
+            cut = buffer.tail()
+            output, truncated = cut.content, cut.truncated
+            buffer.finish(keep_file=truncated)
+            full_path = buffer.file_path if truncated else None
         message = BashExecutionMessage(
             command=command,
-            output=output[-BASH_OUTPUT_LIMIT:] if truncated else output,
+            output=output,
             exit_code=exit_code,
             cancelled=cancelled,
             truncated=truncated,
             timestamp=now_ms(),
             exclude_from_context=exclude_from_context,
         )
+        if full_path:
+            message.full_output_path = full_path
         self.emit("message_start", message=message)
         self.manager.append_message(message)
         self.emit("message_end", message=message)
@@ -504,39 +603,3 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
 
 def _error_result(text: str, details: Any = None) -> ToolResult:
     return ToolResult([TextContent(text=text)], details, is_error=True)
-
-
-async def _run_shell(command: str, cwd: Path) -> tuple[str, int | None]:
-    """Run ``command`` in its own process group; on cancellation kill the whole group."""
-    shell = os.environ.get("SHELL") or "/bin/bash"
-    if not shell.endswith(("bash", "zsh")):
-        shell = "/bin/bash"
-    process = await asyncio.create_subprocess_exec(
-        shell,
-        "-c",
-        command,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
-    chunks: list[bytes] = []
-    try:
-        assert process.stdout is not None
-        while True:
-            chunk = await process.stdout.read(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        code = await process.wait()
-    except asyncio.CancelledError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(process.wait(), 1.0)
-        task = asyncio.current_task()
-        if task is not None:
-            task.partial_output = b"".join(chunks).decode("utf-8", "replace")  # type: ignore[attr-defined]
-        raise
-    return b"".join(chunks).decode("utf-8", "replace"), code

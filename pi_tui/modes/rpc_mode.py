@@ -1,0 +1,749 @@
+"""``--mode rpc``: drive the agent with JSON lines on stdin, answer with JSON lines on stdout.
+
+The protocol is pi's: every input line is a command ``{"type": ..., "id"?: ...}``; every command
+gets exactly one ``{"type": "response", "command", "success", "id"?, "data"?, "error"?}``; every
+agent event is written as it happens (``AgentEvent.to_json``). Records are split on ``\\n`` only
+(a trailing ``\\r`` is dropped), because JSON strings may legally hold U+2028/U+2029 and generic
+line readers would cut there.
+
+Why the structure looks the way it does:
+
+- stdin is read without blocking the event loop, so ``abort`` and ``steer`` arrive while a
+  prompt streams; each prompt runs as its own task and the command loop keeps reading.
+- Commands that can take a while (``bash``, ``compact``) also run as tasks, so ``abort`` /
+  ``abort_bash`` can reach them; everything else is answered inline, in order.
+- stdout belongs to the protocol alone: one writer, one flush per record, and ``sys.stdout`` is
+  pointed at stderr while the mode runs so a stray ``print`` can never corrupt the stream.
+- A bad line (invalid JSON, unknown command, wrong field) is answered with ``success: false``
+  and never ends the process. End of input aborts what is running, closes the session file and
+  exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import signal
+import sys
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, BinaryIO
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from pi_tui.agent.events import AgentEvent
+from pi_tui.agent.session import AgentBusyError, AgentSession, CompactionFailed
+from pi_tui.ai.http import close_shared_client
+from pi_tui.ai.types import Model
+from pi_tui.compaction.tokens import context_tokens
+from pi_tui.session import SessionError, SessionManager
+from pi_tui.session.entries import THINKING_LEVELS, MessageEntry
+from pi_tui.session.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    Wire,
+)
+from pi_tui.startup import Started
+
+READ_CHUNK = 1 << 16
+ABORT_WAIT = 10.0
+"""How long ``abort`` (and shutdown) wait for a run to wind down before giving up on it."""
+
+_NO_DATA = object()
+"""Handler result meaning "the response has no ``data`` field" (``None`` means ``data: null``)."""
+
+
+class CommandError(Exception):
+    """A command that cannot be carried out; the message becomes the response's ``error``."""
+
+
+def _log(message: str) -> None:
+    """Diagnostics go to stderr: stdout is reserved for protocol records."""
+    print(f"pi-tui rpc: {message}", file=sys.stderr, flush=True)
+
+
+def _json_default(value: Any) -> Any:
+    """Last-resort conversion so one odd value never kills the output stream."""
+    if isinstance(value, Wire):
+        return value.to_json_dict()
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, set | frozenset):
+        return list(value)
+    return str(value)
+
+
+class Output:
+    """The single writer of stdout: one JSON record per line, flushed at once.
+
+    Writes are synchronous on purpose: a record is either written whole or not at all, and the
+    order of responses and events is exactly the order in which they were produced. A closed
+    pipe (the client went away) is remembered and reported through ``on_closed``.
+    """
+
+    def __init__(self, stream: BinaryIO, on_closed: Callable[[], None] | None = None) -> None:
+        self._stream = stream
+        self._on_closed = on_closed
+        self.closed = False
+
+    def send(self, record: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        try:
+            line = orjson.dumps(record, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
+        except (TypeError, orjson.JSONEncodeError) as error:
+            _log(f"could not encode a {record.get('type')!r} record: {error}")
+            return
+        try:
+            self._stream.write(line + b"\n")
+            self._stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.closed = True
+            if self._on_closed is not None:
+                self._on_closed()
+
+
+async def read_lines(stream: BinaryIO | None) -> AsyncIterator[bytes]:
+    """Yield input records split on ``\\n`` only, each without its ``\\r\\n`` / ``\\n``.
+
+    Pipes, sockets and terminals are read through the event loop; anything else (a regular
+    file redirected to stdin) falls back to a reading thread, which is fine there because such
+    reads never block for long. A final line without a newline is still delivered.
+    """
+    if stream is None:
+        return
+    loop = asyncio.get_running_loop()
+    read: Callable[[], Awaitable[bytes]]
+    transport: asyncio.BaseTransport | None = None
+    try:
+        reader = asyncio.StreamReader(limit=READ_CHUNK * 4)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+
+        def read() -> Awaitable[bytes]:
+            return reader.read(READ_CHUNK)
+
+    except (ValueError, OSError, NotImplementedError):
+        read1 = getattr(stream, "read1", stream.read)
+
+        def read() -> Awaitable[bytes]:
+            return asyncio.to_thread(read1, READ_CHUNK)
+
+    pending = b""
+    try:
+        while True:
+            chunk = await read()
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield line[:-1] if line.endswith(b"\r") else line
+        if pending:
+            yield pending[:-1] if pending.endswith(b"\r") else pending
+    finally:
+        if transport is not None:
+            transport.close()
+
+
+# --- small helpers over messages ------------------------------------------------------------
+
+
+def message_text(message: Any) -> str:
+    """The text blocks of a user/assistant message joined (images and tool calls left out)."""
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(block.text for block in content if isinstance(block, TextContent))
+
+
+def model_json(model: Model) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def to_camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def result_json(result: Any) -> Any:
+    """A compaction result (whatever shape AgentSession returns) as pi's JSON object."""
+    if result is None or isinstance(result, str | int | float | bool):
+        return result
+    if isinstance(result, Wire):
+        return result.to_json_dict()
+    if isinstance(result, BaseModel):
+        return result.model_dump(by_alias=True, mode="json")
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        result = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
+    if isinstance(result, dict):
+        return {to_camel(str(key)): value for key, value in result.items()}
+    return str(result)
+
+
+# --- the server -----------------------------------------------------------------------------
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class RpcServer:
+    """Executes commands against one AgentSession and reports through one :class:`Output`."""
+
+    def __init__(self, started: Started, output: Output) -> None:
+        self.started = started
+        self.agent: AgentSession = started.agent
+        self.registry = started.registry
+        self.output = output
+        self.stop = asyncio.Event()
+        self._prompt_task: asyncio.Task[Any] | None = None
+        self._bash_task: asyncio.Task[Any] | None = None
+        self._compact_task: asyncio.Task[Any] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._handlers: dict[str, tuple[Handler, bool]] = {
+            # name: (handler, runs as its own task)
+            "prompt": (self.cmd_prompt, False),
+            "steer": (self.cmd_steer, False),
+            "follow_up": (self.cmd_follow_up, False),
+            "abort": (self.cmd_abort, False),
+            "get_state": (self.cmd_get_state, False),
+            "get_messages": (self.cmd_get_messages, False),
+            "set_model": (self.cmd_set_model, False),
+            "cycle_model": (self.cmd_cycle_model, False),
+            "get_available_models": (self.cmd_get_available_models, False),
+            "set_thinking_level": (self.cmd_set_thinking_level, False),
+            "cycle_thinking_level": (self.cmd_cycle_thinking_level, False),
+            "set_auto_compaction": (self.cmd_set_auto_compaction, False),
+            "compact": (self.cmd_compact, True),
+            "new_session": (self.cmd_new_session, False),
+            "switch_session": (self.cmd_switch_session, False),
+            "fork": (self.cmd_fork, False),
+            "get_fork_messages": (self.cmd_get_fork_messages, False),
+            "get_session_stats": (self.cmd_get_session_stats, False),
+            "bash": (self.cmd_bash, True),
+            "abort_bash": (self.cmd_abort_bash, False),
+            "get_last_assistant_text": (self.cmd_get_last_assistant_text, False),
+            "set_session_name": (self.cmd_set_session_name, False),
+        }
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def serve(self, lines: AsyncIterator[bytes]) -> None:
+        """Handle input until it ends or a stop is requested (signal, closed stdout)."""
+
+        async def consume() -> None:
+            async for line in lines:
+                await self.handle_line(line)
+                if self.stop.is_set():
+                    break
+
+        reading = asyncio.create_task(consume())
+        stopping = asyncio.create_task(self.stop.wait())
+        try:
+            await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reading, stopping):
+                task.cancel()
+            await asyncio.gather(reading, stopping, return_exceptions=True)
+            if reading.done() and not reading.cancelled() and reading.exception() is not None:
+                _log(f"reading stdin failed: {reading.exception()}")
+
+    async def handle_line(self, raw: bytes) -> None:
+        if not raw.strip():
+            return  # blank lines are not commands; answering them would only confuse clients
+        try:
+            command = orjson.loads(raw)
+        except orjson.JSONDecodeError as error:
+            self.respond("parse", None, error=f"Failed to parse command: {error}")
+            return
+        if not isinstance(command, dict):
+            self.respond("parse", None, error='Failed to parse command: expected a JSON object with a "type"')
+            return
+        await self.dispatch(command)
+
+    async def dispatch(self, command: dict[str, Any]) -> None:
+        name = command.get("type")
+        request_id = command.get("id")
+        if not isinstance(name, str) or not name:
+            self.respond("unknown", request_id, error='Command has no "type" field')
+            return
+        entry = self._handlers.get(name)
+        if entry is None:
+            self.respond(name, request_id, error=f"Unknown command: {name}")
+            return
+        handler, background = entry
+        if background:
+            task = asyncio.create_task(self._execute(name, request_id, handler, command))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+        else:
+            await self._execute(name, request_id, handler, command)
+
+    async def _execute(self, name: str, request_id: Any, handler: Handler, command: dict[str, Any]) -> None:
+        try:
+            data = await handler(command)
+        except CommandError as error:
+            self.respond(name, request_id, error=str(error))
+        except asyncio.CancelledError:
+            self.respond(name, request_id, error=f"{name} was cancelled")
+            raise
+        except Exception as error:  # a bug must cost one command, never the whole session
+            _log(f"{name} failed:\n{traceback.format_exc()}")
+            self.respond(name, request_id, error=f"{name} failed: {type(error).__name__}: {error}")
+        else:
+            self.respond(name, request_id, data=data)
+
+    def respond(
+        self, command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
+    ) -> None:
+        record: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
+        if request_id is not None:
+            record["id"] = request_id
+        if error is not None:
+            record["error"] = error
+        elif data is not _NO_DATA:
+            record["data"] = data
+        self.output.send(record)
+
+    def on_event(self, event: AgentEvent) -> None:
+        self.output.send(event.to_json())
+
+    async def shutdown(self) -> None:
+        """Abort whatever still runs, then release the session file and the HTTP client."""
+        self._abort_all()
+        tasks = self._tasks()
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=ABORT_WAIT)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
+        with contextlib.suppress(Exception):
+            self.agent.manager.close()
+        with contextlib.suppress(Exception):
+            await close_shared_client()
+
+    def _tasks(self) -> set[asyncio.Task[Any]]:
+        tasks = set(self._background)
+        if self._prompt_task is not None and not self._prompt_task.done():
+            tasks.add(self._prompt_task)
+        return tasks
+
+    # --- state helpers ----------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """A prompt is accepted and not finished (its task may not have started yet)."""
+        running = self._prompt_task is not None and not self._prompt_task.done()
+        return running or self.agent.is_streaming
+
+    @property
+    def _bash_running(self) -> bool:
+        return self._bash_task is not None and not self._bash_task.done()
+
+    @property
+    def _compacting(self) -> bool:
+        return self._compact_task is not None and not self._compact_task.done()
+
+    def _abort_prompt(self) -> None:
+        """Stop the accepted prompt, whether its run has begun or not.
+
+        A prompt task that has not started yet is cancelled outright: ``AgentSession.abort``
+        would be forgotten, because a run clears the abort flag when it begins.
+        """
+        task = self._prompt_task
+        if task is None or task.done():
+            return
+        if self.agent.is_streaming:
+            self.agent.abort()
+        else:
+            task.cancel()
+
+    def _abort_all(self) -> None:
+        """What ``abort`` means: the prompt, a compaction and a user shell command all stop."""
+        self._abort_prompt()
+        if self._compact_task is not None and not self._compact_task.done():
+            self._compact_task.cancel()
+        if self._bash_running:
+            self.agent.abort()
+
+    async def _settle(self) -> None:
+        """Abort a running prompt and wait until it has recorded its end.
+
+        Session switches do this first (as pi does), so a run never writes into the session
+        that replaced its own.
+        """
+        task = self._prompt_task
+        if task is None or task.done():
+            return
+        self._abort_prompt()
+        _done, pending = await asyncio.wait({task}, timeout=ABORT_WAIT)
+        if pending:
+            raise CommandError("The running prompt did not stop after abort; try again")
+
+    def _ensure_idle_for(self, what: str) -> None:
+        if self._bash_running:
+            raise CommandError(f"Cannot {what} while a bash command runs; wait for it or send abort_bash")
+        if self._compacting:
+            raise CommandError(f"Cannot {what} while compacting; wait for it or send abort")
+
+    def _adopt(self, manager: SessionManager, *, restore_model: bool = False) -> None:
+        """Make ``manager`` the agent's session (new, switched or forked).
+
+        AgentSession has no public way to change its session, so this mirrors its constructor:
+        set the manager, then record the model and thinking level the way a fresh session does.
+        ``restore_model`` takes the model and thinking level from the session (switching to an
+        existing session continues with what it used, as pi does), when the model is known.
+        """
+        agent = self.agent
+        agent.clear_queues()
+        if restore_model and len(manager):
+            context = manager.build_session_context()
+            if context.model is not None:
+                known = self.registry.get(context.model.provider, context.model.model_id)
+                if known is not None:
+                    agent.model = known
+            if context.thinking_level in THINKING_LEVELS:
+                agent.thinking_level = context.thinking_level
+        agent.replace_manager(manager)
+
+    def _new_manager(self) -> SessionManager:
+        """A fresh session like the current one: same folder, or in memory with --no-session."""
+        current = self.agent.manager
+        if current.session_file is None:
+            return SessionManager.in_memory(current.cwd)
+        return SessionManager.create(current.cwd, current.session_dir)
+
+    # --- prompting --------------------------------------------------------------------------
+
+    @staticmethod
+    def _text_and_images(command: dict[str, Any]) -> tuple[str, list[ImageContent]]:
+        text = command.get("message")
+        if not isinstance(text, str):
+            raise CommandError('"message" must be a string')
+        raw_images = command.get("images") or []
+        if not isinstance(raw_images, list):
+            raise CommandError('"images" must be a list of {"type":"image","data","mimeType"} objects')
+        try:
+            images = [ImageContent.model_validate(item) for item in raw_images]
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise CommandError(f"Invalid image ({where}): {first['msg']}") from None
+        return text, images
+
+    async def cmd_prompt(self, command: dict[str, Any]) -> Any:
+        text, images = self._text_and_images(command)
+        behavior = command.get("streamingBehavior")
+        if behavior not in (None, "steer", "followUp"):
+            raise CommandError('"streamingBehavior" must be "steer" or "followUp"')
+        if self.busy:
+            if behavior is None:
+                raise CommandError(
+                    'The agent is already running; send the prompt with "streamingBehavior": '
+                    '"steer" or "followUp", or use steer / follow_up'
+                )
+            if behavior == "steer":
+                self.agent.steer(text, images)
+            else:
+                self.agent.follow_up(text, images)
+            return _NO_DATA
+        self._ensure_idle_for("prompt")
+        # Accepted: answer first, then let the run stream its events after the response.
+        self._prompt_task = asyncio.create_task(self._run_prompt(text, images))
+        return _NO_DATA
+
+    async def _run_prompt(self, text: str, images: list[ImageContent]) -> None:
+        try:
+            await self.agent.prompt(text, images)
+        except AgentBusyError as error:  # only if something else started a run meanwhile
+            _log(f"prompt dropped: {error}")
+        except Exception:
+            _log(f"the prompt failed:\n{traceback.format_exc()}")
+
+    async def cmd_steer(self, command: dict[str, Any]) -> Any:
+        text, images = self._text_and_images(command)
+        self.agent.steer(text, images)
+        return _NO_DATA
+
+    async def cmd_follow_up(self, command: dict[str, Any]) -> Any:
+        text, images = self._text_and_images(command)
+        self.agent.follow_up(text, images)
+        return _NO_DATA
+
+    async def cmd_abort(self, command: dict[str, Any]) -> Any:
+        """Abort and answer once the run has ended, so the next prompt is accepted at once."""
+        self._abort_all()
+        task = self._prompt_task
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=ABORT_WAIT)
+        return _NO_DATA
+
+    # --- state ------------------------------------------------------------------------------
+
+    async def cmd_get_state(self, command: dict[str, Any]) -> Any:
+        state = dict(self.agent.state())
+        state["isStreaming"] = self.busy
+        state["isCompacting"] = self._compacting
+        if state.get("sessionName") is None:
+            state.pop("sessionName", None)
+        return state
+
+    async def cmd_get_messages(self, command: dict[str, Any]) -> Any:
+        return {"messages": [message.to_json_dict() for message in self.agent.messages]}
+
+    # --- model and thinking -----------------------------------------------------------------
+
+    async def cmd_set_model(self, command: dict[str, Any]) -> Any:
+        provider, model_id = command.get("provider"), command.get("modelId")
+        if not isinstance(provider, str) or not isinstance(model_id, str):
+            raise CommandError('set_model needs "provider" and "modelId" strings')
+        model = self.registry.get(provider, model_id)
+        if model is None:
+            raise CommandError(f"Model not found: {provider}/{model_id}")
+        self.agent.set_model(model)
+        return model_json(model)
+
+    def _keyed_models(self) -> list[Model]:
+        return [
+            m for m in self.registry.all() if m.provider != "offline" and self.registry.has_key(m.provider)
+        ]
+
+    async def cmd_cycle_model(self, command: dict[str, Any]) -> Any:
+        candidates = self._keyed_models()
+        current = self.agent.model
+        position = next(
+            (i for i, m in enumerate(candidates) if (m.provider, m.id) == (current.provider, current.id)), -1
+        )
+        if not candidates:
+            raise CommandError("No models with an API key to cycle to")
+        if position >= 0 and len(candidates) == 1:
+            return None  # pi: null data when there is nothing else to switch to
+        model = candidates[(position + 1) % len(candidates)]
+        self.agent.set_model(model)
+        return {"model": model_json(model), "thinkingLevel": self.agent.thinking_level, "isScoped": False}
+
+    async def cmd_get_available_models(self, command: dict[str, Any]) -> Any:
+        return {"models": [model_json(model) for model in self._keyed_models()]}
+
+    async def cmd_set_thinking_level(self, command: dict[str, Any]) -> Any:
+        level = command.get("level")
+        if not isinstance(level, str) or level not in THINKING_LEVELS:
+            raise CommandError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
+        self.agent.set_thinking_level(level)
+        return _NO_DATA
+
+    async def cmd_cycle_thinking_level(self, command: dict[str, Any]) -> Any:
+        if not self.agent.model.reasoning:
+            return None
+        levels = [level for level in THINKING_LEVELS if level != "xhigh"]
+        current = self.agent.thinking_level
+        level = levels[(levels.index(current) + 1) % len(levels)] if current in levels else levels[0]
+        self.agent.set_thinking_level(level)
+        return {"level": level}
+
+    async def cmd_set_auto_compaction(self, command: dict[str, Any]) -> Any:
+        enabled = command.get("enabled")
+        if not isinstance(enabled, bool):
+            raise CommandError('"enabled" must be true or false')
+        self.agent.settings.compaction.enabled = enabled
+        return _NO_DATA
+
+    # --- compaction -------------------------------------------------------------------------
+
+    async def cmd_compact(self, command: dict[str, Any]) -> Any:
+        compact = getattr(self.agent, "compact", None)
+        if compact is None:
+            raise CommandError("Compaction is not available in this version of pi-tui")
+        instructions = command.get("customInstructions")
+        if instructions is not None and not isinstance(instructions, str):
+            raise CommandError('"customInstructions" must be a string')
+        if self._compacting:
+            raise CommandError("A compaction is already running")
+        if self._bash_running:
+            raise CommandError("Cannot compact while a bash command runs; wait for it or send abort_bash")
+        await self._settle()  # pi aborts a running prompt before compacting
+        self._compact_task = asyncio.current_task()
+        try:
+            result = await compact(instructions)
+        except CompactionFailed as error:
+            raise CommandError(f"Compaction failed: {error}") from None
+        finally:
+            self._compact_task = None
+        if result is None:
+            raise CommandError("Nothing to compact (the session is too small)")
+        return result_json(result)
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def cmd_new_session(self, command: dict[str, Any]) -> Any:
+        self._ensure_idle_for("start a new session")
+        await self._settle()
+        self._adopt(self._new_manager())
+        return {"cancelled": False}
+
+    async def cmd_switch_session(self, command: dict[str, Any]) -> Any:
+        path = command.get("sessionPath")
+        if not isinstance(path, str) or not path:
+            raise CommandError('switch_session needs a "sessionPath"')
+        self._ensure_idle_for("switch sessions")
+        await self._settle()
+        current = self.agent.manager
+        current.close()  # release our own lock first: switching to the same file must work
+        try:
+            manager = SessionManager.open(path)
+        except SessionError as error:
+            raise CommandError(str(error)) from None
+        except OSError as error:
+            raise CommandError(f"Cannot open session {path}: {error.strerror or error}") from None
+        self._adopt(manager, restore_model=True)
+        return {"cancelled": False}
+
+    def _user_entry(self, entry_id: Any) -> tuple[MessageEntry, UserMessage]:
+        if not isinstance(entry_id, str) or not entry_id:
+            raise CommandError('fork needs the "entryId" of a user message')
+        entry = self.agent.manager.get_entry(entry_id)
+        if not isinstance(entry, MessageEntry) or not isinstance(entry.message, UserMessage):
+            raise CommandError(f"Invalid entry ID for forking: {entry_id} is not a user message")
+        return entry, entry.message
+
+    async def cmd_fork(self, command: dict[str, Any]) -> Any:
+        entry, message = self._user_entry(command.get("entryId"))
+        self._ensure_idle_for("fork")
+        await self._settle()
+        manager = self.agent.manager
+        if entry.parent_id is None:
+            manager = self._new_manager()  # forking at the very first entry: an empty session
+        else:
+            manager.create_branched_session(entry.parent_id)
+        self._adopt(manager)
+        return {"text": message_text(message), "cancelled": False}
+
+    async def cmd_get_fork_messages(self, command: dict[str, Any]) -> Any:
+        messages = [
+            {"entryId": entry.id, "text": message_text(entry.message)}
+            for entry in self.agent.manager.get_branch()
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage)
+        ]
+        return {"messages": messages}
+
+    async def cmd_get_session_stats(self, command: dict[str, Any]) -> Any:
+        messages = self.agent.messages
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        cost = 0.0
+        counts = {"user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0}
+        for message in messages:
+            if isinstance(message, UserMessage):
+                counts["user"] += 1
+            elif isinstance(message, ToolResultMessage):
+                counts["toolResults"] += 1
+            elif isinstance(message, AssistantMessage):
+                counts["assistant"] += 1
+                counts["toolCalls"] += sum(isinstance(block, ToolCall) for block in message.content)
+                if message.usage is not None:
+                    tokens["input"] += message.usage.input
+                    tokens["output"] += message.usage.output
+                    tokens["cacheRead"] += message.usage.cache_read
+                    tokens["cacheWrite"] += message.usage.cache_write
+                    cost += message.usage.cost.total
+        manager = self.agent.manager
+        stats: dict[str, Any] = {
+            "sessionFile": str(manager.session_file) if manager.session_file else None,
+            "sessionId": manager.session_id,
+            "userMessages": counts["user"],
+            "assistantMessages": counts["assistant"],
+            "toolCalls": counts["toolCalls"],
+            "toolResults": counts["toolResults"],
+            "totalMessages": len(messages),
+            "tokens": {**tokens, "total": sum(tokens.values())},
+            "cost": cost,
+        }
+        window = self.agent.model.context_window
+        if window:
+            used = context_tokens(messages)
+            stats["contextUsage"] = {
+                "tokens": used,
+                "contextWindow": window,
+                "percent": round(used / window * 100, 2),
+            }
+        return stats
+
+    async def cmd_get_last_assistant_text(self, command: dict[str, Any]) -> Any:
+        for message in reversed(self.agent.messages):
+            if not isinstance(message, AssistantMessage):
+                continue
+            if message.stop_reason == "aborted" and not message.content:
+                continue  # an abort before any output says nothing; look further back
+            text = message_text(message)
+            return {"text": text or None}
+        return {"text": None}
+
+    async def cmd_set_session_name(self, command: dict[str, Any]) -> Any:
+        name = command.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise CommandError('set_session_name needs a non-empty "name"')
+        self.agent.manager.append_session_info(name)
+        return _NO_DATA
+
+    # --- shell --------------------------------------------------------------------------------
+
+    async def cmd_bash(self, command: dict[str, Any]) -> Any:
+        text = command.get("command")
+        if not isinstance(text, str) or not text.strip():
+            raise CommandError('bash needs a non-empty "command"')
+        if self.busy:
+            # Appending mid-run would wedge the record between a tool call and its result.
+            raise CommandError("Cannot run bash while the agent is running; wait for it or abort")
+        if self._bash_running:
+            raise CommandError("A bash command is already running")
+        self._bash_task = asyncio.current_task()
+        try:
+            message = await self.agent.run_bash(text)
+        finally:
+            self._bash_task = None
+        return message.to_json_dict()
+
+    async def cmd_abort_bash(self, command: dict[str, Any]) -> Any:
+        if self._bash_running and not self.busy:
+            self.agent.abort()  # with no run going, this only stops the shell command
+        return _NO_DATA
+
+
+async def run_rpc(started: Started) -> int:
+    """Serve the RPC protocol on stdin/stdout until the input ends; returns the exit code."""
+    loop = asyncio.get_running_loop()
+    real_stdout = sys.stdout
+    server: RpcServer | None = None
+
+    def request_stop() -> None:
+        if server is not None:
+            server.stop.set()
+
+    output = Output(real_stdout.buffer, on_closed=request_stop)
+    server = RpcServer(started, output)
+    if started.notice:
+        _log(started.notice)
+    unsubscribe = started.agent.subscribe(server.on_event)
+    sys.stdout = sys.stderr  # nothing but protocol records may reach the real stdout
+    handled: list[signal.Signals] = []
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, request_stop)
+            handled.append(signum)
+    stdin = sys.stdin.buffer if sys.stdin is not None else None
+    try:
+        await server.serve(read_lines(stdin))
+    finally:
+        await server.shutdown()
+        unsubscribe()
+        for signum in handled:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signum)
+        sys.stdout = real_stdout
+    return 0
