@@ -113,7 +113,7 @@ def _crash_log() -> str:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # words and flags in any order, as pi
     cwd = os.getcwd()
     if args.list_models is not None:
         return _list_models(args.list_models)
