@@ -43,6 +43,18 @@ class RetrySettings(_Group):
     base_delay_ms: int = Field(2000, ge=0)
 
 
+class TtsrSettings(_Group):
+    """Time Traveling Stream Rules (see docs and specs/ttsr.md)."""
+
+    enabled: bool = True
+    context_mode: Literal["discard", "keep"] = "discard"
+    interrupt_mode: Literal["never", "prose-only", "tool-only", "always"] = "always"
+    repeat_mode: Literal["once", "after-gap"] = "once"
+    repeat_gap: int = Field(10, ge=1)
+    builtin_rules: bool = True
+    disabled_rules: list[str] = Field(default_factory=list)
+
+
 TreeFilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 
 
@@ -54,6 +66,7 @@ class Settings(_Group):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    ttsr: TtsrSettings = Field(default_factory=TtsrSettings)
     tree_filter_mode: TreeFilterMode = "default"
     hide_thinking_block: bool = False
     quiet_startup: bool = False
