@@ -32,6 +32,7 @@ from pi_tui.session.ids import now_ms
 from pi_tui.session.messages import (
     AssistantMessage,
     BashExecutionMessage,
+    CustomMessage,
     ImageContent,
     TextContent,
     ToolCall,
@@ -39,7 +40,10 @@ from pi_tui.session.messages import (
     UserMessage,
 )
 from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
+from pi_tui.ttsr.coordinator import INJECTION_TYPE, TtsrCoordinator
 
+TTSR_RETRY_DELAY = 0.05
+"""Pause between a rule's interrupt and the retry, so a user action in between wins."""
 SKIPPED_TEXT = "Skipped: the user sent a new message before this tool ran."
 ABORTED_TOOL_TEXT = "Aborted by the user."
 
@@ -81,6 +85,7 @@ class AgentSession:
         settings: Settings | None = None,
         request_options: KeyResolver | None = None,
         cwd: str | Path | None = None,
+        ttsr: TtsrCoordinator | None = None,
     ) -> None:
         self.manager = manager
         self.model = model
@@ -98,7 +103,9 @@ class AgentSession:
         self._tool_task: asyncio.Task[ToolResult] | None = None
         self._bash_task: asyncio.Task[Any] | None = None
         self._aborted = False
+        self.ttsr = ttsr
         self._record_initial_state()
+        self._restore_ttsr()
 
     # --- events and state -------------------------------------------------------------------
 
@@ -134,6 +141,16 @@ class AgentSession:
             "pendingMessageCount": len(self.steering) + len(self.follow_ups),
         }
 
+    @property
+    def ttsr_abort_pending(self) -> bool:
+        """A rule just cut the stream: the UI shows the cut reply as a normal stop."""
+        return self.ttsr is not None and self.ttsr.abort_pending
+
+    def _restore_ttsr(self) -> None:
+        """The rules already injected on the current branch do not fire again (``once``)."""
+        if self.ttsr is not None:
+            self.ttsr.restore(self.manager.build_session_context().injected_ttsr_rules)
+
     def _record_initial_state(self) -> None:
         """New sessions start with the model and thinking level, as pi writes them; a resumed
         session gets a model_change only when the model differs from the branch's."""
@@ -152,6 +169,7 @@ class AgentSession:
         self.manager = manager
         self.steering, self.follow_ups = [], []
         self._record_initial_state()
+        self._restore_ttsr()
 
     # --- model and thinking -------------------------------------------------------------------
 
@@ -237,6 +255,8 @@ class AgentSession:
             overflow_retried = False
             while True:
                 self.emit("turn_start")
+                if self.ttsr is not None:
+                    self.ttsr.turn_started()
                 for message in pending:  # as pi: a turn's new user messages come after turn_start
                     self._save(message, produced)
                 pending = []
@@ -244,8 +264,13 @@ class AgentSession:
                 produced.append(assistant)
                 last = assistant
                 results: list[ToolResultMessage] = []
+                if self.ttsr is not None and self.ttsr.abort_pending and assistant.stop_reason == "aborted":
+                    self._end_turn(assistant, results)
+                    if await self._ttsr_retry(produced):
+                        continue  # time travel: the same turn again, with the rule in context
+                    break
                 if assistant.stop_reason in ("error", "aborted"):
-                    self.emit("turn_end", message=assistant, toolResults=results)
+                    self._end_turn(assistant, results)
                     overflow = assistant.stop_reason == "error" and is_context_overflow(
                         assistant.error_message
                     )
@@ -256,10 +281,15 @@ class AgentSession:
                     break
                 calls = [block for block in assistant.content if isinstance(block, ToolCall)]
                 await self._run_tools(calls, results, produced)
-                self.emit("turn_end", message=assistant, toolResults=results)
+                self._end_turn(assistant, results)
                 self.manager.sync()
                 if self._aborted:
                     break
+                if self.ttsr is not None:
+                    prose = self.ttsr.take_prose()
+                    if prose:  # a non-interrupting rule matched the reply's text: remind, go on
+                        self._inject_rules(prose, produced)
+                        continue
                 if self.steering:
                     pending = [user_message(q.text, q.images) for q in self._take(self.steering)]
                     continue
@@ -275,6 +305,48 @@ class AgentSession:
         if not self._aborted and last is not None and last.stop_reason not in ("error", "aborted"):
             await self._maybe_compact()
         return last
+
+    def _end_turn(self, assistant: AssistantMessage, results: list[ToolResultMessage]) -> None:
+        self.emit("turn_end", message=assistant, toolResults=results)
+        if self.ttsr is not None:
+            self.ttsr.turn_ended()
+
+    # --- TTSR ------------------------------------------------------------------------------------
+
+    async def _ttsr_retry(self, produced: list[Any]) -> bool:
+        """After a rule cut the stream: wait a moment, inject the rule, go again.
+
+        The pause lets a user action (Escape, a new prompt) win: then nothing is injected.
+        """
+        assert self.ttsr is not None
+        await asyncio.sleep(TTSR_RETRY_DELAY)
+        if self._aborted:
+            self.ttsr.cancel_interrupt()
+            return False
+        rules = self.ttsr.take_interrupt()
+        if not rules:
+            return False
+        self._inject_rules(rules, produced)
+        return True
+
+    def _inject_rules(self, rules: list[Any], produced: list[Any]) -> None:
+        """The hidden ``ttsr-injection`` message + the ``ttsr_injection`` entry."""
+        assert self.ttsr is not None
+        names = [rule.name for rule in rules]
+        details = {"rules": names, "contextMode": self.ttsr.context_mode}
+        message = CustomMessage(
+            custom_type=INJECTION_TYPE,
+            content=self.ttsr.injection_text(rules),
+            display=False,
+            details=details,
+            timestamp=now_ms(),
+        )
+        self.emit("message_start", message=message)
+        self.manager.append_custom_message_entry(INJECTION_TYPE, message.content, False, details)
+        self.manager.append_ttsr_injection(names)
+        self.ttsr.mark_injected(names)
+        produced.append(message)
+        self.emit("message_end", message=message)
 
     # --- compaction -----------------------------------------------------------------------------
 
@@ -357,7 +429,7 @@ class AgentSession:
         self.emit("message_end", message=message)
 
     def build_context(self) -> Context:
-        messages = convert_to_llm(self.manager.build_session_context().messages)
+        messages = convert_to_llm(keep_ttsr_partials(self.manager.build_session_context().messages))
         tools = [Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.tools]
         return Context(system_prompt=self.system_prompt, messages=messages, tools=tools)
 
@@ -392,6 +464,11 @@ class AgentSession:
                     started = True
                     self.emit("message_start", message=event.partial)
                 self.emit("message_update", assistantMessageEvent=event)
+                if self.ttsr is not None and event.type.endswith("_delta"):
+                    rules = self.ttsr.check(event)
+                    if rules:
+                        stream.abort()  # at once: no further chunk is read
+                        self.emit("ttsr_triggered", rules=[rule_summary(rule) for rule in rules])
             message = await stream.result()
         finally:
             self._stream = None
@@ -402,6 +479,8 @@ class AgentSession:
             extra = {} if done else {"finalError": message.error_message}
             self.emit("auto_retry_end", success=done, attempt=retry_state["attempt"], **extra)
         self.manager.append_message(message)
+        if self.ttsr is not None:
+            self.ttsr.message_ended(message.stop_reason)
         self.emit("message_end", message=message)
         return message
 
@@ -434,10 +513,15 @@ class AgentSession:
                 result.is_error = True
             else:
                 result = await self._execute(by_name.get(call.name), call)
+            reminder, reminded = self.ttsr.reminder_for(call.id) if self.ttsr is not None else (None, [])
+            content = list(result.content)
+            if reminder is not None:
+                content.insert(0, TextContent(text=reminder))
+                result.content = content
             message = ToolResultMessage(
                 tool_call_id=call.id,
                 tool_name=call.name,
-                content=list(result.content),
+                content=content,
                 is_error=result.is_error,
                 timestamp=now_ms(),
             )
@@ -452,6 +536,9 @@ class AgentSession:
                 isError=result.is_error,
             )
             self._save(message, produced)
+            if reminded and self.ttsr is not None:
+                self.manager.append_ttsr_injection(reminded)
+                self.ttsr.mark_injected(reminded)
 
     async def _execute(self, tool: AgentTool | None, call: ToolCall) -> ToolResult:
         if tool is None:
@@ -537,6 +624,7 @@ class AgentSession:
                 self.manager.reset_leaf()
             else:
                 self.manager.branch(new_leaf)
+        self._restore_ttsr()  # another branch has its own injected rules
         return NavigationResult(editor_text=editor_text, summary_entry_id=summary_id)
 
     # --- user shell commands --------------------------------------------------------------------
@@ -593,6 +681,40 @@ class AgentSession:
         self.emit("message_end", message=message)
         self.manager.sync()
         return message
+
+
+def rule_summary(rule: Any) -> dict[str, Any]:
+    """A rule as events carry it (JSON-friendly)."""
+    return {
+        "name": rule.name,
+        "path": str(rule.path) if rule.path else None,
+        "description": rule.description,
+        "content": rule.content,
+        "interruptMode": rule.interrupt_mode,
+    }
+
+
+def keep_ttsr_partials(messages: list[Any]) -> list[Any]:
+    """With ``contextMode: keep`` the reply a rule cut stays in the context the model sees.
+
+    Saved replies keep ``stopReason: aborted`` (which providers never resend); a reply directly
+    followed by a keep-mode injection is resent as a normal reply, without the tool calls that
+    never ran.
+    """
+    out = list(messages)
+    for index, message in enumerate(out):
+        if (
+            index > 0
+            and isinstance(message, CustomMessage)
+            and message.custom_type == INJECTION_TYPE
+            and isinstance(message.details, dict)
+            and message.details.get("contextMode") == "keep"
+        ):
+            previous = out[index - 1]
+            if isinstance(previous, AssistantMessage) and previous.stop_reason == "aborted":
+                kept = [block for block in previous.content if not isinstance(block, ToolCall)]
+                out[index - 1] = previous.model_copy(update={"stop_reason": "stop", "content": kept})
+    return out
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
