@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent = parser.add_argument_group("agent")
     agent.add_argument("--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)")
+    agent.add_argument(
+        "--list-rules", action="store_true", help="show every rule found, its bucket and source"
+    )
     agent.add_argument("--no-tools", action="store_true", help="no tools at all")
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
     agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
@@ -119,6 +122,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _list_models(args.list_models)
     if args.list_sessions:
         return _list_sessions(cwd, args.session_dir)
+    if args.list_rules:
+        return _list_rules(cwd)
     if args.export:
         return fail("HTML export is not part of this version yet (it comes with the export feature)")
     if args.resume:
@@ -184,6 +189,23 @@ def _list_models(search: str) -> int:
         print(f'No models match "{search}".')
         return 0
     print(format_model_list(models))
+    return 0
+
+
+def _list_rules(cwd: str) -> int:
+    from pathlib import Path
+
+    from pi_tui.config.settings import SettingsError, load_settings
+    from pi_tui.startup import discover_and_bucket
+    from pi_tui.ttsr.rules import DiscoveryReport, format_rule_list
+
+    try:
+        settings = load_settings(cwd)
+    except SettingsError as error:
+        return fail(str(error))
+    report = DiscoveryReport()
+    _manager, bucketed = discover_and_bucket(cwd, settings, report)
+    print(format_rule_list(bucketed, Path(cwd), report))
     return 0
 
 

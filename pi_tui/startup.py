@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.system_prompt import build_system_prompt
@@ -73,11 +74,13 @@ def start(options: StartOptions) -> Started:
             "model instead.)"
         ) from None
     tools = choose_tools(options)
+    ttsr, rule_sections = load_rules(options.cwd, settings)
     prompt = build_system_prompt(
         Path(options.cwd),
         tools,
         custom=_file_or_text(options.system_prompt),
         append=_file_or_text(options.append_system_prompt),
+        extra_sections=rule_sections,
     )
     retry = settings.retry
     holder: list[AgentSession] = []
@@ -100,9 +103,36 @@ def start(options: StartOptions) -> Started:
         settings=settings,
         request_options=request_options,
         cwd=options.cwd,
+        ttsr=ttsr,
     )
     holder.append(agent)
     return Started(agent, registry, settings, notice)
+
+
+def discover_and_bucket(cwd: str, settings: Settings, report: Any = None) -> tuple[Any, list[Any]]:
+    """All rules found for ``cwd``, registered in a fresh TTSR manager and bucketed.
+
+    ``report`` (a DiscoveryReport) collects shadowed duplicates and unreadable files.
+    """
+    from pi_tui.ttsr.manager import TtsrManager
+    from pi_tui.ttsr.rules import bucket_rules, discover_rules
+
+    manager = TtsrManager(settings.ttsr, Path(cwd))
+    rules = discover_rules(Path(cwd), settings.ttsr, report=report)
+    return manager, bucket_rules(rules, manager, settings.ttsr)
+
+
+def load_rules(cwd: str, settings: Settings) -> tuple[Any, list[str]]:
+    """The TTSR coordinator (None when no rule watches the stream) and the rule sections for
+    the system prompt (always-apply rules and the rulebook)."""
+    from pi_tui.ttsr.coordinator import TtsrCoordinator
+    from pi_tui.ttsr.rules import system_prompt_sections
+
+    manager, bucketed = discover_and_bucket(cwd, settings)
+    sections = system_prompt_sections(bucketed)
+    if not any(item.bucket == "ttsr" for item in bucketed):
+        return None, sections
+    return TtsrCoordinator(manager, Path(cwd), context_mode=settings.ttsr.context_mode), sections
 
 
 def open_session(options: StartOptions) -> SessionManager:
