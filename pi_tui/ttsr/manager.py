@@ -17,11 +17,13 @@ delta. Three things keep a delta's cost close to the size of the delta:
   start a match, whatever arrives later, so the condition's next search starts there; for most
   patterns that is within a few characters of the end of the buffer.
 * **Required literals.** Most conditions contain a literal that every match must contain
-  (``datetime.utcnow()``, ``except``, one of ``password|secret|api``...). Such a condition is
-  only searched while one of its literals has been seen at or after its resume position; on
-  every other delta a substring test of the new text (plus the few characters a literal can
-  straddle) proves it cannot match. Conditions without a usable literal are searched on every
-  delta, still from their resume position.
+  (``datetime.utcnow()``, ``except``, one of ``password|secret|api``...), read from the stdlib
+  parser's tree at registration. Such a condition is searched only while one of its literals
+  has been seen at or after its resume position; on every other delta a single search of the
+  new text (plus the few characters a literal can straddle) for all literals at once proves
+  it cannot match. When the distance between a match's start and its literal is bounded, a
+  woken condition also skips straight to that distance before the literal. Conditions without
+  a usable literal are searched on every delta, still from their resume position.
 * **A cached eligibility answer** per (source, tool, file paths), invalidated whenever the
   repeat state or the rule set changes, so the per-rule checks do not run on every delta.
 
@@ -181,7 +183,9 @@ class TtsrManager:
         """Register ``rule``; None when registered, else why it was refused (nothing kept).
 
         Invalid individual conditions are dropped with a warning in :attr:`warnings` while the
-        valid ones are kept: one typo should not silence a whole rule.
+        valid ones are kept: one typo should not silence a whole rule. A refusal for a broken
+        rule (no valid condition, unreachable scope) is also logged there; a refusal that is a
+        setting or a shadowed duplicate is not a problem with the rule and is not.
         """
         if not self.settings.enabled:
             return "ttsr disabled"
@@ -191,7 +195,9 @@ class TtsrManager:
             return "no condition"
         scopes = tuple(token for token in rule.effective_scopes if token.source in _SOURCES)
         if not scopes:
-            return "scope reaches nothing (no text, thinking or tool stream)"
+            reason = "scope reaches nothing (no text, thinking or tool stream)"
+            self.warnings.append(f"ttsr rule {rule.name!r}: {reason}; not registered")
+            return reason
         globs: list[str] = []
         for glob in rule.globs:
             try:
@@ -201,7 +207,9 @@ class TtsrManager:
             else:
                 globs.append(glob)
         if rule.globs and not globs:
-            return "no valid glob in globs (the gate could never pass)"
+            reason = "no valid glob in globs (the gate could never pass)"
+            self.warnings.append(f"ttsr rule {rule.name!r}: {reason}; not registered")
+            return reason
         for token in scopes:
             if token.glob is not None:
                 glob_matches(token.glob, "")
@@ -222,6 +230,7 @@ class TtsrManager:
             )
             self._next_condition += 1
         if not registered.conditions:
+            self.warnings.extend(f"ttsr rule {rule.name!r}: {error}; not registered" for error in errors)
             return "; ".join(errors)
         self.warnings.extend(f"ttsr rule {rule.name!r}: {error} (ignored)" for error in errors)
         self._registered.append(registered)
@@ -315,6 +324,7 @@ class TtsrManager:
 
         eligible = self._eligible(context)
         if not eligible:
+            stream.group = stream.eligible = None  # nothing watched this delta: start over later
             return []
         group = stream.group
         if eligible is not stream.eligible:
@@ -323,18 +333,32 @@ class TtsrManager:
                 group = stream.group = None
         if group is None:
             group = stream.group = self._group(eligible)
-            # Literals that went by while a condition was not eligible were not recorded:
-            # look at every watched condition once.
-            end = len(stream.text)
-            stream.pending = {}
-            for condition in group.always + group.watched:
-                state = stream.states.get(condition.index)
-                if state is None:
-                    state = stream.states[condition.index] = _CondState()
-                if condition.literals is not None:
-                    state.literal_seen = end
-                    stream.pending[condition.index] = condition
+            self._start_watching(stream, group, len(delta))
         return self._search(stream, group, len(delta))
+
+    def _start_watching(self, stream: _Stream, group: _Group, delta_length: int) -> None:
+        """A new set of eligible conditions: find which ones have a literal to look at.
+
+        Literals that went by while a condition was not eligible were not recorded, so the
+        look-back window is read once: a condition whose literal occurs after its resume
+        position is searched on this delta, the others wait for their literal as usual.
+        """
+        text = stream.text
+        end = len(text)
+        floor = max(0, end - delta_length - self.window)
+        folded = text[floor:end].casefold() if group.watched else ""
+        same_offsets = text.isascii()  # case folding keeps positions only for ASCII text
+        stream.pending = {}
+        for condition in group.always + group.watched:
+            state = stream.states.get(condition.index)
+            if state is None:
+                state = stream.states[condition.index] = _CondState()
+            if condition.literals is None:
+                continue
+            since = max(state.resume, floor) - floor if same_offsets else 0
+            if any(folded.find(literal, since) >= 0 for literal in condition.literals):
+                state.literal_seen = end
+                stream.pending[condition.index] = condition
 
     def _search(self, stream: _Stream, group: _Group, delta_length: int) -> list[Rule]:
         text = stream.text

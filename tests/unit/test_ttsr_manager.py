@@ -73,6 +73,7 @@ def test_add_rule_reasons() -> None:
     assert "already registered" in (manager.add_rule(rule("a", "bar")) or "")
     assert manager.add_rule(rule("b")) == "no condition"
     assert "scope reaches nothing" in (manager.add_rule(rule("c", "x", scopes=())) or "")
+    assert len(manager.warnings) == 1 and "'c'" in manager.warnings[0]
     assert [r.name for r in manager.rules] == ["a"]
     assert manager.get("a") is manager.rules[0]
     assert manager.get("b") is None
@@ -85,7 +86,9 @@ def test_invalid_regex_rejected_or_warned() -> None:
     assert "'foo('" in reason and "'[z-a]'" in reason
     assert "missing )" in reason
     assert manager.get("bad") is None
-    assert manager.warnings == []
+    assert len(manager.warnings) == 2
+    assert all("'bad'" in w and "not registered" in w for w in manager.warnings)
+    manager.warnings.clear()
 
     assert manager.add_rule(rule("half", "(unclosed", "fine")) is None
     assert len(manager.warnings) == 1
@@ -267,6 +270,27 @@ def test_combined_pattern_keeps_each_condition_flags() -> None:
     assert fired(manager, "ALPHA beta gam\nma del\nta zzz") == ["ci", "dot", "backref"]
 
 
+def test_regex_only_syntax_still_matches() -> None:
+    """POSIX classes and fuzzy matching read differently by the stdlib parser (which finds the
+    literals that wake conditions up) must not make a condition deaf."""
+    manager = add(make(), rule("posix", r"[[:digit:]]{3}-[[:digit:]]{4}"), rule("fuzzy", r"(?:utcnow){e<=1}"))
+    assert fired(manager, "call 555-1234 now", size=3) == ["posix"]
+    assert fired(manager, " datetime.utcn0w()", size=3) == ["fuzzy"]
+
+
+def test_literal_straddling_deltas_and_long_gaps() -> None:
+    r"""Conditions sleep until their literal shows up, even one cut across deltas, and a match
+    whose start lies far before its literal (``^\s*`` before ``except``) is still found."""
+    manager = add(make(), rule("except", r"^\s*except\s*:"), rule("api", r"(?i)\bapi_key\s*=\s*'[^']{8,}'"))
+    prose = "plain words without the trigger. " * 300
+    assert fired(manager, prose + "\n" + " " * 50, size=7) == []
+    assert fired(manager, "exc", size=3) == []
+    assert fired(manager, "ept", size=3) == []
+    assert fired(manager, " :", size=3) == ["except"]
+    assert fired(manager, prose + " API_", size=10) == []
+    assert fired(manager, "KEY = 'abcdefghij'", size=4) == ["api"]
+
+
 def test_buffers_are_per_stream() -> None:
     manager = add(make(), rule("r", "forbidden", scopes=(ScopeToken("text"), ScopeToken("tool"))))
     assert manager.check_delta("forbi", TEXT) == []
@@ -299,56 +323,68 @@ def test_greedy_match_fires_once_per_occurrence() -> None:
     assert fired(manager, " cba", size=4) == ["r"]
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_against_whole_buffer_reference(seed: int) -> None:
-    """Random patterns and deltas against a brute-force reference on the whole buffer.
+REFERENCE_PATTERNS = [
+    *("ab", "a+b", "ab|ba", "a.b", r"\bab\b", "^ab", "ab$", "(?i)AB", "a[bc]{2}", "b(?=a)"),
+    *(r"(?<=c)ab", r"a\s*b", "(?s)a.*c", "c.*a", r"(a)\1", r"^\s*c$", "ab(?!c)", "abca", "a*"),
+    *("[abc]{2}ba", r"\s*ab", "(?:a|bc)ca", ".{0,3}cab", "[^a]+b", "[bc]{1,3}(?:aa|cc)", "^$"),
+    *(r"(?i)[ab ]{2}C\b", "(?i)CAB ", "a(?:bc|cb)a", "b{2,}c", "(?:ab)+c", r"c\b", r"(?<!a)bb"),
+]
+"""Small-alphabet conditions covering literals with and without a bounded lead, partial
+matches, look-arounds, anchors, back-references and empty matches."""
 
-    Never a match that is not there (every firing has a match ending in or at the new text),
-    and never a missed occurrence (a start whose match ends in the new text and that no earlier
-    firing covered).
+
+def check_against_reference(seed: int, *, change_eligibility: bool) -> None:
+    """Random conditions and deltas against a brute-force search of the whole buffer.
+
+    Never a match that is not there (every firing has a match ending at or after the text the
+    rule was last checked against), and never a missed occurrence (a start whose match ends
+    after that point and that no earlier firing covered). With ``change_eligibility`` rules
+    drop out (injected) and come back (cleared) mid-stream, so a rule coming back must catch
+    up with what went by meanwhile.
     """
-    patterns = [
-        r"ab",
-        r"a+b",
-        r"ab|ba",
-        r"a.b",
-        r"\bab\b",
-        r"^ab",
-        r"ab$",
-        r"(?i)AB",
-        r"a[bc]{2}",
-        r"b(?=a)",
-        r"(?<=c)ab",
-        r"a\s*b",
-        r"(?s)a.*c",
-        r"c.*a",
-        r"(a)\1",
-        r"^\s*c$",
-        r"ab(?!c)",
-    ]
     rng = random.Random(seed)
-    for _ in range(300):
-        chosen = rng.sample(patterns, rng.randint(1, 5))
+    for _ in range(250):
+        chosen = rng.sample(REFERENCE_PATTERNS, rng.randint(1, 6))
         manager = make()
         for index, pattern in enumerate(chosen):
             add(manager, rule(f"r{index}", pattern))
         compiled = [regex.compile(p, regex.MULTILINE if "^" in p or "$" in p else 0) for p in chosen]
         covered: list[set[int]] = [set() for _ in chosen]
-        text = "".join(rng.choice("abc \n") for _ in range(rng.randint(1, 50)))
+        last_checked = [0] * len(chosen)
+        text = "".join(rng.choice("abc \n") for _ in range(rng.randint(1, 60)))
         buffer, position = "", 0
         while position < len(text):
+            if change_eligibility and rng.random() < 0.2:
+                manager.mark_injected(f"r{i}" for i in range(len(chosen)) if rng.random() < 0.4)
+            if change_eligibility and rng.random() < 0.1:
+                manager.clear_injected()
             delta = text[position : position + rng.randint(1, 6)]
             position += len(delta)
-            old, buffer = len(buffer), buffer + delta
+            buffer += delta
             names = {r.name for r in manager.check_delta(delta, TEXT)}
             for index, pattern in enumerate(compiled):
+                name = f"r{index}"
+                if manager.is_injected(name):
+                    assert name not in names
+                    continue
                 ends = {s: m.end() for s in range(len(buffer) + 1) if (m := pattern.match(buffer, s))}
-                new_starts = {s for s, e in ends.items() if e > old}
-                if f"r{index}" in names:
-                    assert any(e >= old for e in ends.values()), (chosen[index], buffer, old)
+                new_starts = {s for s, e in ends.items() if e > last_checked[index]}
+                if name in names:
+                    assert any(e >= last_checked[index] for e in ends.values()), (chosen[index], buffer)
                     covered[index] |= new_starts
                 else:
-                    assert new_starts <= covered[index], (chosen[index], buffer, old)
+                    assert new_starts <= covered[index], (chosen[index], buffer, last_checked[index])
+                last_checked[index] = len(buffer)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_against_whole_buffer_reference(seed: int) -> None:
+    check_against_reference(seed, change_eligibility=False)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_against_reference_with_rules_dropping_out_and_back(seed: int) -> None:
+    check_against_reference(100 + seed, change_eligibility=True)
 
 
 # --- repeat policy -----------------------------------------------------------------------------
