@@ -93,6 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
+    except BrokenPipeError:
+        # The reader went away (`pi-tui --list-models | head`): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as error:  # a bug: one line for the user, the details in a crash log
         return fail(f"internal error: {type(error).__name__}: {error} (details: {_crash_log()})", 70)
 

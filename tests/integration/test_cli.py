@@ -45,3 +45,18 @@ def test_list_sessions(tmp_path: Path) -> None:
     result = run("--list-sessions", cwd=project)
     assert result.returncode == 0 and "Fix the failing test" in result.stdout
     assert manager.session_id[:8] in result.stdout
+
+
+def test_a_closed_pipe_is_not_an_error() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_tui", "--list-models"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()
+    process.stdout.close()  # like `| head -1`
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0 and b"internal error" not in stderr
