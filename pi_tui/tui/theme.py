@@ -1,0 +1,391 @@
+"""Pi-format colour themes: loading, checking, and conversion to a Textual theme.
+
+A theme file is pi's JSON format (``name``, optional ``vars``, ``colors`` with every token in
+:data:`REQUIRED_TOKENS`, optional ``export``), so a pi user's theme works here unchanged. A colour
+value is ``"#rrggbb"``, an xterm 256-colour index (0-255), the name of a ``vars`` entry (which may
+itself name another var), or ``""`` for the terminal's default colour.
+
+Loading never raises for a bad theme file: every problem (unreadable file, bad JSON, wrong type,
+missing token, unknown var, bad colour) becomes a one-line message naming the file and the token,
+and the affected tokens take the built-in dark theme's values. The app can therefore always start
+and show the user exactly what to fix, instead of crashing on a typo (pi refuses such a theme).
+
+Where the built-in themes live: the repository's top-level ``themes/`` is the one source of truth
+(the SPEC puts them there). A wheel only carries files inside the ``pi_tui`` package, so identical
+copies are shipped as package data in ``pi_tui/tui/themes/``; a unit test fails if the copies
+drift from ``themes/``. In a checkout (including an editable install) the top-level folder is
+used directly, so editing ``themes/dark.json`` takes effect without copying.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from textual.theme import Theme as TextualTheme
+
+__all__ = [
+    "BG_TOKENS",
+    "EXPORT_KEYS",
+    "REQUIRED_TOKENS",
+    "Theme",
+    "ThemeLoad",
+    "available_themes",
+    "builtin_themes_dir",
+    "load_theme",
+    "palette_to_hex",
+    "textual_variable_name",
+    "to_textual_theme",
+]
+
+#: Every colour token pi requires in ``colors`` (pi's theme schema, in its order).
+REQUIRED_TOKENS: tuple[str, ...] = (
+    # core UI
+    "accent",
+    "border",
+    "borderAccent",
+    "borderMuted",
+    "success",
+    "error",
+    "warning",
+    "muted",
+    "dim",
+    "text",
+    "thinkingText",
+    # backgrounds and content
+    "selectedBg",
+    "userMessageBg",
+    "userMessageText",
+    "customMessageBg",
+    "customMessageText",
+    "customMessageLabel",
+    "toolPendingBg",
+    "toolSuccessBg",
+    "toolErrorBg",
+    "toolTitle",
+    "toolOutput",
+    # markdown
+    "mdHeading",
+    "mdLink",
+    "mdLinkUrl",
+    "mdCode",
+    "mdCodeBlock",
+    "mdCodeBlockBorder",
+    "mdQuote",
+    "mdQuoteBorder",
+    "mdHr",
+    "mdListBullet",
+    # tool diffs
+    "toolDiffAdded",
+    "toolDiffRemoved",
+    "toolDiffContext",
+    # syntax highlighting
+    "syntaxComment",
+    "syntaxKeyword",
+    "syntaxFunction",
+    "syntaxVariable",
+    "syntaxString",
+    "syntaxNumber",
+    "syntaxType",
+    "syntaxOperator",
+    "syntaxPunctuation",
+    # thinking-level editor borders
+    "thinkingOff",
+    "thinkingMinimal",
+    "thinkingLow",
+    "thinkingMedium",
+    "thinkingHigh",
+    "thinkingXhigh",
+    # bash mode editor border
+    "bashMode",
+)
+
+#: Tokens pi paints as backgrounds (the rest are foregrounds). Needed to pick a sensible stand-in
+#: for ``""`` (terminal default) when the value must become a concrete Textual colour.
+BG_TOKENS: frozenset[str] = frozenset(
+    {"selectedBg", "userMessageBg", "customMessageBg", "toolPendingBg", "toolSuccessBg", "toolErrorBg"}
+)
+
+#: Optional keys of pi's ``export`` section (HTML export colours).
+EXPORT_KEYS: tuple[str, ...] = ("pageBg", "cardBg", "infoBg")
+
+_HEX_RE = re.compile(r"#[0-9a-fA-F]{6}")
+
+# xterm's default colours for the 16 terminal-defined slots. Real terminals vary, but a fixed,
+# well-known choice keeps resolution deterministic.
+_ANSI_16 = (
+    "#000000", "#cd0000", "#00cd00", "#cdcd00", "#0000ee", "#cd00cd", "#00cdcd", "#e5e5e5",
+    "#7f7f7f", "#ff0000", "#00ff00", "#ffff00", "#5c5cff", "#ff00ff", "#00ffff", "#ffffff",
+)  # fmt: skip
+_CUBE_LEVELS = (0, 95, 135, 175, 215, 255)
+
+
+def palette_to_hex(index: int) -> str:
+    """Convert an xterm 256-colour index to ``#rrggbb`` (16-231 cube, 232-255 grey ramp)."""
+    if not 0 <= index <= 255:
+        raise ValueError(f"256-colour index {index} is outside 0-255")
+    if index < 16:
+        return _ANSI_16[index]
+    if index < 232:
+        n = index - 16
+        r, g, b = _CUBE_LEVELS[n // 36], _CUBE_LEVELS[(n // 6) % 6], _CUBE_LEVELS[n % 6]
+    else:
+        r = g = b = 8 + (index - 232) * 10
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+@dataclass(frozen=True)
+class Theme:
+    """A fully resolved theme: every required token maps to ``#rrggbb`` or ``None``.
+
+    ``None`` means "the terminal's default colour" (pi's ``""``); it is kept distinct from a
+    concrete colour so renderers can choose to leave the colour unset.
+    """
+
+    name: str
+    colors: dict[str, str | None]
+    export: dict[str, str | None] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def dark(self) -> bool:
+        """Whether this is a dark theme, judged from the user-message background's brightness.
+
+        Pi only checks the name; judging a colour that every theme must define also works for
+        user themes with arbitrary names.
+        """
+        for key in ("userMessageBg", "selectedBg", "toolPendingBg"):
+            value = self.colors.get(key)
+            if value:
+                return _luminance(value) < 0.5
+        return self.name != "light"
+
+
+@dataclass(frozen=True)
+class ThemeLoad:
+    """The result of :func:`load_theme`: a usable theme plus what was wrong with the file."""
+
+    theme: Theme
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the file was used exactly as written (no fallbacks)."""
+        return not self.problems
+
+
+class _ColorError(ValueError):
+    """A colour value that cannot be resolved; the message says why, without the token name."""
+
+
+def _luminance(hex_color: str) -> float:
+    r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def _describe(value: object) -> str:
+    return json.dumps(value) if isinstance(value, str | int | float | bool | None) else type(value).__name__
+
+
+def _resolve(value: object, vars_: dict[str, Any], seen: tuple[str, ...] = ()) -> str | None:
+    """Resolve one colour value to ``#rrggbb`` or ``None``, following var references."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _ColorError(
+            f'wrong type {_describe(value)} (expected a "#rrggbb" string, a 0-255 integer, a var name or "")'
+        )
+    if isinstance(value, int):
+        if not 0 <= value <= 255:
+            raise _ColorError(f"256-colour index {value} is outside 0-255")
+        return palette_to_hex(value)
+    if value == "":
+        return None
+    if value.startswith("#"):
+        if not _HEX_RE.fullmatch(value):
+            raise _ColorError(f'bad colour "{value}" (expected 6-digit "#rrggbb")')
+        return value.lower()
+    if value in seen:
+        raise _ColorError(f"circular var reference {' -> '.join((*seen, value))}")
+    if value not in vars_:
+        via = f" (via {' -> '.join(seen)})" if seen else ""
+        raise _ColorError(f'unknown var "{value}"{via}')
+    return _resolve(vars_[value], vars_, (*seen, value))
+
+
+@lru_cache(maxsize=1)
+def _dark_fallback() -> tuple[tuple[tuple[str, str | None], ...], str | None]:
+    """The built-in dark theme's colours, used to fill any token a theme gets wrong.
+
+    Returns the colours plus a problem message if even the built-in theme is unusable (then the
+    gaps become terminal defaults, which still lets the app start).
+    """
+    path = builtin_themes_dir() / "dark.json"
+    loaded = _load(path, fallback={}, fallback_label="terminal default")
+    note = None
+    if loaded.problems:
+        note = f"built-in dark theme {path} is damaged: {loaded.problems[0]}"
+    return tuple(loaded.theme.colors.items()), note
+
+
+def load_theme(path: str | Path) -> ThemeLoad:
+    """Load and resolve a pi theme file, never raising for its content.
+
+    Problems are collected, each naming the file and the token; bad or missing tokens take the
+    built-in dark theme's value so the result is always a complete :class:`Theme`.
+    """
+    path = Path(path)
+    fallback_items, note = _dark_fallback()
+    load = _load(path, fallback=dict(fallback_items), fallback_label="the built-in dark theme's value")
+    if note and load.problems:
+        load.problems.append(note)
+    return load
+
+
+def _load(path: Path, *, fallback: dict[str, str | None], fallback_label: str) -> ThemeLoad:
+    problems: list[str] = []
+    where = str(path)
+
+    def filled(reason: str) -> ThemeLoad:
+        problems.append(f"{where}: {reason}; using the built-in dark theme instead")
+        colors = {token: fallback.get(token) for token in REQUIRED_TOKENS}
+        return ThemeLoad(Theme(name=path.stem, colors=colors, path=path), problems)
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return filled(f"cannot read the theme file ({error.__class__.__name__}: {error})")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        return filled(f"bad JSON at line {error.lineno}, column {error.colno}: {error.msg}")
+    if not isinstance(data, dict):
+        return filled(f"wrong type: the theme must be a JSON object, not {type(data).__name__}")
+
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        problems.append(f'{where}: "name" is missing or not a string; using "{path.stem}"')
+        name = path.stem
+
+    vars_ = data.get("vars", {})
+    if not isinstance(vars_, dict):
+        problems.append(f'{where}: "vars" must be an object, not {type(vars_).__name__}; ignoring it')
+        vars_ = {}
+
+    raw_colors = data.get("colors")
+    if not isinstance(raw_colors, dict):
+        what = "missing" if raw_colors is None else f"a {type(raw_colors).__name__}, not an object"
+        problems.append(f'{where}: "colors" is {what}; using the built-in dark theme for every token')
+        raw_colors = {}
+        missing_reported = True
+    else:
+        missing_reported = False
+
+    colors: dict[str, str | None] = {}
+    for token in REQUIRED_TOKENS:
+        if token not in raw_colors:
+            if not missing_reported:
+                problems.append(f"{where}: missing colour token {token!r}; using {fallback_label}")
+            colors[token] = fallback.get(token)
+            continue
+        try:
+            colors[token] = _resolve(raw_colors[token], vars_)
+        except _ColorError as error:
+            problems.append(f"{where}: colour token {token!r}: {error}; using {fallback_label}")
+            colors[token] = fallback.get(token)
+    # Tokens pi does not (yet) know are ignored silently: a theme written for a newer pi must
+    # still load without complaints.
+
+    export: dict[str, str | None] = {}
+    raw_export = data.get("export", {})
+    if not isinstance(raw_export, dict):
+        problems.append(f'{where}: "export" must be an object; ignoring it')
+        raw_export = {}
+    for key in EXPORT_KEYS:
+        if key in raw_export:
+            try:
+                export[key] = _resolve(raw_export[key], vars_)
+            except _ColorError as error:
+                problems.append(f"{where}: export colour {key!r}: {error}; ignoring it")
+
+    return ThemeLoad(Theme(name=name, colors=colors, export=export, path=path), problems)
+
+
+def builtin_themes_dir() -> Path:
+    """The folder holding the built-in ``dark.json`` and ``light.json``.
+
+    A checkout (recognised by ``pyproject.toml`` next to ``themes/``) uses the top-level
+    ``themes/``, the single source of truth; an installed wheel uses the package-data copies.
+    """
+    package_dir = Path(__file__).resolve().parent
+    checkout = package_dir.parent.parent
+    top_level = checkout / "themes"
+    if (checkout / "pyproject.toml").is_file() and (top_level / "dark.json").is_file():
+        return top_level
+    return package_dir / "themes"
+
+
+def available_themes(agent_dir: str | Path | None) -> dict[str, Path]:
+    """Theme name -> file: the built-ins, then ``<agent dir>/themes/*.json``.
+
+    Names come from file names (as in pi). A user theme with a built-in's name replaces it, so a
+    user can restyle ``dark`` without a new name (pi keeps the built-in instead).
+    """
+    themes: dict[str, Path] = {}
+    folders = [builtin_themes_dir()]
+    if agent_dir is not None:
+        folders.append(Path(agent_dir) / "themes")
+    for folder in folders:
+        try:
+            files = sorted(p for p in folder.glob("*.json") if p.is_file())
+        except OSError:
+            continue
+        for file in files:
+            themes[file.stem] = file
+    return dict(sorted(themes.items()))
+
+
+def textual_variable_name(token: str) -> str:
+    """The .tcss variable for a pi token: ``toolSuccessBg`` -> ``pi-tool-success-bg``."""
+    return "pi-" + re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", token).lower()
+
+
+def to_textual_theme(theme: Theme) -> TextualTheme:
+    """Build a Textual theme whose base colours come from the pi tokens.
+
+    Textual's own widgets use the base fields (primary, background, ...); our widgets use the
+    ``$pi-*`` variables, one per pi token, so every pi colour is reachable from .tcss. Pi has no
+    page background token, so ``background``/``surface`` come from the optional ``export``
+    colours when present, else Textual derives them. A token set to the terminal default
+    (``None``) becomes Textual's resolved foreground (or background for ``*Bg`` tokens), because
+    the app paints its own background and a concrete colour keeps text readable on it.
+    """
+    c = theme.colors
+
+    def pick(*tokens: str) -> str | None:
+        return next((c[t] for t in tokens if c.get(t)), None)
+
+    base = TextualTheme(
+        name=theme.name,
+        primary=pick("accent", "borderAccent", "border") or ("#5f87af" if theme.dark else "#2f6f9f"),
+        secondary=pick("border", "borderAccent"),
+        accent=pick("borderAccent", "mdHeading"),
+        foreground=c.get("text"),
+        background=theme.export.get("pageBg"),
+        surface=theme.export.get("cardBg"),
+        panel=pick("selectedBg", "customMessageBg"),
+        success=c.get("success"),
+        warning=c.get("warning"),
+        error=c.get("error"),
+        dark=theme.dark,
+    )
+    generated = base.to_color_system().generate()
+    variables = {
+        textual_variable_name(token): c.get(token)
+        or generated["background" if token in BG_TOKENS else "foreground"]
+        for token in REQUIRED_TOKENS
+    }
+    base.variables.update(variables)
+    return base
