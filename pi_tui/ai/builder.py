@@ -145,6 +145,24 @@ class MessageBuilder:
                 _new_event(StreamEvent, ("thinking_delta", index, delta, "", None, None, None, self._snap))
             )
 
+    def append_prose(self, kind: str, text: str) -> int:
+        """More ``text`` or ``thinking`` for APIs that stream one block at a time.
+
+        Extends the last block when it is still open and of this kind; otherwise ends it (if
+        open) and opens a new block. Returns the block's index. Empty text changes nothing.
+        """
+        index = len(self.blocks) - 1
+        last = self.blocks[index] if index >= 0 else None
+        if last is None or not last.open or last.kind != kind:
+            if last is not None and last.open:
+                self.end(index)
+            index = self.text_start() if kind == "text" else self.thinking_start()
+        if kind == "text":
+            self.text_delta(index, text)
+        else:
+            self.thinking_delta(index, text)
+        return index
+
     def set_signature(self, index: int, signature: str, *, append: bool = False) -> None:
         block = self.blocks[index]
         block.signature = (block.signature or "") + signature if append else signature

@@ -526,14 +526,8 @@ class GoogleParser(ParserBase):
             if signature and self.current is not None and self.current_kind == kind:
                 builder.set_signature(self.current, signature)
             return
-        if self.current is None or self.current_kind != kind:
-            self._close_current()
-            self.current = builder.text_start() if kind == "text" else builder.thinking_start()
-            self.current_kind = kind
-        if kind == "text":
-            builder.text_delta(self.current, text)
-        else:
-            builder.thinking_delta(self.current, text)
+        self.current = builder.append_prose(kind, text)
+        self.current_kind = kind
         if signature:
             builder.set_signature(self.current, signature)
 

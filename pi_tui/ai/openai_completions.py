@@ -251,17 +251,9 @@ class CompletionsParser(ParserBase):
                         self._append("thinking", inner.get("text") or "")
 
     def _append(self, kind: str, text: str) -> None:
-        if not text:
-            return
-        builder = self.builder
-        if self.current_kind != kind or self.current is None:
-            self._close_current()
-            self.current = builder.text_start() if kind == "text" else builder.thinking_start()
+        if text:
+            self.current = self.builder.append_prose(kind, text)
             self.current_kind = kind
-        if kind == "text":
-            builder.text_delta(self.current, text)
-        else:
-            builder.thinking_delta(self.current, text)
 
     def _close_current(self) -> None:
         """End the open block (text, thinking or a tool call) before another one starts."""
