@@ -423,9 +423,13 @@ class AgentSession:
         return items
 
     def _save(self, message: Any, produced: list[Any]) -> None:
+        self._record(message)
+        produced.append(message)
+
+    def _record(self, message: Any) -> None:
+        """A finished message: announced, saved, announced as ended."""
         self.emit("message_start", message=message)
         self.manager.append_message(message)
-        produced.append(message)
         self.emit("message_end", message=message)
 
     def build_context(self) -> Context:
@@ -494,9 +498,7 @@ class AgentSession:
             error_message=error,
             timestamp=now_ms(),
         )
-        self.emit("message_start", message=message)
-        self.manager.append_message(message)
-        self.emit("message_end", message=message)
+        self._record(message)
         return message
 
     async def _run_tools(
@@ -676,9 +678,7 @@ class AgentSession:
         )
         if full_path:
             message.full_output_path = full_path
-        self.emit("message_start", message=message)
-        self.manager.append_message(message)
-        self.emit("message_end", message=message)
+        self._record(message)
         self.manager.sync()
         return message
 

@@ -29,6 +29,7 @@ from pi_tui.ai.errors import ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.http import shared_client
 from pi_tui.ai.protocol import ApiClient
+from pi_tui.ai.registry import get_client
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
@@ -46,13 +47,6 @@ class RetryInfo:
 
 
 RetryCallback = Callable[[RetryInfo], None]
-
-
-def client_for(api: str) -> ApiClient:
-    """The request builder + parser of one API kind."""
-    from pi_tui.ai import registry
-
-    return registry.get_client(api)
 
 
 class WirePipeline:
@@ -199,7 +193,7 @@ class _Runner:
 
             await run_offline(self.model, self.context, self.options, self.builder, self._flush)
             return
-        client = client_for(self.model.api)
+        client = get_client(self.model.api)
         request = client.build_request(self.model, self.context, self.options)
         attempt = 0
         while True:

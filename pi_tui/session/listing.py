@@ -12,12 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pi_tui.config.paths import sessions_root
 from pi_tui.session.errors import SessionFileError
 from pi_tui.session.ids import parse_iso
-from pi_tui.session.reader import read_session_file
+from pi_tui.session.reader import parse_header, read_session_file
 
 
 @dataclass(slots=True)
@@ -144,11 +142,7 @@ def _mtime(path: Path) -> float:
 def _has_valid_header(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
-            first = handle.readline()
-    except OSError:
+            header = parse_header(handle.readline(), str(path))
+    except (OSError, SessionFileError):
         return False
-    try:
-        header = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
+    return isinstance(header.get("id"), str)

@@ -59,7 +59,7 @@ def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
         raise SessionFileError(f"{name} is empty, not a session file")
 
     header_line = lines[0] if lines else tail
-    header = _parse_header(header_line, name)
+    header = parse_header(header_line, name)
     loaded = LoadedFile(header=header, entries=[], size=len(data))
 
     entries = loaded.entries
@@ -93,7 +93,8 @@ def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
     return loaded
 
 
-def _parse_header(line: bytes, name: str) -> RawEntry:
+def parse_header(line: bytes, name: str) -> RawEntry:
+    """Line 1 of a session file, or :class:`SessionFileError`."""
     try:
         header = orjson.loads(line)
     except orjson.JSONDecodeError:

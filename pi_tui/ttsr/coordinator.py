@@ -21,6 +21,7 @@ from typing import Any
 
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ttsr.model import MatchContext, Rule
+from pi_tui.ttsr.rules import display_path
 
 INJECTION_TYPE = "ttsr-injection"
 
@@ -41,23 +42,13 @@ injection — coding agent enforcing project rules.
 </system-reminder>"""
 
 
-def display_path(path: Path | None, cwd: Path) -> str:
-    """Relative to cwd when inside it, else ``~/...`` under home, else absolute."""
-    if path is None:
-        return ""
-    resolved = path.resolve()
-    for base, prefix in ((cwd.resolve(), ""), (Path.home().resolve(), "~/")):
-        try:
-            relative = resolved.relative_to(base)
-        except ValueError:
-            continue
-        return prefix + relative.as_posix()
-    return str(resolved)
-
-
 def render(template: str, rules: list[Rule], cwd: Path) -> str:
     return "\n\n".join(
-        template.format(name=rule.name, path=display_path(rule.path, cwd), content=rule.content.strip())
+        template.format(
+            name=rule.name,
+            path=display_path(rule.path, cwd) if rule.path is not None else "",
+            content=rule.content.strip(),
+        )
         for rule in rules
     )
 
