@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from typing import TextIO
@@ -19,6 +20,13 @@ from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.modes.attachments import Prompt
 from pi_tui.session.messages import AssistantMessage, TextContent
+
+
+def _silence(out: TextIO) -> None:
+    """Point ``out`` at /dev/null so the interpreter's final flush does not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
 
 
 def final_text(message: AssistantMessage | None) -> str:
@@ -46,10 +54,15 @@ async def run_print(
         out.flush()
 
         def write_event(event: AgentEvent) -> None:
-            out.write(orjson.dumps(event.to_json()).decode() + "\n")
-            out.flush()
+            try:
+                out.write(orjson.dumps(event.to_json()).decode() + "\n")
+                out.flush()
+            except BrokenPipeError:
+                # The reader is gone (`| head`, or Ctrl+C took it down): stop writing, quietly.
+                unsubscribe()
+                _silence(out)
 
-        agent.subscribe(write_event)
+        unsubscribe = agent.subscribe(write_event)
 
     last: AssistantMessage | None = None
     try:

@@ -333,3 +333,20 @@ def test_pi_session_continues_with_pis_request(agent_dir: Path, project: Path, c
     else:
         assert ours["messages"][1:] == pi_request["messages"][1:]  # system prompt aside
     assert ours["model"] == pi_request["model"]
+
+
+def test_json_mode_stops_quietly_when_its_reader_goes_away(agent_dir: Path, project: Path) -> None:
+    with ModelServer(Scripted(text="one two three four five six", event_delay=0.1)) as server:
+        configure(agent_dir, server)
+        process = subprocess.Popen(
+            [SCRIPT, "--provider", "test", "--model", "m", "--mode", "json", "-p", "count"],
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        process.stdout.readline()  # the header: the run has started
+        process.stdout.close()  # the reader is gone mid-stream
+        _, stderr = process.communicate(timeout=30)
+        assert process.returncode == 0, stderr
+        assert b"subscriber failed" not in stderr and b"Broken pipe" not in stderr
