@@ -97,7 +97,18 @@ AssistantBlock = UserBlock
 # --- usage ----------------------------------------------------------------------------------
 
 
-class Cost(Wire):
+class _FullShape(Wire):
+    """A shape pi reads without guards: every field is always written, zeros included.
+
+    pi's footer and stats read ``usage.cost.total`` and friends directly, so a usage of ``{}``
+    (an aborted reply) or one missing ``output`` makes pi crash or show NaN.
+    """
+
+    def model_post_init(self, _context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(type(self).model_fields)
+
+
+class Cost(_FullShape):
     input: float = 0
     output: float = 0
     cache_read: float = 0
@@ -105,12 +116,12 @@ class Cost(Wire):
     total: float = 0
 
 
-class Usage(Wire):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    total_tokens: int = 0
+class Usage(_FullShape):
+    input: int | float = 0
+    output: int | float = 0
+    cache_read: int | float = 0
+    cache_write: int | float = 0
+    total_tokens: int | float = 0
     cost: Cost = Field(default_factory=Cost)
 
 
