@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import httpx
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
@@ -224,8 +225,11 @@ class _Runner:
         http = self.http or shared_client()
         timeout = httpx.Timeout(self.options.timeout, connect=30.0)
         try:
+            # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
+            # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
+            headers = {"content-type": "application/json", **request.headers}
             async with http.stream(
-                "POST", request.url, headers=request.headers, json=request.body, timeout=timeout
+                "POST", request.url, headers=headers, content=jsonio.dumps(request.body), timeout=timeout
             ) as response:
                 if response.status_code >= 400:
                     body = (await response.aread()).decode("utf-8", "replace")

@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from pi_tui.session import lenient
+from pi_tui.session.entries import THINKING_LEVELS
 from pi_tui.session.ids import parse_iso
 from pi_tui.session.messages import (
     AgentMessage,
@@ -63,11 +65,25 @@ class SessionContext:
     thinking_level: str = "off"
     model: ModelRef | None = None
     injected_ttsr_rules: list[str] = field(default_factory=list)
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+    """``(entry id, why)`` for each message on the path that could not be sent to the model."""
 
 
 def parse_message(raw: Mapping[str, Any]) -> Any:
-    """Typed agent message from its JSON dict."""
+    """Typed agent message from its JSON dict (strict: for what pi-tui itself writes)."""
     return _MESSAGE_ADAPTER.validate_python(raw)
+
+
+def read_message(raw: Any) -> Any:
+    """Typed agent message from a dict read from a file: wrong fields are dropped, as pi ignores
+    them; raises :class:`lenient.Unrepairable` when no message can be made of it."""
+    if not isinstance(raw, dict):
+        raise lenient.Unrepairable(f"message is {type(raw).__name__}, not an object")
+    return lenient.validate(_MESSAGE_ADAPTER, raw)[0]
+
+
+RESET_BOUNDARY = "reset_boundary"
+"""oh-my-pi's ``/clear``: the model sees only what follows the last boundary on the branch."""
 
 
 def path_to_root(by_id: Mapping[str, RawEntry], leaf_id: str | None) -> list[RawEntry]:
@@ -102,11 +118,14 @@ def build_session_context(
 
     context = SessionContext()
     compaction_index: int | None = None
+    boundary_index = -1
     for index, entry in enumerate(path):
         kind = entry.get("type")
         if kind == "thinking_level_change":
             level = entry.get("thinkingLevel")
-            if isinstance(level, str):
+            if level is None:  # oh-my-pi writes null for "off"
+                context.thinking_level = "off"
+            elif level in THINKING_LEVELS:
                 context.thinking_level = level
         elif kind == "model_change":
             model = _model_from_change(entry)
@@ -121,21 +140,30 @@ def build_session_context(
         elif kind == "compaction":
             compaction_index = index
         elif kind == "ttsr_injection":
-            for name in entry.get("injectedRules") or ():
+            rules = entry.get("injectedRules")
+            for name in rules if isinstance(rules, list) else ():
                 if isinstance(name, str) and name not in context.injected_ttsr_rules:
                     context.injected_ttsr_rules.append(name)
+        elif kind == RESET_BOUNDARY:
+            boundary_index = index
 
-    messages = context.messages
+    if boundary_index >= 0:  # messages come only from after the last boundary
+        path = path[boundary_index + 1 :]
+        if compaction_index is not None:
+            compaction_index = compaction_index - boundary_index - 1
+            if compaction_index < 0:
+                compaction_index = None
+
     if compaction_index is None:
         for entry in path:
-            _append_context_message(messages, entry)
+            _append_context_message(context, entry)
         return context
 
     compaction = path[compaction_index]
-    messages.append(
+    context.messages.append(
         CompactionSummaryMessage(
             summary=str(compaction.get("summary", "")),
-            tokens_before=int(compaction.get("tokensBefore") or 0),
+            tokens_before=_whole_number(compaction.get("tokensBefore")),
             timestamp=_entry_ms(compaction),
         )
     )
@@ -145,9 +173,9 @@ def build_session_context(
         if not keeping and entry.get("id") == first_kept:
             keeping = True
         if keeping:
-            _append_context_message(messages, entry)
+            _append_context_message(context, entry)
     for entry in path[compaction_index + 1 :]:
-        _append_context_message(messages, entry)
+        _append_context_message(context, entry)
     return context
 
 
@@ -167,22 +195,39 @@ def _entry_ms(entry: RawEntry) -> int:
     return int(moment.timestamp() * 1000) if moment else 0
 
 
-def _append_context_message(messages: list[Any], entry: RawEntry) -> None:
+def _whole_number(value: Any) -> int:
+    """A count read from a file: numbers as they are, anything else 0 (as pi's arithmetic would
+    make of it nothing useful either)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return 0
+    return int(value) if abs(value) < 2**63 else 0
+
+
+def _append_context_message(context: SessionContext, entry: RawEntry) -> None:
     kind = entry.get("type")
+    messages = context.messages
     if kind == "message":
-        raw = entry.get("message")
-        if isinstance(raw, dict):
-            messages.append(parse_message(raw))
+        try:
+            messages.append(read_message(entry.get("message")))
+        except lenient.Unrepairable as error:
+            context.left_out.append((str(entry.get("id")), error.problem))
     elif kind == "custom_message":
-        messages.append(
-            CustomMessage(
-                custom_type=str(entry.get("customType", "")),
-                content=entry.get("content", ""),
-                display=bool(entry.get("display", True)),
-                details=entry.get("details"),
-                timestamp=_entry_ms(entry),
+        content = entry.get("content", "")
+        try:
+            messages.append(
+                read_message(
+                    {
+                        "role": "custom",
+                        "customType": str(entry.get("customType", "")),
+                        "content": content,
+                        "display": entry.get("display", True) is not False,
+                        "details": entry.get("details"),
+                        "timestamp": _entry_ms(entry),
+                    }
+                )
             )
-        )
+        except lenient.Unrepairable as error:
+            context.left_out.append((str(entry.get("id")), error.problem))
     elif kind == "branch_summary":
         summary = entry.get("summary")
         if summary:

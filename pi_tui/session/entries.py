@@ -24,8 +24,8 @@ class SessionHeader(Wire):
 
     type: Literal["session"] = "session"
     version: int | None = None
-    id: str
-    timestamp: str
+    id: str = ""
+    timestamp: str = ""
     cwd: str = ""
     parent_session: str | None = None
     title: str | None = None
@@ -64,7 +64,8 @@ class ModelChangeEntry(EntryBase):
 
 class ThinkingLevelChangeEntry(EntryBase):
     type: Literal["thinking_level_change"] = "thinking_level_change"
-    thinking_level: str
+    thinking_level: str | None = None
+    """oh-my-pi writes ``null`` for "off"."""
 
 
 class CompactionEntry(EntryBase):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -55,3 +56,19 @@ def parse_iso(value: str) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except (ValueError, AttributeError):
         return None
+
+
+def timestamp_ms(value: object) -> float:
+    """Milliseconds since the epoch of a timestamp as JavaScript's ``new Date(value)`` reads it
+    (any ISO form: ``Z``, fractions, offsets; no offset means local time); NaN when unreadable.
+
+    Entries are ordered by time, not text: ``...05Z`` sorts after ``...05.500Z`` as text.
+    """
+    if not isinstance(value, str):
+        return math.nan
+    moment = parse_iso(value)
+    if moment is None:
+        return math.nan
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time, as JavaScript reads a stamp with no offset
+    return moment.timestamp() * 1000

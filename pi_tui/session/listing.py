@@ -15,7 +15,7 @@ from typing import Any
 from pi_tui.config.paths import sessions_root
 from pi_tui.session.errors import SessionFileError
 from pi_tui.session.ids import parse_iso
-from pi_tui.session.reader import parse_header, read_session_file
+from pi_tui.session.reader import header_of, read_session_file
 
 
 @dataclass(slots=True)
@@ -100,12 +100,7 @@ def session_info(path: Path) -> SessionInfo | None:
                 texts.append(text)
             if role == "user" and not first_message:
                 first_message = text
-            stamp = message.get("timestamp")
-            moment = (
-                datetime.fromtimestamp(stamp / 1000, UTC)
-                if isinstance(stamp, int | float)
-                else parse_iso(str(raw.get("timestamp", "")))
-            )
+            moment = _message_time(message.get("timestamp")) or parse_iso(str(raw.get("timestamp", "")))
             if moment is not None:
                 last_time = moment
     created = parse_iso(str(header.get("timestamp", ""))) or datetime.fromtimestamp(_mtime(path), UTC)
@@ -113,7 +108,7 @@ def session_info(path: Path) -> SessionInfo | None:
         path=path,
         id=str(header.get("id", "")),
         cwd=str(header.get("cwd", "")),
-        name=name,
+        name=name or loaded.title or None,
         parent_session=header.get("parentSession"),
         created=created,
         modified=last_time or datetime.fromtimestamp(_mtime(path), UTC),
@@ -121,6 +116,16 @@ def session_info(path: Path) -> SessionInfo | None:
         first_message=first_message,
         all_messages_text=" ".join(texts),
     )
+
+
+def _message_time(stamp: Any) -> datetime | None:
+    """A message's ``timestamp`` (ms since the epoch), or None when it is not a usable one."""
+    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(stamp / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _text_of(content: Any) -> str:
@@ -142,7 +147,7 @@ def _mtime(path: Path) -> float:
 def _has_valid_header(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
-            header = parse_header(handle.readline(), str(path))
+            header = header_of(handle.readline() + handle.readline(), str(path))
     except (OSError, SessionFileError):
         return False
     return isinstance(header.get("id"), str)

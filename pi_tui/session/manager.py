@@ -10,20 +10,23 @@ is never written twice, unlike pi's #3930).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.gc_control import paused_gc
-from pi_tui.session import listing
+from pi_tui.session import lenient, listing
 from pi_tui.session.context import SessionContext, build_session_context, parse_message, path_to_root
 from pi_tui.session.entries import (
     CURRENT_SESSION_VERSION,
     ENTRY_ADAPTER,
+    HEADER_ADAPTER,
     THINKING_LEVELS,
     BranchSummaryEntry,
     CompactionEntry,
@@ -37,9 +40,10 @@ from pi_tui.session.entries import (
     SessionInitEntry,
     ThinkingLevelChangeEntry,
     TtsrInjectionEntry,
+    UnknownEntry,
 )
 from pi_tui.session.errors import EntryNotFoundError, SessionError
-from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, uuid7
+from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, timestamp_ms, uuid7
 from pi_tui.session.listing import SessionInfo
 from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
 from pi_tui.session.migrate import file_version, migrate_entries, rewrite_migrated
@@ -70,7 +74,7 @@ class TreeNode:
     @property
     def entry(self) -> Any:
         if self._entry is None:
-            self._entry = ENTRY_ADAPTER.validate_python(self.raw)
+            self._entry = typed_entry(self.raw)
         return self._entry
 
     def __repr__(self) -> str:
@@ -141,6 +145,11 @@ class SessionManager:
         self._writer: SessionFileWriter | None = None
         self._read_only = False
         self.warnings: list[str] = []
+        """What was wrong with the file (skipped, torn, repaired lines; messages left out of the
+        model's context), each naming file and line."""
+        self._warnings_taken = 0
+        self._left_out_reported: set[str] = set()
+        self._line_of = loaded.line_of if loaded is not None else None
         if loaded is not None:
             add = self._index.add
             for raw in loaded.entries:
@@ -255,8 +264,28 @@ class SessionManager:
         """True once the file exists with this session's lines."""
         return self._path is not None and self._header_on_disk
 
+    def take_new_warnings(self) -> list[str]:
+        """Warnings not handed out before (for a UI that shows each problem once)."""
+        new = self.warnings[self._warnings_taken :]
+        self._warnings_taken = len(self.warnings)
+        return new
+
+    def _warn(self, text: str) -> None:
+        self.warnings.append(text)
+        log.warning(text)
+
+    def _where(self, entry_id: str) -> str:
+        """``file:line`` of an entry read from the file (``file`` alone for a new entry)."""
+        raw = self._index.by_id.get(entry_id)
+        line = self._line_of(raw) if raw is not None and self._line_of is not None else None
+        name = str(self._path) if self._path is not None else "<session>"
+        return f"{name}:{line}" if line is not None else name
+
     def get_header(self) -> SessionHeader:
-        return SessionHeader.model_validate(self._header)
+        try:
+            return lenient.validate(HEADER_ADAPTER, self._header)[0]
+        except lenient.Unrepairable:
+            return SessionHeader(id=str(self._header.get("id", "")))
 
     def get_session_name(self) -> str | None:
         return self._index.session_name
@@ -422,7 +451,7 @@ class SessionManager:
             raw = self._index.by_id.get(entry_id)
             if raw is None:
                 return None
-            typed = self._typed[entry_id] = ENTRY_ADAPTER.validate_python(raw)
+            typed = self._typed[entry_id] = typed_entry(raw)
         return typed
 
     def get_raw_entry(self, entry_id: str) -> RawEntry | None:
@@ -450,7 +479,8 @@ class SessionManager:
             found = [raw for key, rows in index.children.items() if key not in index.by_id for raw in rows]
         else:
             found = list(index.children.get(parent_id, ()))
-        found.sort(key=_timestamp_key)
+        if parent_id is not None:
+            found = sort_by_time(found, lambda raw: raw)
         return [self.get_entry(raw["id"]) for raw in found]
 
     def get_branch(self, from_id: str | None = None) -> list[Any]:
@@ -482,13 +512,10 @@ class SessionManager:
             node = nodes[raw["id"]]
             parent = nodes.get(raw.get("parentId"))  # type: ignore[arg-type]
             (parent.children if parent is not None else roots).append(node)
-        # File order is almost always timestamp order; only sort the lists that are not.
+        # Children are ordered by time as pi orders them; roots stay in file order (as in pi).
         for node in nodes.values():
-            children = node.children
-            if len(children) > 1 and not _sorted_by_time(children):
-                children.sort(key=lambda child: _timestamp_key(child.raw))
-        if len(roots) > 1 and not _sorted_by_time(roots):
-            roots.sort(key=lambda child: _timestamp_key(child.raw))
+            if len(node.children) > 1:
+                node.children = sort_by_time(node.children, _node_raw)
         return roots
 
     def get_label(self, entry_id: str) -> str | None:
@@ -546,6 +573,8 @@ class SessionManager:
             self._path = self.session_dir / _file_name(self._header)
         self._index = _Index()
         self._typed = {}
+        self._line_of = None
+        self._left_out_reported = set()
         self._written = 0
         self._header_on_disk = False
         for raw in path:
@@ -571,6 +600,10 @@ class SessionManager:
             cached = (key, build_session_context(index.by_id, self._leaf_id, last))
             self._context_cache = cached
         context = cached[1]
+        for entry_id, problem in context.left_out:
+            if entry_id not in self._left_out_reported:
+                self._left_out_reported.add(entry_id)
+                self._warn(f"{self._where(entry_id)}: left out of the model's context: {problem}")
         return dataclasses.replace(
             context, messages=list(context.messages), injected_ttsr_rules=list(context.injected_ttsr_rules)
         )
@@ -582,18 +615,49 @@ def _set_optional(fields: dict[str, Any], **optional: Any) -> None:
             fields[key] = value
 
 
-def _timestamp_key(raw: RawEntry) -> str:
-    return str(raw.get("timestamp", ""))
+def _node_raw(node: TreeNode) -> RawEntry:
+    return node.raw
 
 
-def _sorted_by_time(nodes: list[TreeNode]) -> bool:
-    previous = ""
-    for node in nodes:
-        stamp = str(node.raw.get("timestamp", ""))
-        if stamp < previous:
-            return False
-        previous = stamp
-    return True
+def typed_entry(raw: RawEntry) -> Any:
+    """The typed view of an entry read from a file; never fails (see :mod:`lenient`).
+
+    An entry no model can describe (say a ``message`` whose message is a number) is shown as an
+    :class:`UnknownEntry`: in the tree, never in the context.
+    """
+    try:
+        return lenient.validate(ENTRY_ADAPTER, raw)[0]
+    except lenient.Unrepairable:
+        parent = raw.get("parentId")
+        return UnknownEntry.model_construct(
+            type=str(raw.get("type")),
+            id=str(raw.get("id")),
+            parent_id=parent if isinstance(parent, str) else None,
+            timestamp=raw.get("timestamp") if isinstance(raw.get("timestamp"), str) else "",
+        )
+
+
+T = TypeVar("T")
+
+
+def sort_by_time(items: list[T], raw_of: Callable[[T], RawEntry]) -> list[T]:
+    """``items`` ordered by entry time as pi orders siblings (JavaScript's ``new Date`` and a
+    stable sort in which an unreadable time compares equal to anything).
+
+    File order is almost always time order, so that case is checked first and costs no sort.
+    """
+    times = [timestamp_ms(raw_of(item).get("timestamp")) for item in items]
+    if all(a <= b for a, b in itertools.pairwise(times)):
+        return items
+    order = sorted(range(len(items)), key=functools.cmp_to_key(lambda a, b: _js_compare(times[a], times[b])))
+    return [items[position] for position in order]
+
+
+def _js_compare(a: float, b: float) -> int:
+    difference = a - b
+    if difference != difference:  # NaN: JavaScript's sort treats the pair as equal
+        return 0
+    return -1 if difference < 0 else (1 if difference > 0 else 0)
 
 
 def _file_name(header: RawEntry) -> str:

@@ -204,9 +204,9 @@ class CompactionSummaryMessage(Wire):
 
 
 class UnknownMessage(Wire):
-    """A role we do not know; kept, never sent to the model."""
+    """A role we do not know (or a ``role`` that is not text); kept, never sent to the model."""
 
-    role: str
+    role: Any
 
 
 _KNOWN_ROLES = frozenset(

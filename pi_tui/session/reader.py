@@ -10,6 +10,13 @@ Damage handling:
 - any other line that does not parse, is not an object, or lacks ``type``/``id`` is skipped with a
   warning (and left in the file);
 - a second line with an id already seen is skipped with a warning (pi #3930 wrote duplicates).
+
+What other writers put in files is accepted as pi accepts it: a UTF-8 byte-order mark before the
+header, oh-my-pi's fixed-width title slot (``{"type":"title",...}``) as line 1 with the header on
+line 2, lone surrogate escapes and invalid UTF-8 (see :mod:`pi_tui.jsonio`). The structural
+fields are made safe in memory, with a warning, so that no line can break the tree: an ``id``
+that is not text gets a stand-in id, and a ``parentId`` that is not text (or is the entry's own
+id) makes the entry a root, which is how pi shows it. Every other field stays exactly as read.
 """
 
 from __future__ import annotations
@@ -18,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pi_tui.gc_control import paused_gc, settle
+from pi_tui.jsonio import JSONDecodeError, loads
 from pi_tui.session.errors import SessionFileError
 
 RawEntry = dict[str, Any]
@@ -38,6 +44,22 @@ class LoadedFile:
     missing_final_newline: bool = False
     """The last line is complete but lacks ``\\n``; the writer adds one before appending."""
     size: int = 0
+    first_line: int = 2
+    """Line number of the first entry (3 when an oh-my-pi title slot precedes the header)."""
+    line_numbers: dict[int, int] | None = None
+    """``id(raw entry) -> line number`` for entries after a skipped line (else line = position +
+    first_line); see :meth:`line_of`."""
+    title: str | None = None
+    """oh-my-pi's title slot, when the file has one."""
+
+    def line_of(self, raw: RawEntry) -> int | None:
+        """The line ``raw`` was read from (for warnings that name file and line)."""
+        if self.line_numbers is not None and id(raw) in self.line_numbers:
+            return self.line_numbers[id(raw)]
+        for position, entry in enumerate(self.entries):
+            if entry is raw:
+                return position + self.first_line
+        return None
 
 
 def read_session_file(path: str | Path) -> LoadedFile:
@@ -53,33 +75,38 @@ def read_session_file(path: str | Path) -> LoadedFile:
 
 
 def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     if not lines and not tail.strip():
         raise SessionFileError(f"{name} is empty, not a session file")
 
-    header_line = lines[0] if lines else tail
-    header = parse_header(header_line, name)
-    loaded = LoadedFile(header=header, entries=[], size=len(data))
+    title = _title_slot(lines[0] if lines else tail)
+    first = 1 if title is not None and len(lines) > 1 else 0
+    header_line = lines[first] if lines else tail
+    header = parse_header(header_line, name, first + 1)
+    loaded = LoadedFile(header=header, entries=[], size=len(data), first_line=first + 2, title=title)
 
-    entries = loaded.entries
     seen: set[str] = set()
-    loads = orjson.loads
-    for number, line in enumerate(lines[1:], start=2):
+    skipped = False
+    for number, line in enumerate(lines[first + 1 :], start=first + 2):
         if not line.strip():
+            skipped = True
             continue
         try:
             raw = loads(line)
-        except orjson.JSONDecodeError:
+        except JSONDecodeError:
             loaded.warnings.append(f"{name}:{number}: skipped a line that is not valid JSON")
+            skipped = True
             continue
-        _accept(raw, number, name, entries, seen, loaded.warnings)
+        skipped = not _accept(raw, number, name, loaded, seen, skipped) or skipped
 
     if lines and tail.strip():
         number = len(lines) + 1
         try:
             raw = loads(tail)
-        except orjson.JSONDecodeError:
+        except JSONDecodeError:
             loaded.torn_offset = len(data) - len(tail)
             loaded.warnings.append(
                 f"{name}:{number}: the last line was cut off ({len(tail)} bytes, a crash while "
@@ -87,36 +114,78 @@ def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
             )
         else:
             loaded.missing_final_newline = True
-            _accept(raw, number, name, entries, seen, loaded.warnings)
+            _accept(raw, number, name, loaded, seen, skipped)
     elif not lines:
         loaded.missing_final_newline = True
     return loaded
 
 
-def parse_header(line: bytes, name: str) -> RawEntry:
-    """Line 1 of a session file, or :class:`SessionFileError`."""
+BOM = b"\xef\xbb\xbf"
+
+
+def _title_slot(line: bytes) -> str | None:
+    """oh-my-pi's title line (rewritten in place, so it comes before the header), if ``line`` is one."""
+    if b'"title"' not in line:
+        return None
     try:
-        header = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        slot = loads(line)
+    except JSONDecodeError:
+        return None
+    if isinstance(slot, dict) and slot.get("type") == "title":
+        title = slot.get("title")
+        return title.strip() if isinstance(title, str) else ""
+    return None
+
+
+def parse_header(line: bytes, name: str, number: int = 1) -> RawEntry:
+    """The header line of a session file, or :class:`SessionFileError`."""
+    if number == 1 and line.startswith(BOM):
+        line = line[len(BOM) :]
+    try:
+        header = loads(line)
+    except JSONDecodeError:
         header = None
     if not isinstance(header, dict) or header.get("type") != "session":
-        raise SessionFileError(f"{name} is not a session file: line 1 is not a session header")
+        raise SessionFileError(f"{name} is not a session file: line {number} is not a session header")
     return header
 
 
+def header_of(first_lines: bytes, name: str) -> RawEntry:
+    """The header from the first bytes of a file (BOM and oh-my-pi's title slot allowed)."""
+    if first_lines.startswith(BOM):
+        first_lines = first_lines[len(BOM) :]
+    lines = first_lines.split(b"\n", 2)
+    if len(lines) > 1 and _title_slot(lines[0]) is not None:
+        return parse_header(lines[1], name, 2)
+    return parse_header(lines[0], name)
+
+
 def _accept(
-    raw: Any, number: int, name: str, entries: list[RawEntry], seen: set[str], warnings: list[str]
-) -> None:
+    raw: Any, number: int, name: str, loaded: LoadedFile, seen: set[str], after_skip: bool
+) -> bool:
+    """Keep ``raw`` as an entry if it can be one; False when the line was skipped."""
+    warnings = loaded.warnings
     if type(raw) is not dict or "type" not in raw:
         warnings.append(f"{name}:{number}: skipped a line that is not a session entry")
-        return
+        return False
     entry_id = raw.get("id")
-    if entry_id is None:
-        # v1 files have no ids; migration assigns them. Keep the line.
-        entries.append(raw)
-        return
-    if entry_id in seen:
-        warnings.append(f"{name}:{number}: skipped a second entry with id {entry_id}")
-        return
-    seen.add(entry_id)
-    entries.append(raw)
+    if entry_id is not None and type(entry_id) is not str:
+        raw["id"] = entry_id = f"line-{number}"
+        warnings.append(f"{name}:{number}: the entry's id is not text; it is called {entry_id} here")
+    if entry_id is not None:
+        if entry_id in seen:
+            warnings.append(f"{name}:{number}: skipped a second entry with id {entry_id}")
+            return False
+        seen.add(entry_id)
+        parent = raw.get("parentId")
+        if parent is not None and (type(parent) is not str or parent == entry_id):
+            raw["parentId"] = None
+            why = "its own id" if parent == entry_id else "not an entry id"
+            warnings.append(f"{name}:{number}: the entry's parentId is {why}; it is shown as a root")
+    # (v1 files have no ids; migration assigns them.)
+    if after_skip:
+        if loaded.line_numbers is None:
+            loaded.line_numbers = {}
+        loaded.line_numbers[id(raw)] = number
+    loaded.entries.append(raw)
+    return True

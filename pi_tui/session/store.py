@@ -23,8 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from pi_tui import jsonio
 from pi_tui.session.errors import SessionError, SessionLockedError
 
 try:
@@ -34,8 +33,8 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, single-wri
 
 
 def encode_line(entry: dict[str, Any]) -> bytes:
-    """One JSONL line for ``entry``, newline included."""
-    return orjson.dumps(entry) + b"\n"
+    """One JSONL line for ``entry``, newline included (lone surrogates as Node writes them)."""
+    return jsonio.dumps(entry) + b"\n"
 
 
 class SessionLock:

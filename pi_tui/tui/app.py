@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 FIRST_ENTRIES = 400
 """Entries turned into chat items before the first screen of a resumed session."""
+FILE_PROBLEMS_SHOWN = 8
+"""How many file problems the chat lists before "... and N more"."""
 DOUBLE_PRESS_SECONDS = 0.6
 """Two Escapes (or Ctrl+Cs) closer than this count as a double press."""
 THEME_POLL_SECONDS = 1.0
@@ -241,6 +243,7 @@ class PiApp(App[None]):
         await self.chat.show(items)
         self.editor.prompt_history = user_texts(items)
         self.refresh_footer()
+        self.say_file_problems()
         if cut:
             self.run_worker(
                 partial(self._load_older, ids[:cut], self._shown_generation),
@@ -276,6 +279,16 @@ class PiApp(App[None]):
             self.footer.show_path(self.display_cwd, self.git_branch)
             return
         self.footer.show_state(self.agent, self.display_cwd, self.git_branch)
+
+    def say_file_problems(self) -> None:
+        """Problems met reading the session file (skipped, torn or repaired lines, messages left
+        out of the context), each said once, the way print mode writes them to stderr."""
+        problems = self.agent.manager.take_new_warnings()
+        if problems:
+            shown = problems[:FILE_PROBLEMS_SHOWN]
+            if len(problems) > len(shown):
+                shown.append(f"... and {len(problems) - len(shown)} more")
+            self.say("\n".join(shown), "warning", title="Session file problems (nothing was changed on disk)")
 
     def say(self, text: str, level: str = "info", title: str | None = None) -> None:
         """A message from pi-tui itself in the chat (not saved in the session)."""

@@ -1,0 +1,51 @@
+"""JSON in and out the way Node reads and writes it, fast when the data is ordinary.
+
+orjson is strict in two ways that Node is not, and both occur in real session files:
+
+- a string holding a lone surrogate escape such as ``"\\ud83d"``: valid JSON, and exactly what
+  Node writes for an emoji cut in half by a length limit. orjson refuses the whole line, which
+  would drop a turn (and every turn before it from the model's context);
+- bytes that are not UTF-8: Node decodes them as U+FFFD and parses the line.
+
+:func:`loads` tries orjson first and falls back to the standard library with Node's decoding, so
+such a line is kept. The resulting Python strings may then hold lone surrogates, which orjson
+cannot encode either; :func:`dumps` falls back to writing them back as the same ``\\uXXXX``
+escapes, so a value read from a line is written out (to a session file or a provider) exactly
+as Node would write it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+JSONDecodeError = ValueError
+"""Raised by :func:`loads` for text that is not JSON (orjson's and the stdlib's errors are both
+ValueErrors)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse one JSON document; lone surrogates and invalid UTF-8 are accepted as Node does."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        # parse_constant: NaN / Infinity are not JSON (orjson and Node refuse them too).
+        return json.loads(text, parse_constant=_reject_constant)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON; strings holding lone surrogates are written as ``\\uXXXX`` escapes."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        # Every surrogate left in ``text`` sits inside a JSON string (json.dumps escapes
+        # nothing else that is not UTF-8), so its backslash form is the JSON escape itself.
+        return text.encode("utf-8", "backslashreplace")
