@@ -22,7 +22,6 @@ from pydantic import TypeAdapter, ValidationError
 REQUIRED_TEXT_FIELDS = frozenset(
     {
         "toolName",
-        "toolCallId",
         "command",
         "customType",
         "summary",
