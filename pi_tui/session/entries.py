@@ -136,6 +136,16 @@ class UnknownEntry(EntryBase):
     """An entry type we do not know: kept on disk and in the tree, left out of the context."""
 
 
+class UnreadableEntry(EntryBase):
+    """The typed view of an entry of a known type whose fields no model can hold (a ``message``
+    whose message is a number). Its ``type`` is its own, so code that reads ``entry.message``
+    after checking ``entry.type == "message"`` never meets it; the line itself is untouched."""
+
+    type: str = "unreadable"
+    original_type: str = ""
+    problem: str = ""
+
+
 ENTRY_TYPES: frozenset[str] = frozenset(
     {
         "message",

@@ -58,9 +58,10 @@ def validate(adapter: TypeAdapter[Any], raw: Any) -> tuple[Any, list[str]]:
         first_error = error
     data = copy.deepcopy(raw)
     repaired: list[str] = []
+    dropped: dict[str, Any] = {}
     error = first_error
     for _ in range(_MAX_ROUNDS):
-        repaired.append(_repair_one(data, error))
+        repaired.append(_repair_one(data, error, dropped))
         try:
             return adapter.validate_python(data), repaired
         except ValidationError as again:
@@ -68,8 +69,12 @@ def validate(adapter: TypeAdapter[Any], raw: Any) -> tuple[Any, list[str]]:
     raise Unrepairable(_describe(error.errors()[0]))
 
 
-def _repair_one(data: Any, error: ValidationError) -> str:
-    """Change ``data`` so that the first error of ``error`` goes away; say what was done."""
+def _repair_one(data: Any, error: ValidationError, dropped: dict[str, Any]) -> str:
+    """Change ``data`` so that the first error of ``error`` goes away; say what was done.
+
+    ``dropped`` remembers the fields taken out, so that when one of them turns out to be
+    required the problem is told as the value that was there, not as a missing field.
+    """
     detail = error.errors()[0]
     loc = detail["loc"]
     container: Any = None
@@ -91,11 +96,14 @@ def _repair_one(data: Any, error: ValidationError) -> str:
         if block is not None:
             del block[0][block[1]]
             return f"left out a content block without {field}"
-        raise Unrepairable(_describe(detail))
+        if field in dropped:
+            raise Unrepairable(f"its {field} is {_short(dropped[field])}, which no message can hold")
+        raise Unrepairable(f"it has no {field}")
     if isinstance(container, dict) and key in container:
         if key in ("role", "type") and container is data:
             raise Unrepairable(_describe(detail))
         del container[key]
+        dropped.setdefault(str(key), current)
         return f"ignored {key} ({_short(current)})"
     if isinstance(container, list) and isinstance(key, int):
         del container[key]

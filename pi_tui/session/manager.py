@@ -40,7 +40,7 @@ from pi_tui.session.entries import (
     SessionInitEntry,
     ThinkingLevelChangeEntry,
     TtsrInjectionEntry,
-    UnknownEntry,
+    UnreadableEntry,
 )
 from pi_tui.session.errors import EntryNotFoundError, SessionError
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, timestamp_ms, uuid7
@@ -622,18 +622,19 @@ def _node_raw(node: TreeNode) -> RawEntry:
 def typed_entry(raw: RawEntry) -> Any:
     """The typed view of an entry read from a file; never fails (see :mod:`lenient`).
 
-    An entry no model can describe (say a ``message`` whose message is a number) is shown as an
-    :class:`UnknownEntry`: in the tree, never in the context.
+    An entry no model can describe (say a ``message`` whose message is a number) is an
+    :class:`UnreadableEntry`: in the tree, never in the context.
     """
     try:
         return lenient.validate(ENTRY_ADAPTER, raw)[0]
-    except lenient.Unrepairable:
-        parent = raw.get("parentId")
-        return UnknownEntry.model_construct(
-            type=str(raw.get("type")),
+    except lenient.Unrepairable as error:
+        parent, stamp = raw.get("parentId"), raw.get("timestamp")
+        return UnreadableEntry(
             id=str(raw.get("id")),
             parent_id=parent if isinstance(parent, str) else None,
-            timestamp=raw.get("timestamp") if isinstance(raw.get("timestamp"), str) else "",
+            timestamp=stamp if isinstance(stamp, str) else "",
+            original_type=str(raw.get("type")),
+            problem=error.problem,
         )
 
 

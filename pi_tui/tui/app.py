@@ -194,11 +194,17 @@ class PiApp(App[None]):
             self.call_from_thread(self.exit, None, 2, f"pi-tui: {error}")
             return
         except Exception as error:  # a bug: say it and leave rather than hang on "Starting..."
-            self.call_from_thread(
-                self.exit, None, 70, f"pi-tui: internal error while starting: {type(error).__name__}: {error}"
-            )
+            self._exit_on_bug_from_thread(error)
             return
-        self.call_from_thread(self._agent_ready, started)
+        try:
+            self.call_from_thread(self._agent_ready, started)
+        except Exception as error:  # the same while drawing the session: never a blank screen
+            self._exit_on_bug_from_thread(error)
+
+    def _exit_on_bug_from_thread(self, error: Exception) -> None:
+        self.call_from_thread(
+            self.exit, None, 70, f"pi-tui: internal error while starting: {type(error).__name__}: {error}"
+        )
 
     async def _agent_ready(self, started: Started) -> None:
         """The agent exists: wire its events to the chat and show the session."""

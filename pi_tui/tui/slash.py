@@ -78,7 +78,11 @@ async def session_info(app: PiApp, args: str) -> None:
     manager = app.agent.manager
     raws = list(manager.iter_raw_entries())  # the file's dicts: no typed view of every entry
     totals = add_raw_usage(UsageTotals(), raws)
-    roles = Counter(raw["message"].get("role") for raw in raws if raw.get("type") == "message")
+    roles = Counter(
+        raw["message"].get("role")
+        for raw in raws
+        if raw.get("type") == "message" and isinstance(raw.get("message"), dict)
+    )
     users, replies, results = roles["user"], roles["assistant"], roles["toolResult"]
     lines = [
         f"File:     {manager.session_file or '(not saved: --no-session)'}",
