@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from pi_tui.session.entries import (
-    ENTRY_ADAPTER,
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
     MessageEntry,
 )
+from pi_tui.session.entries import typed_entry as entry_view
 from pi_tui.session.ids import parse_iso
 from pi_tui.session.messages import (
     BranchSummaryMessage,
@@ -26,8 +26,8 @@ from pi_tui.session.messages import (
 
 
 def typed_entry(entry: Any) -> Any:
-    """A typed entry from either a typed entry or its raw JSON dict."""
-    return ENTRY_ADAPTER.validate_python(entry) if isinstance(entry, dict) else entry
+    """A typed entry from either a typed entry or its raw JSON dict (read leniently)."""
+    return entry_view(entry) if isinstance(entry, dict) else entry
 
 
 def entry_ms(entry: Any) -> int:

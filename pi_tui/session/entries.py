@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
+from pi_tui.session import lenient
 from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
 
 CURRENT_SESSION_VERSION = 3
@@ -187,3 +188,22 @@ SessionEntry = Annotated[
 
 ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEntry)
 HEADER_ADAPTER: TypeAdapter[SessionHeader] = TypeAdapter(SessionHeader)
+
+
+def typed_entry(raw: dict[str, Any]) -> Any:
+    """The typed view of an entry read from a file; never fails (see :mod:`lenient`).
+
+    An entry no model can describe (say a ``message`` whose message is a number) is an
+    :class:`UnreadableEntry`: in the tree, never in the context.
+    """
+    try:
+        return lenient.validate(ENTRY_ADAPTER, raw)[0]
+    except lenient.Unrepairable as error:
+        parent, stamp = raw.get("parentId"), raw.get("timestamp")
+        return UnreadableEntry(
+            id=str(raw.get("id")),
+            parent_id=parent if isinstance(parent, str) else None,
+            timestamp=stamp if isinstance(stamp, str) else "",
+            original_type=str(raw.get("type")),
+            problem=error.problem,
+        )

@@ -25,7 +25,6 @@ from pi_tui.session import lenient, listing
 from pi_tui.session.context import SessionContext, build_session_context, parse_message, path_to_root
 from pi_tui.session.entries import (
     CURRENT_SESSION_VERSION,
-    ENTRY_ADAPTER,
     HEADER_ADAPTER,
     THINKING_LEVELS,
     BranchSummaryEntry,
@@ -40,7 +39,7 @@ from pi_tui.session.entries import (
     SessionInitEntry,
     ThinkingLevelChangeEntry,
     TtsrInjectionEntry,
-    UnreadableEntry,
+    typed_entry,
 )
 from pi_tui.session.errors import EntryNotFoundError, SessionError
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, timestamp_ms, uuid7
@@ -617,25 +616,6 @@ def _set_optional(fields: dict[str, Any], **optional: Any) -> None:
 
 def _node_raw(node: TreeNode) -> RawEntry:
     return node.raw
-
-
-def typed_entry(raw: RawEntry) -> Any:
-    """The typed view of an entry read from a file; never fails (see :mod:`lenient`).
-
-    An entry no model can describe (say a ``message`` whose message is a number) is an
-    :class:`UnreadableEntry`: in the tree, never in the context.
-    """
-    try:
-        return lenient.validate(ENTRY_ADAPTER, raw)[0]
-    except lenient.Unrepairable as error:
-        parent, stamp = raw.get("parentId"), raw.get("timestamp")
-        return UnreadableEntry(
-            id=str(raw.get("id")),
-            parent_id=parent if isinstance(parent, str) else None,
-            timestamp=stamp if isinstance(stamp, str) else "",
-            original_type=str(raw.get("type")),
-            problem=error.problem,
-        )
 
 
 T = TypeVar("T")
