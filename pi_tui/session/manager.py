@@ -187,7 +187,7 @@ class SessionManager:
             if migrate_entries(loaded.header, loaded.entries) and writer is not None:
                 if loaded.torn_offset is not None:
                     move_torn_tail(file_path, loaded.torn_offset)
-                rewrite_migrated(file_path, loaded.header, loaded.entries, old_version)
+                rewrite_migrated(file_path, loaded.header, loaded.entries, old_version, loaded.title_slot)
                 loaded.torn_offset, loaded.missing_final_newline = None, False
             if writer is not None:
                 writer.expect_tail(

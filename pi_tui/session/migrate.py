@@ -82,13 +82,20 @@ def backup_path(path: Path, old_version: int) -> Path:
     return path.with_name(f"{path.name}.v{old_version}.bak")
 
 
-def rewrite_migrated(path: Path, header: RawEntry, entries: list[RawEntry], old_version: int) -> None:
-    """Keep the original as ``<name>.v<old>.bak`` (never overwritten), then rewrite atomically."""
+def rewrite_migrated(
+    path: Path,
+    header: RawEntry,
+    entries: list[RawEntry],
+    old_version: int,
+    title_slot: RawEntry | None = None,
+) -> None:
+    """Keep the original as ``<name>.v<old>.bak`` (never overwritten), then rewrite atomically
+    (oh-my-pi's title slot, if the file had one, stays the first line)."""
     backup = backup_path(path, old_version)
     if not backup.exists():
         temp = backup.with_name(backup.name + ".tmp")
         shutil.copy2(path, temp)
         os.replace(temp, backup)
-    atomic_rewrite(path, [header, *entries])
+    atomic_rewrite(path, [*([title_slot] if title_slot is not None else []), header, *entries])
     with contextlib.suppress(OSError):
         os.utime(path, (backup.stat().st_atime, backup.stat().st_mtime))

@@ -49,8 +49,14 @@ class LoadedFile:
     line_numbers: dict[int, int] | None = None
     """``id(raw entry) -> line number`` for entries after a skipped line (else line = position +
     first_line); see :meth:`line_of`."""
-    title: str | None = None
-    """oh-my-pi's title slot, when the file has one."""
+    title_slot: RawEntry | None = None
+    """oh-my-pi's title line before the header, when the file has one (a rewrite keeps it)."""
+
+    @property
+    def title(self) -> str | None:
+        """The title oh-my-pi keeps in its title slot, if any."""
+        title = self.title_slot.get("title") if self.title_slot is not None else None
+        return title.strip() if isinstance(title, str) else None
 
     def line_of(self, raw: RawEntry) -> int | None:
         """The line ``raw`` was read from (for warnings that name file and line)."""
@@ -82,11 +88,13 @@ def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
     if not lines and not tail.strip():
         raise SessionFileError(f"{name} is empty, not a session file")
 
-    title = _title_slot(lines[0] if lines else tail)
-    first = 1 if title is not None and len(lines) > 1 else 0
+    slot = _title_slot(lines[0] if lines else tail)
+    first = 1 if slot is not None and len(lines) > 1 else 0
     header_line = lines[first] if lines else tail
     header = parse_header(header_line, name, first + 1)
-    loaded = LoadedFile(header=header, entries=[], size=len(data), first_line=first + 2, title=title)
+    loaded = LoadedFile(
+        header=header, entries=[], size=len(data), first_line=first + 2, title_slot=slot if first else None
+    )
 
     seen: set[str] = set()
     skipped = False
@@ -123,7 +131,7 @@ def parse_session_bytes(data: bytes, name: str = "<memory>") -> LoadedFile:
 BOM = b"\xef\xbb\xbf"
 
 
-def _title_slot(line: bytes) -> str | None:
+def _title_slot(line: bytes) -> RawEntry | None:
     """oh-my-pi's title line (rewritten in place, so it comes before the header), if ``line`` is one."""
     if b'"title"' not in line:
         return None
@@ -131,10 +139,7 @@ def _title_slot(line: bytes) -> str | None:
         slot = loads(line)
     except JSONDecodeError:
         return None
-    if isinstance(slot, dict) and slot.get("type") == "title":
-        title = slot.get("title")
-        return title.strip() if isinstance(title, str) else ""
-    return None
+    return slot if isinstance(slot, dict) and slot.get("type") == "title" else None
 
 
 def parse_header(line: bytes, name: str, number: int = 1) -> RawEntry:

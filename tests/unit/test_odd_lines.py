@@ -375,3 +375,20 @@ def test_a_broken_line_in_the_middle_loses_nothing_around_it(tmp_path: Path) -> 
     assert len(conversation(manager)) == 5
     assert manager.warnings == [f"{path}:4: skipped a line that is not valid JSON"]
     assert manager._where("a4") == f"{path}:6"  # line numbers count the skipped line
+
+
+def test_migrating_an_old_file_keeps_the_title_slot_first(tmp_path: Path) -> None:
+    title = {"type": "title", "v": 1, "title": "Old work", "pad": " " * 20}
+    header = {key: value for key, value in HEADER.items() if key != "version"}  # no version: v1
+    lines = [
+        {"type": "message", "timestamp": "2025-06-01T10:00:01.000Z", "message": user("v1 question")},
+        {"type": "message", "timestamp": "2025-06-01T10:00:02.000Z", "message": reply("v1 answer")},
+    ]
+    path = write(tmp_path / "s.jsonl", title, header, *lines)
+    manager = SessionManager.open(path)
+    assert conversation(manager) == ["user: v1 question", "assistant: v1 answer"]
+    manager.close()
+    rewritten = path.read_bytes().splitlines()
+    assert json.loads(rewritten[0]) == title
+    assert json.loads(rewritten[1])["version"] == 3 and len(rewritten) == 4
+    assert (tmp_path / "s.jsonl.v1.bak").exists()
