@@ -19,7 +19,9 @@ children are indented one level.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -62,9 +64,17 @@ _TYPE_KINDS = dict.fromkeys(
         "model_change",
         "thinking_level_change",
         "session_info",
-        # oh-my-pi bookkeeping: no more interesting in the tree than session_info
+        # oh-my-pi bookkeeping (issue 11): no more interesting in the tree than session_info; its
+        # /clear marker (reset_boundary) included, which pi 0.73 would draw as a row with no text
         "ttsr_injection",
         "session_init",
+        "reset_boundary",
+        "model_usage",
+        "title_change",
+        "credential_pin",
+        "archive",
+        "service_tier_change",
+        "mode_change",
     ),
     _SETTINGS,
 )
@@ -823,30 +833,70 @@ def entry_text(raw: dict[str, Any], call: dict[str, Any] | None = None) -> str:
             return f"[{_js_string(message.get('toolName') or 'tool')}]"
         if role == "bashExecution":
             return "[bash]: " + _one_line(_js_string(message.get("command") or ""))
-        return f"[{role}]"
+        return f"[{_js_field(message, 'role')}]"
     if kind == "custom_message":
         content = raw.get("content")
         text = content if isinstance(content, str) else raw_text(content)
         return f"[{raw.get('customType', '')}]: " + _one_line(text)
     if kind == "compaction":
-        tokens = _number(raw.get("tokensBefore"))
-        # Math.round: halves go up (Python's round() would go to even)
-        return f"[compaction: {int(tokens / 1000 + 0.5)}k tokens]" if tokens is not None else "[compaction]"
+        return f"[compaction: {_js_round_thousands(raw.get('tokensBefore', _UNDEFINED))}k tokens]"
     if kind == "branch_summary":
         return "[branch summary]: " + _one_line(_js_string(raw.get("summary") or ""))
     if kind == "model_change":
         return f"[model: {_js_string(raw.get('modelId') or raw.get('model') or '')}]"
     if kind == "thinking_level_change":
-        return f"[thinking: {_js_string(raw.get('thinkingLevel'))}]"
+        return f"[thinking: {_js_field(raw, 'thinkingLevel')}]"
     if kind == "custom":
-        return f"[custom: {_js_string(raw.get('customType'))}]"
+        return f"[custom: {_js_field(raw, 'customType')}]"
     if kind == "label":
         label = raw.get("label")
         return f"[label: {_js_string(label) if label else '(cleared)'}]"
     if kind == "session_info":
         name = raw.get("name")
         return f"[title: {_js_string(name) if name else 'empty'}]"
-    return f"[{kind}]"
+    return ""  # pi draws an entry type it does not know as a row with no text
+
+
+_UNDEFINED = object()
+"""A missing field, which JavaScript prints as ``undefined`` (a JSON null prints ``null``)."""
+
+
+def _js_field(raw: dict[str, Any], key: str) -> str:
+    """``${entry.key}`` as pi's template strings write it: ``undefined`` when the key is missing."""
+    return _js_string(raw[key]) if key in raw else "undefined"
+
+
+def _js_number(value: object) -> float:
+    """JavaScript's ``Number(value)`` for JSON values (a missing field is NaN, null is 0)."""
+    if value is _UNDEFINED or isinstance(value, dict):
+        return math.nan
+    if value is None:
+        return 0.0
+    if isinstance(value, bool | int | float):
+        return float(value)
+    text = _js_string(value).strip()  # a list is Number(String(list))
+    if not text:
+        return 0.0
+    if text in ("Infinity", "+Infinity", "-Infinity"):
+        return -math.inf if text[0] == "-" else math.inf
+    if _JS_HEX.fullmatch(text):
+        return float(int(text[2:], 16) if text[1] in "xX" else int(text[2:], 8 if text[1] in "oO" else 2))
+    return float(text) if _JS_DECIMAL.fullmatch(text) else math.nan
+
+
+_JS_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_JS_HEX = re.compile(r"0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)")
+
+
+def _js_round_thousands(value: object) -> str:
+    """``String(Math.round(Number(value) / 1000))``: how pi prints a compaction's token count,
+    ``NaN`` included when ``tokensBefore`` is not a number (halves go up, as in Math.round)."""
+    number = _js_number(value) / 1000
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return str(math.floor(number + 0.5))
 
 
 def _js_string(value: object) -> str:

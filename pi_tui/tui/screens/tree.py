@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from pi_tui.tui.tree_model import FILTER_TAGS, TreeModel
+from pi_tui.tui.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel
 
 HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · enter select · esc close"
 DIRECT_FILTERS = {
@@ -56,7 +56,7 @@ class TreeList(Widget):
     def render(self) -> Content:
         model = self.model
         if not model.rows:
-            return Content.styled("  (no entries match)", "$pi-muted")
+            return Content.styled(f"  {NO_ENTRIES}", "$pi-muted")  # pi's words when a filter leaves nothing
         width = max(10, self.size.width)
         lines = []
         for index in window(len(model.rows), self.cursor, self.rows_shown):
