@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, overload
 
+from rich.cells import cell_len, get_character_cell_size
+
 from pi_tui.gc_control import paused_gc
 
 if TYPE_CHECKING:
@@ -897,6 +899,40 @@ def _js_round_thousands(value: object) -> str:
     if math.isinf(number):
         return "Infinity" if number > 0 else "-Infinity"
     return str(math.floor(number + 0.5))
+
+
+ELLIPSIS = "..."
+_ZWJ = "\u200d"
+
+
+def cut_to_width(line: str, width: int) -> str:
+    """A row cut to ``width`` terminal columns as pi cuts tree lines (its ``truncateToWidth``).
+
+    A line that fits is left whole; otherwise whole characters are kept while they fit in
+    ``width - 3`` columns and ``...`` follows. Columns, not characters: CJK and emoji take two,
+    combining marks and joiners none (they stay with the character before them).
+    """
+    if len(line) <= width and line.isascii():
+        return line
+    if cell_len(line) <= width:
+        return line
+    target = width - len(ELLIPSIS)
+    kept = 0
+    end = 0
+    joined = False
+    for position, char in enumerate(line):
+        size = get_character_cell_size(char)
+        if size == 0 or joined:  # part of the cluster before it
+            joined = char == _ZWJ
+            if position == end:
+                end += 1
+            continue
+        joined = False
+        if kept + size > target:
+            break
+        kept += size
+        end = position + 1
+    return line[:end] + ELLIPSIS
 
 
 def _js_string(value: object) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.tui.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel
+from pi_tui.tui.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel, cut_to_width
 from tests.support.real_pi import pi_package_dir
 
 pytestmark = pytest.mark.pi_interop
@@ -49,11 +49,15 @@ FILES = _session_files()
 IDS = [str(path.relative_to(DATA)) for path in FILES]
 
 
+NARROW = 60
+"""A terminal narrow enough that many rows are cut: the widget must cut them where pi does."""
+
+
 @functools.cache
-def pi_view(path: Path) -> dict[str, Any]:
+def pi_view(path: Path, width: int = WIDTH) -> dict[str, Any]:
     """What the real pi makes of ``path`` (the reference script never writes to the file)."""
     done = subprocess.run(
-        ["node", str(REFERENCE), str(pi_package_dir()), str(path), "--width", str(WIDTH)],
+        ["node", str(REFERENCE), str(pi_package_dir()), str(path), "--width", str(width)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -107,6 +111,37 @@ def test_tree_rows_equal_pi(path: Path, tmp_path: Path) -> None:
         if (pi["empty"] or "").strip() != (ours["empty"] or ""):
             problems.append(f"[{mode}] empty text: pi {pi['empty']!r}, pi-tui {ours['empty']!r}")
     assert not problems, f"{path} (pi adjustments: {reference['adjustments']}):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_cut_rows_equal_pi_at_narrow_width(path: Path, tmp_path: Path) -> None:
+    """Rows cut to a narrow terminal as the tree widget cuts them (columns, not characters)."""
+    reference = pi_view(path, NARROW)
+    ours = pi_tui_tree(open_copy(path, tmp_path), "default")
+    cut = [cut_to_width(line, NARROW) for line in ours["rows"]]
+    assert cut == reference["tree"]["default"]["rows"]
+
+
+def test_empty_filter_text_is_pis() -> None:
+    """pi's words when a filter leaves no row (the widget draws NO_ENTRIES)."""
+    reference = pi_view(DATA / "odd-sessions" / "13-bom.jsonl")  # nothing labelled in it
+    assert reference["tree"]["labeled-only"]["empty"].strip() == NO_ENTRIES
+    assert reference["tree"]["labeled-only"]["counter"].strip() == "(0/0) [labeled]"
+
+
+# ---------------------------------------------------------------------- entries
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_entries_equal_pi(path: Path, tmp_path: Path) -> None:
+    """The same entries, in file order, with pi's ids (an id that is not text gets a stand-in)."""
+    reference = pi_view(path)
+    ours = [(raw["type"], raw["id"]) for raw in open_copy(path, tmp_path).iter_raw_entries()]
+    theirs = [(entry["type"], entry["id"]) for entry in reference["entries"]]
+    assert [kind for kind, _ in ours] == [kind for kind, _ in theirs]
+    if _file_version(path) >= 2:
+        for (_, our_id), (_, their_id) in zip(ours, theirs, strict=True):
+            assert our_id == their_id if isinstance(their_id, str) else isinstance(our_id, str)
 
 
 # ---------------------------------------------------------------------- context

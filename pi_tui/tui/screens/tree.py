@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from pi_tui.tui.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel
+from pi_tui.tui.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel, cut_to_width
 
 HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · enter select · esc close"
 DIRECT_FILTERS = {
@@ -61,8 +61,7 @@ class TreeList(Widget):
         lines = []
         for index in window(len(model.rows), self.cursor, self.rows_shown):
             text = model.line(index, index == self.cursor)
-            if len(text) > width:
-                text = text[: width - 3] + "..."  # as pi cuts tree lines
+            text = cut_to_width(text, width)  # in columns, as pi cuts tree lines
             style = (
                 "$pi-accent bold"
                 if index == self.cursor
