@@ -2,7 +2,8 @@
 // it would send (its buildSessionContext, then convertToLlm), its leaf, and the /tree rows its own
 // tree selector draws (each filter mode, at a given width, colours stripped).
 //
-// Usage: node pi_reference.mjs <pi package dir> <session file> [--width N]
+// Usage: node pi_reference.mjs <pi package dir> <session file> [--width N]...
+// ("tree" holds the rows at each width given, 1000 columns when none is.)
 //
 // Everything is computed by pi 0.73.1's compiled modules, imported from the npm package. The
 // script adds only what pi cannot do on some odd files, and names each such step in
@@ -31,16 +32,17 @@ const ANSI = /\u001b\[[0-9;?]*[ -\/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001
 
 function parseArgs(argv) {
 	const positional = [];
-	let width = 1000;
+	const widths = [];
 	for (let i = 0; i < argv.length; i++) {
-		if (argv[i] === "--width") width = Number(argv[++i]);
+		if (argv[i] === "--width") widths.push(Number(argv[++i]));
 		else positional.push(argv[i]);
 	}
-	if (positional.length !== 2 || !Number.isInteger(width) || width < 10) {
-		process.stderr.write("usage: node pi_reference.mjs <pi package dir> <session file> [--width N]\n");
+	if (widths.length === 0) widths.push(1000);
+	if (positional.length !== 2 || !widths.every((width) => Number.isInteger(width) && width >= 10)) {
+		process.stderr.write("usage: node pi_reference.mjs <pi package dir> <session file> [--width N]...\n");
 		process.exit(2);
 	}
-	return { packageDir: positional[0], sessionFile: positional[1], width };
+	return { packageDir: positional[0], sessionFile: positional[1], widths };
 }
 
 async function load(packageDir, relative) {
@@ -135,7 +137,7 @@ function treeRows(TreeSelectorComponent, manager, filter, width, hideOmp) {
 }
 
 async function main() {
-	const { packageDir, sessionFile, width } = parseArgs(process.argv.slice(2));
+	const { packageDir, sessionFile, widths } = parseArgs(process.argv.slice(2));
 	const sessions = await load(packageDir, "core/session-manager.js");
 	const { convertToLlm } = await load(packageDir, "core/messages.js");
 	const { initTheme } = await load(packageDir, "modes/interactive/theme/theme.js");
@@ -159,8 +161,11 @@ async function main() {
 		const hideOmp = entries.some((entry) => OMP_BOOKKEEPING.has(entry.type));
 		const context = ompContext(sessions, manager, adjustments);
 		const tree = {};
-		for (const filter of FILTERS) {
-			tree[filter] = treeRows(TreeSelectorComponent, manager, filter, width, hideOmp);
+		for (const width of widths) {
+			tree[width] = {};
+			for (const filter of FILTERS) {
+				tree[width][filter] = treeRows(TreeSelectorComponent, manager, filter, width, hideOmp);
+			}
 		}
 		const result = {
 			adjustments: [...new Set(adjustments)],
