@@ -254,3 +254,66 @@ def test_leaf_equals_pi(path: Path, tmp_path: Path) -> None:
         pytest.skip("v1 file: pi gives migrated entries random ids")
     manager = open_copy(path, tmp_path)
     assert manager.get_leaf_id() == reference["leafId"]
+
+
+# ---------------------------------------------------------------------- the real screen
+
+
+@functools.cache
+def pi_tree_at(path: Path, width: int) -> dict[str, Any]:
+    """pi's /tree at one width (for a width only known once the real screen is laid out)."""
+    done = subprocess.run(
+        ["node", str(REFERENCE), str(pi_package_dir()), str(path), "--width", str(width)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)["tree"][str(width)]
+
+
+SCREEN_CASES = [
+    "odd-sessions/09-parent-id-object.jsonl",  # two roots
+    "odd-sessions/17-sibling-timestamps-mixed.jsonl",  # branches ordered by time
+    "odd-sessions/18-omp-reset-boundary.jsonl",  # omp bookkeeping hidden
+    "odd-sessions/19-wide-characters.jsonl",  # rows cut by columns
+]
+
+
+@pytest.mark.parametrize("case", SCREEN_CASES)
+async def test_tree_screen_draws_what_pi_draws(case: str, tmp_path: Path, agent_dir: Path) -> None:
+    """pi-tui opened on the file, /tree typed: the lines on screen are pi's at the widget's width,
+    in the default filter and in a filter that leaves nothing (pi's empty text and counter)."""
+    from pi_tui.tui.screens.tree import TreeList, TreeScreen
+    from tests.tui.conftest import make_app
+
+    pi_view(DATA / case)  # skips or fails here when pi or node is missing
+    project = tmp_path / "project"
+    project.mkdir()
+    session = tmp_path / Path(case).name
+    session.write_bytes((DATA / case).read_bytes().replace(b"/tmp/pi-tui-odd-project", str(project).encode()))
+    # a model of our own, so the sessions' anthropic model needs no key (nothing is sent)
+    provider = {
+        "baseUrl": "http://127.0.0.1:9",
+        "api": "openai-completions",
+        "apiKey": "k",
+        "models": [{"id": "m"}],
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"test": provider}}))
+    app = make_app(project, session=str(session), model="test/m")
+    async with app.run_test(size=(64, 40)) as pilot:
+        app.run_slash("tree", "")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, TreeScreen):
+                break
+        screen = app.screen
+        assert isinstance(screen, TreeScreen)
+        widget = screen.query_one(TreeList)
+        pi = pi_tree_at(session, widget.size.width)
+        assert widget.render().plain.splitlines() == pi["default"]["rows"]
+        assert screen.query_one("#tree-counter").render().plain == pi["default"]["counter"].strip()
+        screen.model.set_filter("labeled-only")  # nothing is labelled in these files
+        screen.tree_list.refresh()
+        await pilot.pause()
+        assert widget.render().plain.splitlines() == [pi["labeled-only"]["empty"]]
