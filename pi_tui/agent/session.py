@@ -39,6 +39,7 @@ from pi_tui.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_tui.text_safety import clean_text, clean_value, show_name
 from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
 from pi_tui.ttsr.coordinator import INJECTION_TYPE, TtsrCoordinator
 
@@ -534,6 +535,7 @@ class AgentSession:
                 result.is_error = True
             else:
                 result = await self._execute(by_name.get(call.name), call)
+            result = clean_result(result)
             reminder, reminded = self.ttsr.reminder_for(call.id) if self.ttsr is not None else (None, [])
             content = list(result.content)
             if reminder is not None:
@@ -567,6 +569,7 @@ class AgentSession:
             return _error_result(f"Tool {call.name!r} is not available (available: {available}).")
 
         def on_update(partial: ToolResult) -> None:
+            partial = clean_result(partial)
             self.emit(
                 "tool_execution_update",
                 toolCallId=call.id,
@@ -687,8 +690,8 @@ class AgentSession:
             buffer.finish(keep_file=truncated)
             full_path = buffer.file_path if truncated else None
         message = BashExecutionMessage(
-            command=command,
-            output=output,
+            command=clean_text(command),
+            output=clean_text(output),
             exit_code=exit_code,
             cancelled=cancelled,
             truncated=truncated,
@@ -696,7 +699,7 @@ class AgentSession:
             exclude_from_context=exclude_from_context,
         )
         if full_path:
-            message.full_output_path = full_path
+            message.full_output_path = show_name(full_path)
         self._record(message)
         self.manager.sync()
         return message
@@ -737,9 +740,29 @@ def keep_ttsr_partials(messages: list[Any]) -> list[Any]:
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
-    """pi stores prompts as content arrays: the text block, then any images."""
-    blocks: list[TextContent | ImageContent] = [TextContent(text=text), *images]
+    """pi stores prompts as content arrays: the text block, then any images.
+
+    The text passes :func:`clean_text`: words from argv or a paste may hold bytes that are not
+    UTF-8 (as lone surrogates), which no session line or request may carry.
+    """
+    blocks: list[TextContent | ImageContent] = [TextContent(text=clean_text(text)), *images]
     return UserMessage(content=blocks, timestamp=now_ms())
+
+
+def clean_result(result: ToolResult) -> ToolResult:
+    """``result`` with no lone surrogate left in its text or details (see
+    :mod:`pi_tui.text_safety`): a path or an error message from a tool may hold bytes that are
+    not UTF-8, and the message must still save, send and print."""
+    content = [_clean_block(block) for block in result.content]
+    return ToolResult(content, clean_value(result.details), result.is_error)
+
+
+def _clean_block(block: TextContent | ImageContent) -> TextContent | ImageContent:
+    if isinstance(block, TextContent):
+        text = clean_text(block.text)
+        if text is not block.text:
+            return block.model_copy(update={"text": text})
+    return block
 
 
 def _error_result(text: str, details: Any = None) -> ToolResult:

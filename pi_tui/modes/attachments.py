@@ -2,6 +2,10 @@
 
 Text files are inlined as ``<file name="ABS">...</file>``; images become image blocks preceded by
 an empty ``<file name="ABS"></file>`` marker, so the model knows which file each image is.
+
+Words come from ``sys.argv``, where bytes that are not UTF-8 arrive as lone surrogates: prompt
+words and file contents are decoded as text (invalid bytes become U+FFFD, as pi does), file
+names are shown escaped so the model can use them with its tools (:mod:`pi_tui.text_safety`).
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pi_tui.text_safety import clean_text, decode_text, show_name
 
 if TYPE_CHECKING:
     from pi_tui.session.messages import ImageContent
@@ -49,19 +55,15 @@ def build_prompts(arguments: list[str], cwd: Path) -> list[Prompt]:
             try:
                 data = path.read_bytes()
             except OSError as error:
-                raise AttachmentError(f"Cannot attach {word[1:]}: {error.strerror}") from None
+                raise AttachmentError(f"Cannot attach {show_name(word[1:])}: {error.strerror}") from None
             mime = image_type(data)
             if mime is not None:
                 images.append(ImageContent(data=base64.b64encode(data).decode(), mime_type=mime))
-                prefix += f'<file name="{path}"></file>\n'
+                prefix += f'<file name="{show_name(path)}"></file>\n'
             else:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise AttachmentError(f"Cannot attach {word[1:]}: not a text or image file") from None
-                prefix += f'<file name="{path}">\n{text}\n</file>\n'
+                prefix += f'<file name="{show_name(path)}">\n{decode_text(data)}\n</file>\n'
             continue
-        prompts.append(Prompt(prefix + word, images))
+        prompts.append(Prompt(prefix + clean_text(word), images))
         prefix, images = "", []
     if prefix:
         prompts.append(Prompt(prefix.rstrip("\n"), images))

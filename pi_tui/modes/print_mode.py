@@ -13,13 +13,13 @@ import signal
 import sys
 from typing import TextIO
 
-import orjson
-
+from pi_tui import jsonio
 from pi_tui.agent.events import AgentEvent
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.modes.attachments import Prompt
 from pi_tui.session.messages import AssistantMessage, TextContent
+from pi_tui.text_safety import clean_text
 
 
 def _silence(out: TextIO) -> None:
@@ -50,12 +50,14 @@ async def run_print(
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
 
     if json_mode:
-        out.write(orjson.dumps(agent.manager.get_header().to_json_dict()).decode() + "\n")
+        # jsonio, not orjson: a session read from disk may hold a lone surrogate (see jsonio),
+        # which must come out as its JSON escape instead of ending the run.
+        out.write(jsonio.dumps(agent.manager.get_header().to_json_dict()).decode() + "\n")
         out.flush()
 
         def write_event(event: AgentEvent) -> None:
             try:
-                out.write(orjson.dumps(event.to_json()).decode() + "\n")
+                out.write(jsonio.dumps(event.to_json()).decode() + "\n")
                 out.flush()
             except BrokenPipeError:
                 # The reader is gone (`| head`, or Ctrl+C took it down): stop writing, quietly.
@@ -83,7 +85,7 @@ async def run_print(
         print(f"pi-tui: {last.error_message or 'the model request failed'}", file=sys.stderr)
         return 1
     if not json_mode:
-        text = final_text(last)
+        text = clean_text(final_text(last))
         out.write(text + ("" if text.endswith("\n") else "\n"))
         out.flush()
     return 0

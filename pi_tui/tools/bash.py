@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import optional_number, require_str
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size, truncate_tail
@@ -109,7 +110,7 @@ class OutputBuffer:
             while start < len(data) and data[start] & 0xC0 == 0x80:
                 start += 1
             data = data[start:]
-        return data.decode("utf-8", "replace")
+        return decode_text(data)  # bytes that are not UTF-8 become U+FFFD, as in pi
 
     def tail(self) -> Truncation:
         """The part to show, with totals counted over *all* the output."""
@@ -276,7 +277,11 @@ def format_output(buffer: OutputBuffer) -> tuple[str, dict[str, Any] | None]:
         shown = f"the last {format_size(cut.output_bytes)} of a single very long line"
     else:
         shown = f"the last {cut.output_lines} of {cut.total_lines} lines"
-    where = f" Full output ({format_size(cut.total_bytes)}): {buffer.file_path}" if buffer.file_path else ""
+    where = (
+        f" Full output ({format_size(cut.total_bytes)}): {show_name(buffer.file_path)}"
+        if buffer.file_path
+        else ""
+    )
     note = f"[Output cut to {shown}.{where}]"
     text = f"{text.rstrip(chr(10))}\n\n{note}" if text else note
     details: dict[str, Any] = {"truncation": cut.to_details()}

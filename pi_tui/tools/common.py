@@ -12,9 +12,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pi_tui.text_safety import parse_name
 from pi_tui.tools.base import ToolError
 
 _NARROW_NO_BREAK_SPACE = "\u202f"
+
+ESCAPED_NAMES_NOTE = (
+    "Names with bytes that are not UTF-8 or with control characters are shown escaped "
+    "(\\xHH, \\n, \\t, \\\\); pass them to the file tools exactly as shown, or to bash as $'name'."
+)
+"""The note ls, find and grep add when they escaped a name, so the model knows how to use it."""
 
 
 def resolve_path(raw: str, cwd: Path) -> Path:
@@ -22,14 +29,24 @@ def resolve_path(raw: str, cwd: Path) -> Path:
 
     A leading ``@`` (how files are mentioned in prompts) is dropped when the path as written
     does not exist. macOS screenshot names contain a narrow no-break space that models type as
-    a plain space, so that spelling is tried too.
+    a plain space, so that spelling is tried too. A name the tools showed escaped (``bad\\xffname``
+    for a byte that is not UTF-8, ``a\\nb`` for a newline; see :mod:`pi_tui.text_safety`) is
+    taken unescaped when that exists, so the model can pass back exactly what ls, find or grep
+    listed (they escape a real backslash that would read as an escape, so this is unambiguous).
     """
+    real = parse_name(raw)
+    if real is not None and _plain(real, cwd).exists():
+        return _plain(real, cwd)
     path = _plain(raw, cwd)
     if not path.exists():
-        for alternative in _alternatives(raw):
-            candidate = _plain(alternative, cwd)
+        candidates = [_plain(alternative, cwd) for alternative in _alternatives(raw)]
+        for candidate in candidates:
             if candidate.exists():
                 return candidate
+        if not path.parent.exists():  # a new file in a folder that was listed escaped
+            for candidate in candidates:
+                if candidate.parent.exists():
+                    return candidate
     return path
 
 
@@ -44,6 +61,10 @@ def _alternatives(raw: str) -> list[str]:
     out = []
     if raw.startswith("@") and len(raw) > 1:
         out.append(raw[1:])
+    for written in (raw, *out):
+        real = parse_name(written)
+        if real is not None:
+            out.append(real)
     if " AM." in raw or " PM." in raw:
         out.append(
             raw.replace(" AM.", f"{_NARROW_NO_BREAK_SPACE}AM.").replace(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui.text_safety import clean_text
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import require_str, resolve_path
 from pi_tui.tools.diff import line_diff
@@ -131,7 +132,8 @@ def _edit_file(path: Path, raw: str, replacements: list[Replacement]) -> ToolRes
         raise ToolError(f"Could not write {raw}: {error.strerror or error}.") from None
 
     diff = line_diff(original, updated)
-    details: dict[str, Any] = {"diff": diff.text}
+    # The diff is shown and saved: bytes that are not UTF-8 read as U+FFFD there, as in read.
+    details: dict[str, Any] = {"diff": clean_text(diff.text)}
     if diff.first_changed_line is not None:
         details["firstChangedLine"] = diff.first_changed_line
     count = len(replacements)

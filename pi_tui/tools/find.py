@@ -2,7 +2,8 @@
 
 Walks with :mod:`pi_tui.tools.walk` so .gitignore, ``.git`` and ``node_modules`` are handled
 the same way as in grep. Results are relative to the searched folder and sorted, so repeated
-calls give the same list and a list cut at ``limit`` is a prefix of the full one.
+calls give the same list and a list cut at ``limit`` is a prefix of the full one. Names that are
+not printable UTF-8 are shown escaped (:func:`pi_tui.text_safety.show_name`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui.text_safety import show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import optional_int, optional_str, require_str, resolve_path
+from pi_tui.tools.common import ESCAPED_NAMES_NOTE, optional_int, optional_str, require_str, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, format_size, truncate_head
 from pi_tui.tools.walk import PathGlob, walk
 
@@ -82,7 +84,8 @@ def find_paths(root: Path, glob: PathGlob, limit: int, stop: threading.Event) ->
 def _format(found: list[str], more: bool, limit: int, pattern: str) -> ToolResult:
     if not found:
         return ToolResult.text(f"No files found matching {pattern!r}.")
-    cut = truncate_head("\n".join(found), max_lines=len(found) + 1)
+    shown = [show_name(path) for path in found]
+    cut = truncate_head("\n".join(shown), max_lines=len(shown) + 1)
     notes = []
     details: dict[str, Any] = {}
     if more:
@@ -93,6 +96,8 @@ def _format(found: list[str], more: bool, limit: int, pattern: str) -> ToolResul
     if cut.truncated:
         notes.append(f"Output cut at {format_size(MAX_BYTES)}; use a narrower pattern.")
         details["truncation"] = cut.to_details()
+    if shown != found:
+        notes.append(ESCAPED_NAMES_NOTE)
     text = cut.content
     if notes:
         text += "\n\n" + "\n".join(f"[{note}]" for note in notes)

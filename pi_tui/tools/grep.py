@@ -12,6 +12,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -21,8 +22,10 @@ from typing import Any, NamedTuple
 
 import regex
 
+from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import (
+    ESCAPED_NAMES_NOTE,
     is_binary,
     optional_bool,
     optional_int,
@@ -151,9 +154,17 @@ def _rg_args(rg: str, search: Search) -> list[str]:
 
 
 def _rg_text(data: dict[str, Any]) -> str:
+    """A line ripgrep reported: JSON text, or base64 bytes when it was not UTF-8."""
     if "text" in data:
         return str(data["text"])
-    return base64.b64decode(data.get("bytes", "")).decode("utf-8", "replace")
+    return decode_text(base64.b64decode(data.get("bytes", "")))
+
+
+def _rg_path(data: dict[str, Any]) -> str:
+    """A path ripgrep reported, as the OS string the Python walk would give (bytes kept)."""
+    if "text" in data:
+        return str(data["text"])
+    return os.fsdecode(base64.b64decode(data.get("bytes", "")))
 
 
 async def _search_rg(rg: str, search: Search) -> Found:
@@ -177,7 +188,7 @@ async def _search_rg(rg: str, search: Search) -> Found:
                 continue
             data = message["data"]
             text = _rg_text(data["lines"]).rstrip("\n").removesuffix("\r")
-            record = Line(_rg_text(data["path"]), data["line_number"], text, kind == "match")
+            record = Line(_rg_path(data["path"]), data["line_number"], text, kind == "match")
             if not found.add(record, search.limit):
                 break
     except BaseException:
@@ -282,6 +293,7 @@ def _format(found: Found, search: Search) -> ToolResult:
     out: list[str] = []
     previous: Line | None = None
     cut_lines = False
+    escaped = False
     for line in found.lines:
         if (
             search.context
@@ -291,9 +303,9 @@ def _format(found: Found, search: Search) -> ToolResult:
             out.append("--")
         text, cut = truncate_line(line.text)
         cut_lines = cut_lines or cut
-        out.append(
-            f"{line.path}{':' if line.is_match else '-'}{line.number}{':' if line.is_match else '-'}{text}"
-        )
+        path = show_name(line.path)
+        escaped = escaped or path != line.path
+        out.append(f"{path}{':' if line.is_match else '-'}{line.number}{':' if line.is_match else '-'}{text}")
         previous = line
     cut = truncate_head("\n".join(out), max_lines=len(out) + 1)
     notes = []
@@ -310,6 +322,8 @@ def _format(found: Found, search: Search) -> ToolResult:
     if cut_lines:
         notes.append(f"Lines longer than {MAX_LINE_CHARS} characters were cut; use read to see them whole.")
         details["linesTruncated"] = True
+    if escaped:
+        notes.append(ESCAPED_NAMES_NOTE)
     text = cut.content
     if notes:
         text += "\n\n" + "\n".join(f"[{note}]" for note in notes)

@@ -1,7 +1,8 @@
 """``ls``: the entries of one folder, sorted, folders marked with a trailing ``/``.
 
 Unlike ``find`` this shows everything in the folder, dotfiles and ignored files included:
-the model asks for a listing when it wants to see what is really there.
+the model asks for a listing when it wants to see what is really there. Names that are not
+printable UTF-8 are shown escaped (:func:`pi_tui.text_safety.show_name`), one entry per line.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui.text_safety import show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import optional_int, optional_str, resolve_path
+from pi_tui.tools.common import ESCAPED_NAMES_NOTE, optional_int, optional_str, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, format_size, truncate_head
 
 DEFAULT_LIMIT = 500
@@ -49,7 +51,8 @@ class LsTool:
         entries = await asyncio.to_thread(list_folder, folder, raw_path)
         if not entries:
             return ToolResult.text(f"({raw_path} is empty)")
-        shown = entries[:limit]
+        raw_shown = entries[:limit]
+        shown = [show_name(name) for name in raw_shown]
         cut = truncate_head("\n".join(shown), max_lines=len(shown) + 1)
         notes = []
         details: dict[str, Any] = {}
@@ -59,6 +62,8 @@ class LsTool:
         if cut.truncated:
             notes.append(f"Output cut at {format_size(MAX_BYTES)}.")
             details["truncation"] = cut.to_details()
+        if any(name != raw_name for name, raw_name in zip(shown, raw_shown, strict=True)):
+            notes.append(ESCAPED_NAMES_NOTE)
         text = cut.content
         if notes:
             text += "\n\n" + "\n".join(f"[{note}]" for note in notes)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.session.messages import ImageContent, TextContent
+from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import is_binary, optional_int, require_str, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINES, format_size, truncate_head
@@ -86,7 +87,7 @@ def _load(path: Path, raw: str) -> bytes:
             raise ToolError(f"{raw} is a directory, not a file; use ls to list it.")
         return path.read_bytes()
     except FileNotFoundError:
-        raise ToolError(f"File not found: {raw} (looked at {path}).") from None
+        raise ToolError(f"File not found: {raw} (looked at {show_name(path)}).") from None
     except PermissionError:
         raise ToolError(f"Permission denied reading {raw}.") from None
     except IsADirectoryError:
@@ -111,7 +112,7 @@ def _image_result(raw: str, data: bytes, mime: str) -> ToolResult:
 
 
 def _text_result(raw: str, data: bytes, offset: int | None, limit: int | None) -> ToolResult:
-    text = data.decode("utf-8", "replace").removeprefix("\ufeff")
+    text = decode_text(data).removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline ends the last line; it does not start another

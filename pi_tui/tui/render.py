@@ -3,6 +3,10 @@
 Styles name the theme's ``$pi-*`` variables, so a theme switch recolours everything without
 rebuilding any text. These are pure functions of an item and two display switches
 (``expanded`` for Ctrl+O, ``show_thinking`` for Ctrl+T); the widgets only call them.
+
+Text that came from outside (tool output, commands, file names, prompts) goes through
+:func:`~pi_tui.text_safety.for_terminal`: Textual passes ``ESC`` and other control characters
+straight to the terminal, where a file name or a command's output could recolour or move things.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from textual.content import Content
 
+from pi_tui.text_safety import for_terminal
 from pi_tui.tui.transcript import (
     BashItem,
     CustomItem,
@@ -54,7 +59,9 @@ def user_content(item: UserItem) -> Content:
     if item.image_count:
         noun = "image" if item.image_count == 1 else "images"
         text = f"{text}\n[{item.image_count} {noun}]" if text else f"[{item.image_count} {noun}]"
-    return Content.assemble(Content.styled(text, "$pi-user-message-text"), label_suffix(item.label))
+    return Content.assemble(
+        Content.styled(for_terminal(text), "$pi-user-message-text"), label_suffix(item.label)
+    )
 
 
 def short_path(path: str, cwd: str | None = None) -> str:
@@ -125,12 +132,12 @@ def diff_content(diff: str, expanded: bool) -> Content:
             style = "$pi-tool-diff-removed"
         else:
             style = "$pi-tool-diff-context"
-        parts.append(Content.styled(line, style))
+        parts.append(Content.styled(for_terminal(line), style))
     return Content.assemble(Content("\n").join(parts), _more_line(hidden, expanded))
 
 
 def tool_content(item: ToolItem, expanded: bool, cwd: str | None = None) -> Content:
-    title = Content.styled(tool_title(item.name, item.args, cwd), "$pi-tool-title bold")
+    title = Content.styled(for_terminal(tool_title(item.name, item.args, cwd)), "$pi-tool-title bold")
     parts = [title, label_suffix(item.label)]
     details = item.details if isinstance(item.details, dict) else {}
     if item.name == "edit" and item.status == "success" and isinstance(details.get("diff"), str):
@@ -146,7 +153,7 @@ def tool_content(item: ToolItem, expanded: bool, cwd: str | None = None) -> Cont
         style = "$pi-error" if item.status == "error" else "$pi-tool-output"
         if hidden and tail:
             parts.append(_more_line(hidden, expanded, "earlier"))
-        parts += [Content("\n"), Content.styled("\n".join(lines), style)]
+        parts += [Content("\n"), Content.styled(for_terminal("\n".join(lines)), style)]
         if hidden and not tail:
             parts.append(_more_line(hidden, expanded))
     elif item.status == "pending":
@@ -155,14 +162,15 @@ def tool_content(item: ToolItem, expanded: bool, cwd: str | None = None) -> Cont
 
 
 def bash_content(item: BashItem, expanded: bool) -> Content:
-    parts = [Content.styled(f"$ {item.command}", "$pi-bash-mode bold"), label_suffix(item.label)]
+    command = Content.styled(for_terminal(f"$ {item.command}"), "$pi-bash-mode bold")
+    parts = [command, label_suffix(item.label)]
     if item.excluded:
         parts.append(Content.styled("  (not sent to the model)", "$pi-muted"))
     lines, hidden = clip_lines(item.output, EXPANDED_LINES if expanded else COLLAPSED_LINES, tail=True)
     if hidden:
         parts.append(_more_line(hidden, expanded, "earlier"))
     if lines:
-        parts += [Content("\n"), Content.styled("\n".join(lines), "$pi-tool-output")]
+        parts += [Content("\n"), Content.styled(for_terminal("\n".join(lines)), "$pi-tool-output")]
     if item.running:
         parts.append(Content.styled("\nrunning… (esc to stop)", "$pi-muted"))
     elif item.cancelled:
