@@ -455,7 +455,9 @@ class AgentSession:
     def build_context(self) -> Context:
         messages = convert_to_llm(keep_ttsr_partials(self.manager.build_session_context().messages))
         tools = [Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.tools]
-        return Context(system_prompt=self.system_prompt, messages=messages, tools=tools)
+        # clean_text: the cwd, an argv --system-prompt or a context file may hold bytes that are
+        # not UTF-8; a lone surrogate in the request would be refused by a strict provider.
+        return Context(system_prompt=clean_text(self.system_prompt), messages=messages, tools=tools)
 
     async def _stream_assistant(self) -> AssistantMessage:
         try:

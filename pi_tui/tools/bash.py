@@ -223,7 +223,9 @@ async def run_command(
     except OSError as error:
         os.close(read_fd)
         buffer.finish(keep_file=False)
-        raise ToolError(f"Could not start the shell in {cwd}: {error.strerror or error}.") from None
+        raise ToolError(
+            f"Could not start the shell in {show_name(cwd)}: {error.strerror or error}."
+        ) from None
     finally:
         os.close(write_fd)
 
@@ -286,7 +288,7 @@ def format_output(buffer: OutputBuffer) -> tuple[str, dict[str, Any] | None]:
     text = f"{text.rstrip(chr(10))}\n\n{note}" if text else note
     details: dict[str, Any] = {"truncation": cut.to_details()}
     if buffer.file_path:
-        details["fullOutputPath"] = buffer.file_path
+        details["fullOutputPath"] = show_name(buffer.file_path)
     return text, details
 
 
@@ -304,7 +306,9 @@ class BashTool:
         if timeout is not None and timeout <= 0:
             timeout = None  # 0 or less means "no timeout", as models sometimes send
         if not Path(ctx.cwd).is_dir():
-            raise ToolError(f"The working directory {ctx.cwd} does not exist; the command was not run.")
+            raise ToolError(
+                f"The working directory {show_name(ctx.cwd)} does not exist; the command was not run."
+            )
 
         updates = _Throttle(ctx)
         try:

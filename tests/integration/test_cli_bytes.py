@@ -118,3 +118,19 @@ def test_print_mode_with_bytes_everywhere_saves_every_turn_and_continues(
         assert not [event for event in events if event.get("type") == "subscriber_error"]
         assert third.stderr == b""
         assert strict_lines(session)[-2]["message"]["content"][0]["text"] == "json \ufffd too"
+
+
+def test_a_working_folder_whose_name_is_not_utf8_never_reaches_the_provider_raw(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/proj\xff"))
+    folder.mkdir()
+    replies = [Scripted(tool_calls=[ToolCallSpec("bash", {"command": "pwd"})]), Scripted(text="done")]
+    with ModelServer(*replies) as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        result = pi_tui(b"-p", b"where am I?", cwd=folder)
+        assert result.returncode == 0, result.stderr
+        bodies = [orjson.loads(request.raw_body) for request in server.requests]  # strict: no surrogate
+        assert "proj\ufffd" in bodies[0]["messages"][0]["content"]  # the system prompt names the cwd
+        tool = next(message for message in bodies[1]["messages"] if message["role"] == "tool")
+        assert tool["content"].endswith("proj\ufffd\n")
