@@ -495,7 +495,7 @@ class TreeModel:
             return ["custom", str(raw.get("customType", ""))]
         if kind == "label":
             return ["label", str(raw.get("label") or "")]
-        return [str(kind)]
+        return []  # pi searches an entry type it does not know by its label only
 
     def _tool_call_of(self, index: int) -> dict[str, Any] | None:
         """The toolCall block a tool result answers: in the nearest assistant message above it.

@@ -3,7 +3,9 @@
 // tree selector draws (each filter mode, at a given width, colours stripped).
 //
 // Usage: node pi_reference.mjs <pi package dir> <session file> [--width N]...
-// ("tree" holds the rows at each width given, 1000 columns when none is.)
+//        [--search WORDS]...
+// ("tree" holds the rows at each width given, 1000 columns when none is; "search" the rows of
+// the default and "all" filters after typing each WORDS, at the first width.)
 //
 // Everything is computed by pi 0.73.1's compiled modules, imported from the npm package. The
 // script adds only what pi cannot do on some odd files, and names each such step in
@@ -33,8 +35,10 @@ const ANSI = /\u001b\[[0-9;?]*[ -\/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001
 function parseArgs(argv) {
 	const positional = [];
 	const widths = [];
+	const searches = [];
 	for (let i = 0; i < argv.length; i++) {
 		if (argv[i] === "--width") widths.push(Number(argv[++i]));
+		else if (argv[i] === "--search") searches.push(argv[++i] ?? "");
 		else positional.push(argv[i]);
 	}
 	if (widths.length === 0) widths.push(1000);
@@ -42,7 +46,7 @@ function parseArgs(argv) {
 		process.stderr.write("usage: node pi_reference.mjs <pi package dir> <session file> [--width N]...\n");
 		process.exit(2);
 	}
-	return { packageDir: positional[0], sessionFile: positional[1], widths };
+	return { packageDir: positional[0], sessionFile: positional[1], widths, searches };
 }
 
 async function load(packageDir, relative) {
@@ -105,7 +109,7 @@ function ompContext(sessions, manager, adjustments) {
 	return sessions.buildSessionContext(after, after[after.length - 1].id, byId);
 }
 
-function treeRows(TreeSelectorComponent, manager, filter, width, hideOmp) {
+function treeRows(TreeSelectorComponent, manager, filter, width, hideOmp, search = "") {
 	const selector = new TreeSelectorComponent(
 		manager.getTree(),
 		manager.getLeafId(),
@@ -117,6 +121,11 @@ function treeRows(TreeSelectorComponent, manager, filter, width, hideOmp) {
 		filter,
 	);
 	const list = selector.getTreeList();
+	if (search) {
+		// what typing does: the query, then pi's own filter pass
+		list.searchQuery = search;
+		list.applyFilter();
+	}
 	if (hideOmp && (filter === "default" || filter === "no-tools")) {
 		// pi's own filter, plus oh-my-pi's bookkeeping types counted as settings entries; pi's own
 		// layout pass then re-attaches what was under them.
@@ -137,7 +146,7 @@ function treeRows(TreeSelectorComponent, manager, filter, width, hideOmp) {
 }
 
 async function main() {
-	const { packageDir, sessionFile, widths } = parseArgs(process.argv.slice(2));
+	const { packageDir, sessionFile, widths, searches } = parseArgs(process.argv.slice(2));
 	const sessions = await load(packageDir, "core/session-manager.js");
 	const { convertToLlm } = await load(packageDir, "core/messages.js");
 	const { initTheme } = await load(packageDir, "modes/interactive/theme/theme.js");
@@ -167,6 +176,13 @@ async function main() {
 				tree[width][filter] = treeRows(TreeSelectorComponent, manager, filter, width, hideOmp);
 			}
 		}
+		const search = {};
+		for (const words of searches) {
+			search[words] = {};
+			for (const filter of ["default", "all"]) {
+				search[words][filter] = treeRows(TreeSelectorComponent, manager, filter, widths[0], hideOmp, words);
+			}
+		}
 		const result = {
 			adjustments: [...new Set(adjustments)],
 			rawLoadedEntries: rawLoaded,
@@ -179,6 +195,7 @@ async function main() {
 				messages: convertToLlm(context.messages),
 			},
 			tree,
+			search,
 		};
 		process.stdout.write(`${JSON.stringify(result)}\n`);
 	} finally {
