@@ -490,9 +490,9 @@ class TreeModel:
         if kind == "model_change":
             return ["model", str(raw.get("modelId") or raw.get("model") or "")]
         if kind == "thinking_level_change":
-            return ["thinking", str(raw.get("thinkingLevel", ""))]
+            return ["thinking", _join_part(raw.get("thinkingLevel"))]
         if kind == "custom":
-            return ["custom", str(raw.get("customType", ""))]
+            return ["custom", _join_part(raw.get("customType"))]
         if kind == "label":
             return ["label", str(raw.get("label") or "")]
         return []  # pi searches an entry type it does not know by its label only
@@ -861,6 +861,11 @@ def entry_text(raw: dict[str, Any], call: dict[str, Any] | None = None) -> str:
 
 _UNDEFINED = object()
 """A missing field, which JavaScript prints as ``undefined`` (a JSON null prints ``null``)."""
+
+
+def _join_part(value: object) -> str:
+    """A value as JavaScript's ``Array.join`` writes it: null and missing become nothing."""
+    return "" if value is None else _js_string(value)
 
 
 def _js_field(raw: dict[str, Any], key: str) -> str:
