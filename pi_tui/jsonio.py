@@ -17,6 +17,7 @@ as Node would write it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -40,12 +41,17 @@ def loads(data: bytes | str) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
 
 
-def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON; strings holding lone surrogates are written as ``\\uXXXX`` escapes."""
+def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Compact UTF-8 JSON; strings holding lone surrogates are written as ``\\uXXXX`` escapes.
+
+    ``default`` converts values JSON has no form for (as in orjson and the stdlib).
+    """
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(value, default=default, option=orjson.OPT_NON_STR_KEYS if default else 0)
     except TypeError:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
+        )
         # Every surrogate left in ``text`` sits inside a JSON string (json.dumps escapes
         # nothing else that is not UTF-8), so its backslash form is the JSON escape itself.
         return text.encode("utf-8", "backslashreplace")

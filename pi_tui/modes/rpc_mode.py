@@ -33,6 +33,7 @@ from typing import Any, BinaryIO
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from pi_tui import jsonio
 from pi_tui.agent.events import AgentEvent
 from pi_tui.agent.session import AgentBusyError, AgentSession, CompactionFailed
 from pi_tui.ai.http import close_shared_client
@@ -99,8 +100,8 @@ class Output:
         if self.closed:
             return
         try:
-            line = orjson.dumps(record, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
-        except (TypeError, orjson.JSONEncodeError) as error:
+            line = jsonio.dumps(record, default=_json_default)  # lone surrogates from a file too
+        except (TypeError, ValueError) as error:
             _log(f"could not encode a {record.get('type')!r} record: {error}")
             return
         try:

@@ -483,3 +483,21 @@ def test_compact_summarises_and_keeps_going(agent_dir: Path, server: ModelServer
 def test_user_message_events_follow_turn_start_like_pi(rpc: RpcClient) -> None:
     records = rpc.prompt("order")
     assert [t for t in types(records) if t != "message_update"] == PI_ORDER
+
+
+def test_get_messages_of_a_session_holding_half_an_emoji(server: ModelServer, project: Path) -> None:
+    """A text read from a file may hold a lone surrogate; the reply must still go out (as Node
+    writes it: the \\ud83d escape), not be dropped for want of an encoding."""
+    odd = Path(__file__).resolve().parents[1] / "data" / "odd-sessions" / "14-lone-surrogate.jsonl"
+    lines = odd.read_bytes().splitlines()
+    header = json.loads(lines[0])
+    header["cwd"] = str(project)
+    path = project / "s.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(header).encode(), *lines[1:]]) + b"\n")
+    client = RpcClient(project, "--session", str(path))
+    try:
+        messages = client.request({"type": "get_messages"})["data"]["messages"]
+        assert any("\\ud83d" in json.dumps(m) for m in messages)  # the half emoji, as Node escapes it
+        assert client.close() == 0
+    finally:
+        client.kill()
