@@ -25,6 +25,8 @@ from pi_tui.tui.tree_model import (
     NO_ENTRIES,
     TreeModel,
     TreeRow,
+    cut_to_width,
+    entry_text,
     format_label_time,
     format_tool_call,
 )
@@ -777,3 +779,40 @@ def test_rows_behave_like_a_read_only_list(tmp_path: Path) -> None:
     assert rows.index(rows[3]) == 3
     with pytest.raises(IndexError):
         rows[7]
+
+
+# ---------------------------------------------------------------------- as pi, on odd values
+# (checked against pi's own code by tests/interop/test_tree_vs_pi.py; these need no node)
+
+
+def test_rows_are_cut_in_terminal_columns_as_pi_cuts_them() -> None:
+    assert cut_to_width("  • user: short", 20) == "  • user: short"
+    assert cut_to_width("  • user: " + "x" * 30, 20) == "  • user: xxxxxxx..."
+    # wide characters take two columns: 17 columns of text, then "..."
+    assert cut_to_width("  • user: 日本語のテキストです", 20) == "  • user: 日本語..."
+    # a combining accent and a joined emoji stay with the character before them (values from pi's
+    # truncateToWidth)
+    assert cut_to_width("e\u0301" * 3 + "abcdef", 8) == "e\u0301" * 3 + "ab..."
+    assert cut_to_width("ab👨\u200d👩 cdefghij", 8) == "ab👨\u200d👩 ..."
+    assert cut_to_width("ab👨\u200d👩cdefghij", 7) == "ab👨\u200d👩..."
+
+
+@pytest.mark.parametrize(
+    ("tokens", "text"),
+    [
+        (48210, "[compaction: 48k tokens]"),
+        (1500, "[compaction: 2k tokens]"),  # Math.round: halves go up
+        ("12000", "[compaction: 12k tokens]"),  # Number("12000")
+        ("many", "[compaction: NaNk tokens]"),
+        (None, "[compaction: 0k tokens]"),
+    ],
+)
+def test_compaction_tokens_are_printed_as_pi_prints_them(tokens: object, text: str) -> None:
+    assert entry_text({"type": "compaction", "tokensBefore": tokens}) == text
+
+
+def test_odd_entries_read_as_in_pi() -> None:
+    assert entry_text({"type": "compaction"}) == "[compaction: NaNk tokens]"
+    assert entry_text({"type": "thinking_level_change", "thinkingLevel": None}) == "[thinking: null]"
+    assert entry_text({"type": "message", "message": {"role": 7, "content": "x"}}) == "[7]"
+    assert entry_text({"type": "reset_boundary"}) == ""  # pi draws a type it does not know without text
