@@ -1,0 +1,413 @@
+"""Helpers for the "pi opens every file pi-tui writes" checks.
+
+A :class:`Workspace` is one project folder plus a private agent dir in which pi-tui writes a
+session through one of its real entry points (the ``pi-tui`` console script in print, json or
+rpc mode, the Textual app, or the agent API). :func:`check_pi_continues` then hands copies of
+the file to the real pi 0.73.1 and to pi-tui, each continued with the prompt ``next`` against
+its own loopback model server, and checks that
+
+- ``pi --session COPY -c -p next`` exits 0 and answers;
+- pi's interactive mode opens the file, draws the chat and its footer and exits 0 on Ctrl+D
+  (print mode never draws the footer, which is where an empty ``usage`` used to crash pi);
+- the messages of pi's request equal those of pi-tui's, role by role and text by text
+  (system prompt and tool list differ on purpose and are not compared).
+
+The three runs are independent and run at the same time to keep the folder fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import queue
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.canonical import Canonical, from_anthropic_request, from_openai_request
+from tests.support.model_server import ModelServer
+from tests.support.real_pi import pi_cli
+
+PI_TUI = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
+PROVIDER = "loop"
+MODEL = "m"
+CONTEXT_WINDOW = 128_000
+NEXT = "next"
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def models_json(base_url: str, api: str, *, reasoning: bool = False) -> dict[str, Any]:
+    """One provider ``loop`` with model ``m`` on the loopback server, for pi and pi-tui alike."""
+    model = {
+        "id": MODEL,
+        "name": MODEL,
+        "reasoning": reasoning,
+        "input": ["text", "image"],
+        "contextWindow": CONTEXT_WINDOW,
+        "maxTokens": 16000 if reasoning else 4096,
+        "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+    }
+    provider = {"baseUrl": base_url, "api": api, "apiKey": "test-key", "models": [model]}
+    return {"providers": {PROVIDER: provider}}
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+@dataclass
+class Workspace:
+    """A project folder and the agent dir pi-tui writes the session in."""
+
+    root: Path
+    api: str = "openai-completions"
+    reasoning: bool = False
+    settings: dict[str, Any] = field(
+        default_factory=lambda: {"retry": {"baseDelayMs": 1}, "compaction": {"keepRecentTokens": 40}}
+    )
+
+    def __post_init__(self) -> None:
+        self.project.mkdir(parents=True, exist_ok=True)
+        (self.project / "README.md").write_text("# Demo\n\nA tiny demo project.\n")
+        self.agent.mkdir(parents=True, exist_ok=True)
+        (self.agent / "settings.json").write_text(json.dumps(self.settings))
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    @property
+    def agent(self) -> Path:
+        return self.root / "agent"
+
+    def use(self, server: ModelServer) -> None:
+        """Point pi-tui's provider ``loop`` at ``server``."""
+        (self.agent / "models.json").write_text(
+            json.dumps(models_json(server.base_url, self.api, reasoning=self.reasoning))
+        )
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env.update({"PI_CODING_AGENT_DIR": str(self.agent), "HOME": str(self.root / "home"), "NO_COLOR": "1"})
+        return env
+
+    def pi_tui(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PI_TUI, "--provider", PROVIDER, "--model", MODEL, *args],
+            cwd=self.project,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def rpc(self, *args: str) -> RpcClient:
+        return RpcClient([PI_TUI, "--provider", PROVIDER, "--model", MODEL, "--mode", "rpc", *args], self)
+
+    def session_file(self) -> Path:
+        (path,) = sorted((self.agent / "sessions").rglob("*.jsonl"))
+        return path
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def messages_of(path: Path, role: str | None = None) -> list[dict[str, Any]]:
+    found = [e["message"] for e in entries(path) if e.get("type") == "message"]
+    return [m for m in found if role is None or m.get("role") == role]
+
+
+# --- rpc --------------------------------------------------------------------------------------
+
+
+class RpcClient:
+    """``pi-tui --mode rpc`` as a subprocess: send commands, wait for events and responses."""
+
+    def __init__(self, argv: list[str], workspace: Workspace) -> None:
+        self.stderr_path = workspace.root / "rpc-stderr.txt"
+        with open(self.stderr_path, "w") as stderr:  # a file: a full stderr pipe would block it
+            self.process = subprocess.Popen(
+                argv,
+                cwd=workspace.project,
+                env=workspace.env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
+        self.records: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.strip():
+                self.records.put(json.loads(line))
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+
+    def wait_for(
+        self, match: Callable[[dict[str, Any]], bool], timeout: float = 30, *, seen: bool = False
+    ) -> dict[str, Any]:
+        """The next record that matches (with ``seen``: or one already read, e.g. an event that
+        came before the response being waited for)."""
+        if seen:
+            for record in self.seen:
+                if match(record):
+                    return record
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(
+                    f"rpc: nothing matched in {timeout}s (exit {self.process.poll()}); "
+                    f"seen {self.seen[-5:]}; stderr: {self.stderr()[-2000:]}"
+                )
+            try:
+                record = self.records.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(record)
+            if match(record):
+                return record
+
+    def call(self, command: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+        """Send a command and return its response, which must be a success."""
+        self.send(command)
+        response = self.wait_for(
+            lambda r: r.get("type") == "response" and r.get("command") == command["type"], timeout
+        )
+        assert response["success"], response
+        return response
+
+    def prompt(self, message: str, timeout: float = 30) -> None:
+        """A prompt, run until the agent ends."""
+        self.call({"type": "prompt", "message": message})
+        self.wait_for(lambda r: r.get("type") == "agent_end", timeout)
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout=30)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+        self._reader.join(timeout=5)
+        return code
+
+    def __enter__(self) -> RpcClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        code = self.close()
+        if exc[0] is None:
+            assert code == 0, self.stderr()
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+
+# --- continuing a file with pi and with pi-tui -------------------------------------------------
+
+
+@dataclass
+class Continuation:
+    """One program's ``-p next`` on a copy of the file."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list[dict[str, Any]]
+
+    def messages(self, api: str) -> Canonical:
+        assert self.requests, f"no request was sent; stderr:\n{self.stderr[-3000:]}"
+        body = self.requests[-1]
+        return from_anthropic_request(body) if api == "anthropic-messages" else from_openai_request(body)
+
+
+@dataclass
+class Interactive:
+    """pi's interactive mode opening the file, then Ctrl+D."""
+
+    returncode: int | None
+    screen: str
+
+
+def _copy(session: Path, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / session.name
+    shutil.copy(session, copy)
+    return copy
+
+
+def _pi_agent_dir(folder: Path, base_url: str, api: str, reasoning: bool) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "models.json").write_text(json.dumps(models_json(base_url, api, reasoning=reasoning)))
+    return folder
+
+
+def _pi_env(agent_dir: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PI_CODING_AGENT_DIR"}
+    env.update({"PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "NO_COLOR": "1", "HOME": str(home)})
+    return env
+
+
+def continue_with_pi(workspace: Workspace, session: Path, folder: Path) -> Continuation:
+    copy = _copy(session, folder)
+    with ModelServer() as server:
+        agent = _pi_agent_dir(folder / "agent", server.base_url, workspace.api, workspace.reasoning)
+        done = subprocess.run(
+            [*pi_cli(), "--provider", PROVIDER, "--model", MODEL, "--session", str(copy), "-c", "-p", NEXT],
+            cwd=workspace.project,
+            env=_pi_env(agent, folder / "home"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return Continuation(done.returncode, done.stdout, done.stderr, [r.body for r in server.requests])
+
+
+def continue_with_pi_tui(workspace: Workspace, session: Path, folder: Path) -> Continuation:
+    copy = _copy(session, folder)
+    with ModelServer() as server:
+        agent = _pi_agent_dir(folder / "agent", server.base_url, workspace.api, workspace.reasoning)
+        env = workspace.env()
+        env.update({"PI_CODING_AGENT_DIR": str(agent), "HOME": str(folder / "home")})
+        done = subprocess.run(
+            [PI_TUI, "--provider", PROVIDER, "--model", MODEL, "--session", str(copy), "-p", NEXT],
+            cwd=workspace.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return Continuation(done.returncode, done.stdout, done.stderr, [r.body for r in server.requests])
+
+
+FOOTER = re.compile(r"%/128k")
+"""pi's footer: context use over the window (``0.0%/128k``); drawn once the chat is drawn."""
+CRASH = re.compile(
+    r"\b(?:TypeError|RangeError|ReferenceError|SyntaxError)\b|Node\.js v\d|^\s+at .+:\d+:\d+\)?$", re.M
+)
+"""What a JavaScript exception leaves on the terminal."""
+
+
+def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float = 30) -> Interactive:
+    """pi's interactive mode on a copy of the file in a pseudo-terminal, closed with Ctrl+D."""
+    copy = _copy(session, folder)
+    agent = _pi_agent_dir(folder / "agent", "http://127.0.0.1:9", workspace.api, workspace.reasoning)
+    env = _pi_env(agent, folder / "home")
+    env.update({"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"})
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(
+        [*pi_cli(), "--provider", PROVIDER, "--model", MODEL, "--session", str(copy)],
+        cwd=workspace.project,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    output = bytearray()
+    try:
+        deadline = time.monotonic() + timeout
+        sent_exit = False
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break  # the child closed the terminal
+                if not chunk:
+                    break
+                output += chunk
+            if not sent_exit and FOOTER.search(strip_ansi(output.decode(errors="replace"))):
+                time.sleep(0.3)  # let a crash in the first paint surface before leaving
+                os.write(master, b"\x04")
+                sent_exit = True
+            if process.poll() is not None and not ready:
+                break
+        try:
+            code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        os.close(master)
+    return Interactive(code, strip_ansi(output.decode(errors="replace")))
+
+
+@dataclass
+class Outcome:
+    pi: Continuation
+    pi_tui: Continuation
+    interactive: Interactive
+
+
+def continue_both(workspace: Workspace, session: Path) -> Outcome:
+    """pi (print and interactive) and pi-tui on their own copies of ``session``, concurrently."""
+    base = workspace.root / "continued"
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        pi = pool.submit(continue_with_pi, workspace, session, base / "pi")
+        ours = pool.submit(continue_with_pi_tui, workspace, session, base / "pi-tui")
+        shown = pool.submit(open_in_pi, workspace, session, base / "pi-interactive")
+        return Outcome(pi.result(), ours.result(), shown.result())
+
+
+def check_pi_continues(workspace: Workspace, session: Path) -> Outcome:
+    """The acceptance check of issue 11 for one file pi-tui wrote (see the module docstring)."""
+    outcome = continue_both(workspace, session)
+    pi, ours, shown = outcome.pi, outcome.pi_tui, outcome.interactive
+    assert pi.returncode == 0, f"pi -p exited {pi.returncode}:\n{pi.stderr[-3000:]}"
+    assert pi.stdout.strip() == f"echo: {NEXT}", pi.stdout + pi.stderr
+    assert ours.returncode == 0, f"pi-tui -p exited {ours.returncode}:\n{ours.stderr[-3000:]}"
+    assert len(pi.requests) == len(ours.requests) == 1
+    expected = ours.messages(workspace.api)
+    assert expected[-1] == {"role": "user", "parts": [("text", NEXT)]}
+    assert pi.messages(workspace.api) == expected
+    screen = shown.screen[-3000:]
+    assert shown.returncode == 0, f"pi's interactive mode exited {shown.returncode}:\n{screen}"
+    assert FOOTER.search(shown.screen), f"pi's interactive mode never drew its footer:\n{screen}"
+    assert not CRASH.search(shown.screen), f"pi's interactive mode crashed:\n{screen}"
+    return outcome
+
+
+@contextlib.contextmanager
+def serving(workspace: Workspace, *replies: Any) -> Iterator[ModelServer]:
+    """A model server for the writing run, with pi-tui's models.json pointing at it."""
+    with ModelServer(*replies) as server:
+        workspace.use(server)
+        yield server

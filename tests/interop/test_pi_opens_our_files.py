@@ -1,0 +1,275 @@
+"""pi 0.73.1 opens and continues every kind of session file pi-tui writes (issue 11).
+
+Each test writes a session through one of pi-tui's real entry points (the ``pi-tui`` console
+script in print, json or rpc mode, the Textual app driven by pilot, the agent API for what has no
+command), checks that the file holds the case it is about, then :func:`check_pi_continues`:
+pi's ``-p next`` exits 0, pi's interactive mode draws the file and exits 0, and pi's request holds
+the same messages as pi-tui's for the same file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.interop.continuation import (
+    CRASH,
+    MODEL,
+    PROVIDER,
+    Workspace,
+    check_pi_continues,
+    entries,
+    messages_of,
+    open_in_pi,
+    serving,
+)
+from tests.support.model_server import HttpError, Scripted, ToolCallSpec
+
+pytestmark = pytest.mark.pi_interop
+
+PNG_2X2_RED = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path / "case")
+
+
+def last_assistant(path: Path) -> dict:
+    return messages_of(path, "assistant")[-1]
+
+
+def test_error_reply_after_retries(workspace: Workspace) -> None:
+    with serving(workspace, *[HttpError(500)] * 4) as server:
+        result = workspace.pi_tui("-p", "hello")
+        assert result.returncode == 1 and len(server.requests) == 4, result.stderr
+    session = workspace.session_file()
+    failed = last_assistant(session)
+    assert failed["stopReason"] == "error" and failed["content"] == []
+    check_pi_continues(workspace, session)
+
+
+def test_the_check_catches_the_crash_it_was_built_for(workspace: Workspace) -> None:
+    """An assistant message saved with ``"usage": {}`` (as pi-tui once did for an aborted reply)
+    passes pi's print mode but kills its interactive mode: the check must see that."""
+    with serving(workspace, *[HttpError(500)] * 4):
+        workspace.pi_tui("-p", "hello")
+    session = workspace.session_file()
+    lines = []
+    for entry in entries(session):
+        if entry.get("type") == "message" and entry["message"]["role"] == "assistant":
+            entry["message"]["usage"] = {}
+        lines.append(json.dumps(entry))
+    broken = workspace.root / "broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    shown = open_in_pi(workspace, broken, workspace.root / "interactive")
+    assert shown.returncode != 0 and CRASH.search(shown.screen), shown.screen[-2000:]
+
+
+def test_overloaded_error_in_json_mode(workspace: Workspace) -> None:
+    with serving(workspace, *[HttpError(529, message="Overloaded")] * 4):
+        result = workspace.pi_tui("--mode", "json", "-p", "hello")
+        assert result.returncode == 1, result.stderr
+        assert any(json.loads(line)["type"] == "agent_end" for line in result.stdout.splitlines())
+    session = workspace.session_file()
+    assert last_assistant(session)["stopReason"] == "error"
+    check_pi_continues(workspace, session)
+
+
+def test_aborted_stream(workspace: Workspace) -> None:
+    story = Scripted(text="Once upon a time " * 100, event_delay=0.02)
+    with serving(workspace, story), workspace.rpc() as rpc:
+        rpc.call({"type": "prompt", "message": "tell me a story"})
+        rpc.wait_for(lambda r: r.get("assistantMessageEvent", {}).get("type") == "text_delta")
+        rpc.call({"type": "abort"})  # answered once the run has ended
+        rpc.wait_for(lambda r: r.get("type") == "agent_end", seen=True)
+    aborted = last_assistant(workspace.session_file())
+    assert aborted["stopReason"] == "aborted" and aborted["content"][0]["text"].startswith("Once")
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_abort_before_the_first_byte(workspace: Workspace) -> None:
+    with serving(workspace, Scripted(text="late", first_byte_delay=5)) as server, workspace.rpc() as rpc:
+        rpc.call({"type": "prompt", "message": "are you there?"})
+        deadline = time.monotonic() + 10
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        rpc.call({"type": "abort"})  # answered once the run has ended
+        rpc.wait_for(lambda r: r.get("type") == "agent_end", seen=True)
+    aborted = last_assistant(workspace.session_file())
+    assert aborted["stopReason"] == "aborted" and aborted["content"] == []
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_tool_errors(workspace: Workspace) -> None:
+    replies = [
+        Scripted(text="Reading.", tool_calls=[ToolCallSpec("read", {"path": "MISSING.md"})]),
+        Scripted(tool_calls=[ToolCallSpec("bash", {"command": "echo oops >&2; exit 3"})]),
+        Scripted(tool_calls=[ToolCallSpec("no_such_tool", {"x": 1})]),
+        Scripted(text="Nothing worked."),
+    ]
+    with serving(workspace, *replies):
+        result = workspace.pi_tui("--mode", "json", "-p", "inspect")
+        assert result.returncode == 0, result.stderr
+    results = messages_of(workspace.session_file(), "toolResult")
+    assert [r["isError"] for r in results] == [True, True, True]
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_aborted_tool_and_user_bash(workspace: Workspace) -> None:
+    long_call = Scripted(tool_calls=[ToolCallSpec("bash", {"command": "sleep 30"})])
+    with serving(workspace, long_call), workspace.rpc() as rpc:
+        rpc.call({"type": "bash", "command": "echo hello from the user; exit 4"})
+        rpc.call({"type": "prompt", "message": "wait a while"})
+        rpc.wait_for(lambda r: r.get("type") == "tool_execution_start")
+        rpc.call({"type": "abort"})  # answered once the run has ended
+        rpc.wait_for(lambda r: r.get("type") == "agent_end", seen=True)
+    session = workspace.session_file()
+    (result,) = messages_of(session, "toolResult")
+    assert result["isError"] and result["toolName"] == "bash"
+    assert messages_of(session, "bashExecution")[0]["exitCode"] == 4
+    check_pi_continues(workspace, session)
+
+
+def test_compaction_and_session_name(workspace: Workspace) -> None:
+    with serving(workspace) as server, workspace.rpc() as rpc:
+        for prompt in ("Let's plan the demo project.", "What does the README say?", "x" * 300):
+            rpc.prompt(prompt)
+        summary = Scripted(text="## Goal\nPlan the demo project.")
+        server.queue(summary, summary)  # the history, and the start of a turn cut in two
+        response = rpc.call({"type": "compact", "customInstructions": "keep the goal"})
+        assert "## Goal\nPlan the demo project." in response["data"]["summary"]
+        rpc.call({"type": "set_session_name", "name": "Interop demo"})
+        rpc.prompt("Continue please")
+    kinds = [entry["type"] for entry in entries(workspace.session_file())]
+    assert "compaction" in kinds and "session_info" in kinds
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_ttsr_injection(workspace: Workspace) -> None:
+    rules = workspace.project / ".agent" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "no-print.md").write_text("---\ncondition: print\\(\nscope: text\n---\nUse the logger.\n")
+    replies = [
+        Scripted(text="Debug with print(x) then more words follow here", event_delay=0.03),
+        Scripted(text="Use logger.debug(x)."),
+    ]
+    with serving(workspace, *replies):
+        result = workspace.pi_tui("-p", "how to debug?")
+        assert result.returncode == 0 and result.stdout == "Use logger.debug(x).\n", result.stderr
+    kinds = [entry["type"] for entry in entries(workspace.session_file())]
+    assert "ttsr_injection" in kinds and "custom_message" in kinds
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_thinking_with_signatures(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "case", api="anthropic-messages", reasoning=True)
+    replies = [
+        Scripted(
+            thinking="The user wants the README; read it.",
+            thinking_signature="c2lnbmF0dXJlLW9uZQ==",
+            text="Reading it.",
+            tool_calls=[ToolCallSpec("read", {"path": "README.md"})],
+        ),
+        Scripted(thinking="It is a demo.", thinking_signature="c2lnbmF0dXJlLXR3bw==", text="A tiny demo."),
+    ]
+    with serving(workspace, *replies):
+        result = workspace.pi_tui("--thinking", "high", "-p", "What does the README say?")
+        assert result.returncode == 0, result.stderr
+    thinking = [
+        block
+        for message in messages_of(workspace.session_file(), "assistant")
+        for block in message["content"]
+        if block["type"] == "thinking"
+    ]
+    signatures = [block["thinkingSignature"] for block in thinking]
+    assert signatures == ["c2lnbmF0dXJlLW9uZQ==", "c2lnbmF0dXJlLXR3bw=="]
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_image_attachment(workspace: Workspace) -> None:
+    (workspace.project / "red.png").write_bytes(PNG_2X2_RED)
+    with serving(workspace, Scripted(text="A red square.")):
+        result = workspace.pi_tui("-p", "@red.png", "What is in this image?")
+        assert result.returncode == 0, result.stderr
+    (user,) = messages_of(workspace.session_file(), "user")
+    assert [block["type"] for block in user["content"]] == ["text", "image"]
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_custom_entries_and_messages_through_the_agent(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi-tui has no command for these (pi's extensions write them); the agent's manager does."""
+    from pi_tui.ai.http import close_shared_client
+    from pi_tui.startup import StartOptions, start
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(workspace.agent))
+    with serving(workspace, Scripted(text="Noted.")):
+        started = start(StartOptions(cwd=str(workspace.project), provider=PROVIDER, model=MODEL))
+        agent = started.agent
+        agent.manager.append_custom_entry("interop-state", {"step": 1, "files": ["README.md"]})
+        agent.manager.append_custom_message_entry("deploy-note", "Deployed build 42.", True, {"build": 42})
+        agent.manager.append_custom_message_entry("hidden-note", "Only the model sees this.", False)
+
+        async def run() -> None:
+            try:
+                await agent.prompt("What happened?")
+            finally:
+                await close_shared_client()
+
+        asyncio.run(run())
+        agent.manager.close()
+    kinds = [entry["type"] for entry in entries(workspace.session_file())]
+    assert kinds.count("custom_message") == 2 and "custom" in kinds
+    check_pi_continues(workspace, workspace.session_file())
+
+
+async def test_labels_name_and_branch_summary_through_the_app(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_tui.ai.http import close_shared_client
+    from pi_tui.tui.app import PiApp
+    from pi_tui.tui.transcript import SummaryItem
+    from tests.tui.conftest import make_app, settle
+    from tests.tui.test_tree import open_tree
+
+    monkeypatch.setattr(PiApp, "CURSOR_BLINK", False)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(workspace.agent))
+    with serving(workspace) as server:
+        app = make_app(workspace.project, provider=PROVIDER, model=MODEL)
+        async with app.run_test(size=(110, 44)) as pilot:
+            server.queue(Scripted(text="Answer one."), Scripted(text="Answer two."))
+            for prompt in ("first question", "second question"):
+                await pilot.press(*prompt, "enter")
+                await settle(pilot, app)
+            await open_tree(pilot, app)
+            await pilot.press("up", "up", "L")  # assistant: Answer one
+            await pilot.pause()
+            await pilot.press(*"milestone", "enter", "escape")
+            await pilot.pause()
+            await open_tree(pilot, app)
+            server.queue(Scripted(text="Tried the second question; it went nowhere."))
+            await pilot.press("up", "enter", "down", "enter")  # user: second question -> Summarize
+            await settle(pilot, app, timeout=15)
+            for _ in range(100):
+                if any(isinstance(item, SummaryItem) for item in app.chat.items):
+                    break
+                await pilot.pause(0.05)
+            await pilot.press("ctrl+c", *"go on", "enter")
+            await settle(pilot, app)
+            app.run_slash("label", "checkpoint-1")
+            await pilot.pause(0.2)
+            app.run_slash("name", "Interop demo")
+            await pilot.pause(0.2)
+            await close_shared_client()
+    kinds = [entry["type"] for entry in entries(workspace.session_file())]
+    assert kinds.count("label") == 2 and "branch_summary" in kinds and kinds[-1] == "session_info", kinds
+    await asyncio.to_thread(check_pi_continues, workspace, workspace.session_file())
