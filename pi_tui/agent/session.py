@@ -37,6 +37,7 @@ from pi_tui.session.messages import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from pi_tui.text_safety import clean_text, clean_value, show_name
@@ -511,11 +512,14 @@ class AgentSession:
         return message
 
     def _failed_message(self, error: str) -> AssistantMessage:
+        """A reply that failed before any request (no API key). pi reads ``usage`` of every
+        assistant message without a guard (its footer crashed on this one), so it gets zeros."""
         message = AssistantMessage(
             content=[],
             api=self.model.api,
             provider=self.model.provider,
             model=self.model.id,
+            usage=Usage(),
             stop_reason="error",
             error_message=error,
             timestamp=now_ms(),

@@ -78,6 +78,8 @@ class Workspace:
     root: Path
     api: str = "openai-completions"
     reasoning: bool = False
+    tools: str | None = None
+    """``--tools`` for every run (writing and continuing, pi and pi-tui); None: the defaults."""
     settings: dict[str, Any] = field(
         default_factory=lambda: {"retry": {"baseDelayMs": 1}, "compaction": {"keepRecentTokens": 40}}
     )
@@ -107,9 +109,12 @@ class Workspace:
         env.update({"PI_CODING_AGENT_DIR": str(self.agent), "HOME": str(self.root / "home"), "NO_COLOR": "1"})
         return env
 
+    def tool_args(self) -> list[str]:
+        return ["--tools", self.tools] if self.tools else []
+
     def pi_tui(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [PI_TUI, "--provider", PROVIDER, "--model", MODEL, *args],
+            [PI_TUI, *_model_args(self), *args],
             cwd=self.project,
             env=self.env(),
             stdin=subprocess.DEVNULL,
@@ -119,7 +124,7 @@ class Workspace:
         )
 
     def rpc(self, *args: str) -> RpcClient:
-        return RpcClient([PI_TUI, "--provider", PROVIDER, "--model", MODEL, "--mode", "rpc", *args], self)
+        return RpcClient([PI_TUI, *_model_args(self), "--mode", "rpc", *args], self)
 
     def session_file(self) -> Path:
         (path,) = sorted((self.agent / "sessions").rglob("*.jsonl"))
@@ -277,12 +282,16 @@ def _pi_env(agent_dir: Path, home: Path) -> dict[str, str]:
     return env
 
 
+def _model_args(workspace: Workspace) -> list[str]:
+    return ["--provider", PROVIDER, "--model", MODEL, *workspace.tool_args()]
+
+
 def continue_with_pi(workspace: Workspace, session: Path, folder: Path) -> Continuation:
     copy = _copy(session, folder)
     with ModelServer() as server:
         agent = _pi_agent_dir(folder / "agent", server.base_url, workspace.api, workspace.reasoning)
         done = subprocess.run(
-            [*pi_cli(), "--provider", PROVIDER, "--model", MODEL, "--session", str(copy), "-c", "-p", NEXT],
+            [*pi_cli(), *_model_args(workspace), "--session", str(copy), "-c", "-p", NEXT],
             cwd=workspace.project,
             env=_pi_env(agent, folder / "home"),
             stdin=subprocess.DEVNULL,
@@ -300,7 +309,7 @@ def continue_with_pi_tui(workspace: Workspace, session: Path, folder: Path) -> C
         env = workspace.env()
         env.update({"PI_CODING_AGENT_DIR": str(agent), "HOME": str(folder / "home")})
         done = subprocess.run(
-            [PI_TUI, "--provider", PROVIDER, "--model", MODEL, "--session", str(copy), "-p", NEXT],
+            [PI_TUI, *_model_args(workspace), "--session", str(copy), "-p", NEXT],
             cwd=workspace.project,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -328,7 +337,7 @@ def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     process = subprocess.Popen(
-        [*pi_cli(), "--provider", PROVIDER, "--model", MODEL, "--session", str(copy)],
+        [*pi_cli(), *_model_args(workspace), "--session", str(copy)],
         cwd=workspace.project,
         env=env,
         stdin=slave,

@@ -273,3 +273,46 @@ async def test_labels_name_and_branch_summary_through_the_app(
     kinds = [entry["type"] for entry in entries(workspace.session_file())]
     assert kinds.count("label") == 2 and "branch_summary" in kinds and kinds[-1] == "session_info", kinds
     await asyncio.to_thread(check_pi_continues, workspace, workspace.session_file())
+
+
+def test_every_tool_with_details_and_cut_output(workspace: Workspace) -> None:
+    """pi draws a tool result with its own renderer, which reads the tool's ``details``
+    (diff, truncation, full output path, limits): each of pi-tui's shapes must be one pi draws."""
+    workspace.tools = "read,bash,edit,write,grep,find,ls"
+    (workspace.project / "src").mkdir()
+    (workspace.project / "src" / "app.py").write_text('def greet(name):\n    return "Hello, " + name\n')
+    (workspace.project / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 3001)))
+    for n in range(120):
+        (workspace.project / "src" / f"mod_{n:03}.py").write_text(f"VALUE_{n} = {n}\n")
+    calls = [
+        ToolCallSpec("read", {"path": "long.txt"}),
+        ToolCallSpec("read", {"path": "src/app.py", "offset": 2, "limit": 1}),
+        ToolCallSpec("bash", {"command": "seq 1 40000"}),
+        ToolCallSpec("edit", {"path": "src/app.py", "edits": [{"oldText": "Hello", "newText": "Hi"}]}),
+        ToolCallSpec("write", {"path": "NOTES.md", "content": "# Notes\n"}),
+        ToolCallSpec("grep", {"pattern": "VALUE", "path": "src", "limit": 5}),
+        ToolCallSpec("find", {"pattern": "*.py", "limit": 7}),
+        ToolCallSpec("ls", {"path": "src", "limit": 9}),
+    ]
+    replies = [Scripted(text=f"Step {n}.", tool_calls=[call]) for n, call in enumerate(calls)]
+    with serving(workspace, *replies, Scripted(text="All done.")):
+        result = workspace.pi_tui("-p", "use every tool")
+        assert result.returncode == 0 and result.stdout == "All done.\n", result.stderr
+    results = messages_of(workspace.session_file(), "toolResult")
+    assert [r["toolName"] for r in results] == [c.name for c in calls]
+    assert not any(r["isError"] for r in results), [r["content"] for r in results if r["isError"]]
+    check_pi_continues(workspace, workspace.session_file())
+
+
+def test_reply_that_fails_before_any_request(workspace: Workspace) -> None:
+    """A model chosen over rpc whose provider has no API key: the reply fails at once, before
+    any request, and is still saved as an assistant message pi can draw (usage included)."""
+    with serving(workspace, Scripted(text="First answer.")) as server, workspace.rpc() as rpc:
+        rpc.prompt("hello")
+        rpc.call({"type": "set_model", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+        rpc.prompt("and now?")
+        assert len(server.requests) == 1
+    failed = last_assistant(workspace.session_file())
+    assert failed["stopReason"] == "error" and failed["provider"] == "anthropic"
+    assert failed["usage"]["cost"]["total"] == 0
+    check_pi_continues(workspace, workspace.session_file())
