@@ -126,12 +126,15 @@ def open_session(options: StartOptions) -> SessionManager:
         if options.no_session:
             return SessionManager.in_memory(options.cwd)
         if options.fork:
-            return SessionManager.fork_from(find_session(options.fork, options), options.cwd, folder)
-        if options.session:
-            return SessionManager.open(find_session(options.session, options), folder)
-        if options.continue_recent:
-            return SessionManager.continue_recent(options.cwd, folder)
-        return SessionManager.create(options.cwd, folder)
+            manager = SessionManager.fork_from(find_session(options.fork, options), options.cwd, folder)
+        elif options.session:
+            manager = SessionManager.open(find_session(options.session, options), folder)
+        elif options.continue_recent:
+            manager = SessionManager.continue_recent(options.cwd, folder)
+        else:
+            manager = SessionManager.create(options.cwd, folder)
+        manager.check_writable()  # a new session's folder: said now, not at the first reply
+        return manager
     except SessionError as error:
         raise StartupError(str(error)) from None
 

@@ -106,6 +106,7 @@ class AgentSession:
         self._bash_task: asyncio.Task[Any] | None = None
         self._aborted = False
         self.ttsr = ttsr
+        self._save_listener: Callable[[str], None] | None = None
         self._record_initial_state()
         self._restore_ttsr()
 
@@ -169,9 +170,17 @@ class AgentSession:
         if manager is not self.manager:
             self.manager.close()
         self.manager = manager
+        if self._save_listener is not None:
+            manager.save_listener = self._save_listener
         self.steering, self.follow_ups = [], []
         self._record_initial_state()
         self._restore_ttsr()
+
+    def set_save_listener(self, listener: Callable[[str], None]) -> None:
+        """Where one-line save problems go (disk full, I/O error: the entries stay in memory and
+        are written when the file can take them). Kept for every session this agent continues."""
+        self._save_listener = listener
+        self.manager.save_listener = listener
 
     def adopt(
         self, manager: SessionManager, find_model: Callable[[str, str], Model | None] | None = None

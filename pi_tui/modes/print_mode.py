@@ -19,7 +19,7 @@ from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.modes.attachments import Prompt
 from pi_tui.session.messages import AssistantMessage, TextContent
-from pi_tui.text_safety import clean_text
+from pi_tui.text_safety import clean_text, for_terminal
 
 
 def _silence(out: TextIO) -> None:
@@ -48,6 +48,11 @@ async def run_print(
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    # A failed save (disk full, I/O error) is one line on stderr; the run goes on and the entries
+    # are written as soon as the file can take them.
+    agent.set_save_listener(
+        lambda text: print(f"pi-tui: {for_terminal(clean_text(text))}", file=sys.stderr, flush=True)
+    )
 
     if json_mode:
         # jsonio, not orjson: a session read from disk may hold a lone surrogate (see jsonio),

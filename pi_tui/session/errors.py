@@ -31,3 +31,17 @@ class SessionLockedError(SessionError):
         )
         self.path = path
         self.pid = pid
+
+
+class SessionWriteError(SessionError):
+    """Writing to a session file failed (disk full, I/O error, no permission, a symbolic link).
+
+    ``written`` says how many of the entries handed to the writer are complete on disk; the
+    file has been cut back after the last of them, so nothing partial stays behind.
+    """
+
+    def __init__(self, message: str, *, written: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.written = written
+        self.reason = reason
+        """The short cause (``No space left on device``), for messages that name it once."""

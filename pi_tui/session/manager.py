@@ -9,6 +9,7 @@ is never written twice, unlike pi's #3930).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import itertools
@@ -41,13 +42,14 @@ from pi_tui.session.entries import (
     TtsrInjectionEntry,
     typed_entry,
 )
-from pi_tui.session.errors import EntryNotFoundError, SessionError
+from pi_tui.session.errors import EntryNotFoundError, SessionError, SessionWriteError
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, timestamp_ms, uuid7
 from pi_tui.session.listing import SessionInfo
 from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
 from pi_tui.session.migrate import file_version, migrate_entries, rewrite_migrated
 from pi_tui.session.reader import LoadedFile, RawEntry, read_session_file
-from pi_tui.session.store import SessionFileWriter, move_torn_tail
+from pi_tui.session.store import SessionFileWriter, check_folder_writable, move_torn_tail
+from pi_tui.text_safety import show_name
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +145,9 @@ class SessionManager:
         self._header_on_disk = loaded is not None
         self._writer: SessionFileWriter | None = None
         self._read_only = False
+        self._save_problem: str | None = None
+        self._save_notices: list[str] = []
+        self._save_listener: Callable[[str], None] | None = None
         self.warnings: list[str] = []
         """What was wrong with the file (skipped, torn, repaired lines; messages left out of the
         model's context), each naming file and line."""
@@ -193,6 +198,7 @@ class SessionManager:
                 writer.expect_tail(
                     torn_offset=loaded.torn_offset, missing_final_newline=loaded.missing_final_newline
                 )
+                writer.open()  # a file that cannot be written is said now, not at the first reply
         except BaseException:
             if writer is not None:
                 writer.close()
@@ -231,7 +237,11 @@ class SessionManager:
         for raw in original._index.entries:
             manager._index.add(dict(raw))
         manager._leaf_id = original._leaf_id
-        manager._persist()
+        try:
+            manager._persist(strict=True)
+        except SessionError:
+            manager.close(discard=True)
+            raise
         return manager
 
     # --- listing ----------------------------------------------------------------------------
@@ -398,14 +408,32 @@ class SessionManager:
 
     # --- persistence ------------------------------------------------------------------------
 
-    def _persist(self) -> None:
-        """Write every entry not yet on disk, once the session deserves a file."""
+    def _persist(self, *, strict: bool = False) -> None:
+        """Write every entry not yet on disk, once the session deserves a file.
+
+        A failure (disk full, I/O error, no permission) is said once and the entries stay in
+        memory; every later append, sync and close tries again, so they are written, in order,
+        as soon as the file can take them. ``strict`` raises the :class:`SessionError` instead.
+        """
         if self._path is None or (not self._header_on_disk and not self._index.has_assistant):
             return  # in memory, or no assistant message yet: no empty sessions on disk
-        self.flush()
+        try:
+            self.flush()
+        except SessionError as error:
+            if strict:
+                raise
+            self._save_failed(error)
+            return
+        if self._save_problem is not None:
+            self._save_problem = None
+            self._say_save(f"Session saved again: every entry is now in {show_name(self._path)}")
 
     def flush(self) -> None:
-        """Write every entry not yet on disk now (creating the file with its header if needed)."""
+        """Write every entry not yet on disk now (creating the file with its header if needed).
+
+        Raises :class:`SessionError` (one line) when it cannot; the file then ends with the last
+        complete line, and what was not written stays pending for the next flush.
+        """
         if self._path is None:
             return
         if self._writer is None:
@@ -415,19 +443,113 @@ class SessionManager:
             self._header_on_disk = True
         pending = self._index.entries[self._written :]
         if pending:
-            self._writer.append(pending)
+            try:
+                self._writer.append(pending)
+            except SessionWriteError as error:
+                self._written += error.written
+                raise
             self._written += len(pending)
 
-    def sync(self) -> None:
-        """fsync the file: the agent calls this at the end of every turn."""
-        if self._writer is not None:
-            self._writer.sync()
+    @property
+    def unsaved_count(self) -> int:
+        """Entries the file should hold but does not yet (a write failed)."""
+        if self._path is None or (not self._header_on_disk and not self._index.has_assistant):
+            return 0
+        return len(self._index.entries) - self._written
 
-    def close(self) -> None:
-        """fsync and release the file; the manager can still be read afterwards."""
+    @property
+    def save_problem(self) -> str | None:
+        """Why the last write failed, while entries wait to be written; None when all is saved."""
+        return self._save_problem
+
+    @property
+    def save_listener(self) -> Callable[[str], None] | None:
+        """Called with one line when saving fails, and again when it works again. Lines said
+        before a listener is set are handed to it when it is set (or to ``take_save_notices``)."""
+        return self._save_listener
+
+    @save_listener.setter
+    def save_listener(self, listener: Callable[[str], None] | None) -> None:
+        self._save_listener = listener
+        if listener is not None:
+            for text in self.take_save_notices():
+                self._say_save(text)
+
+    def take_save_notices(self) -> list[str]:
+        """Save problems said while no listener was set."""
+        notices, self._save_notices = self._save_notices, []
+        return notices
+
+    def _save_failed(self, error: SessionError) -> None:
+        if self._save_problem is not None:
+            return  # said once per failure, not at every retry
+        self._save_problem = str(error)
+        waiting = self.unsaved_count
+        if waiting:
+            plural = "entry is" if waiting == 1 else "entries are"
+            self._say_save(
+                f"{error}. {waiting} {plural} kept in memory and saved as soon as the file can take them"
+            )
+        else:
+            self._say_save(f"{error}")
+
+    def _say_save(self, text: str) -> None:
+        log.debug(text)
+        listener = self._save_listener
+        if listener is None:
+            self._save_notices.append(text)
+            return
+        try:
+            listener(text)
+        except Exception as error:  # a UI that is gone must not stop the session
+            log.warning("%s (and telling the user failed: %s)", text, error)
+
+    def check_writable(self) -> None:
+        """Raise :class:`SessionError` (one line) now if this session's file could not be written.
+
+        A new session writes its file at the first reply, too late to tell the user that the
+        folder cannot be written; opened files are checked when they are opened.
+        """
+        if self._path is None or self._read_only or self._header_on_disk:
+            return
+        check_folder_writable(self._path.parent, self._path)
+
+    def sync(self) -> None:
+        """fsync the file: the agent calls this at the end of every turn. Entries that a failed
+        write left waiting are tried again first; a failure is said once, never raised."""
+        if self.unsaved_count:
+            self._persist()
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+            try:
+                self._writer.sync()
+            except SessionError as error:
+                self._save_failed(error)
+
+    def close(self, *, discard: bool = False) -> None:
+        """fsync and release the file; the manager can still be read afterwards.
+
+        Entries still waiting get a last try; those that cannot be written are said lost.
+        ``discard`` (a session that could not be created) removes the file instead.
+        """
+        if not discard and self.unsaved_count:
+            self._persist()
+        lost = 0 if discard else self.unsaved_count
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        if (discard or not self._header_on_disk) and writer.is_open and self._path is not None:
+            with contextlib.suppress(OSError):  # ours, and nothing complete in it
+                if discard or os.stat(self._path).st_size == 0:
+                    os.unlink(self._path)
+        try:
+            writer.close()
+        except SessionError as error:
+            self._save_failed(error)
+        if lost:
+            noun = "entry" if lost == 1 else "entries"
+            self._say_save(
+                f"Lost on exit: {lost} session {noun} that could not be saved to {show_name(self._path)}"
+            )
 
     def __enter__(self) -> SessionManager:
         return self

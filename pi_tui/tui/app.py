@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -23,6 +24,7 @@ from textual.reactive import reactive
 
 from pi_tui.commands import CommandRegistry, parse_slash
 from pi_tui.config.paths import agent_dir
+from pi_tui.text_safety import clean_text, for_terminal
 from pi_tui.tui.completion import Completion, complete_command, complete_path
 from pi_tui.tui.keybindings import KeyBindingsLoad, load_keybindings
 from pi_tui.tui.theme import ThemeLoad, available_themes, load_theme, to_textual_theme
@@ -219,6 +221,7 @@ class PiApp(App[None]):
             self.query_one(PiHeader).set_loaded(self.loaded)
         self.feed = LiveFeed(self.chat, self.status, self.agent, self.refresh_footer)
         self.agent.subscribe(self.feed.handle)
+        self.agent.set_save_listener(self.say_save_problem)
         self.status.activity = None
         await self.show_session()
         for line in started.notice.splitlines() if started.notice else []:
@@ -295,6 +298,15 @@ class PiApp(App[None]):
             if len(problems) > len(shown):
                 shown.append(f"... and {len(problems) - len(shown)} more")
             self.say("\n".join(shown), "warning", title="Session file problems (nothing was changed on disk)")
+
+    def say_save_problem(self, text: str) -> None:
+        """A session save failed (disk full ...) or works again: one line in the chat; the
+        entries wait in memory meanwhile. After the app has ended, the line goes to stderr."""
+        if not self.is_running:
+            print(f"pi-tui: {for_terminal(clean_text(text))}", file=sys.stderr)
+            return
+        failing = self.agent is not None and self.agent.manager.save_problem is not None
+        self.say(text, "error" if failing else "info")
 
     def say(self, text: str, level: str = "info", title: str | None = None) -> None:
         """A message from pi-tui itself in the chat (not saved in the session)."""
