@@ -7,8 +7,8 @@ the file to the real pi 0.73.1 and to pi-tui, each continued with the prompt ``n
 its own loopback model server, and checks that
 
 - ``pi --session COPY -c -p next`` exits 0 and answers;
-- pi's interactive mode opens the file, draws the chat and its footer and exits 0 on Ctrl+D
-  (print mode never draws the footer, which is where an empty ``usage`` used to crash pi);
+- pi's interactive mode opens the file, draws the chat and its footer, /session and /tree, and
+  exits 0 on Ctrl+D (print mode never draws the footer, where an empty ``usage`` crashed pi);
 - the messages of pi's request equal those of pi-tui's, role by role and text by text
   (system prompt and tool list differ on purpose and are not compared).
 
@@ -261,6 +261,8 @@ class Interactive:
 
     returncode: int | None
     screen: str
+    shown: list[str] = field(default_factory=list)
+    """The :data:`VIEWS` pi drew before it ended."""
 
 
 def _copy(session: Path, folder: Path) -> Path:
@@ -328,8 +330,22 @@ CRASH = re.compile(
 """What a JavaScript exception leaves on the terminal."""
 
 
+VIEWS: list[tuple[str, re.Pattern[str], list[bytes]]] = [
+    ("the chat and its footer", FOOTER, [b"/session", b"\r"]),
+    (
+        "/session (pi's stats: usage and cost of every assistant message)",
+        re.compile("Session Info"),
+        [b"/tree", b"\r"],
+    ),
+    ("/tree (every entry, labels, summaries)", re.compile("Session Tree"), [b"\x1b", b"\x04"]),
+]
+"""What the interactive check shows, in order: (name, what proves it is drawn, keys sent next).
+Each is a place where pi reads fields of our entries without guards."""
+
+
 def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float = 30) -> Interactive:
-    """pi's interactive mode on a copy of the file in a pseudo-terminal, closed with Ctrl+D."""
+    """pi's interactive mode on a copy of the file in a pseudo-terminal: the chat, /session and
+    /tree are drawn in turn (see :data:`VIEWS`), then Escape and Ctrl+D end it."""
     copy = _copy(session, folder)
     agent = _pi_agent_dir(folder / "agent", "http://127.0.0.1:9", workspace.api, workspace.reasoning)
     env = _pi_env(agent, folder / "home")
@@ -347,9 +363,10 @@ def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float
     )
     os.close(slave)
     output = bytearray()
+    shown: list[str] = []
     try:
         deadline = time.monotonic() + timeout
-        sent_exit = False
+        step_start = 0
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.1)
             if ready:
@@ -360,10 +377,14 @@ def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float
                 if not chunk:
                     break
                 output += chunk
-            if not sent_exit and FOOTER.search(strip_ansi(output.decode(errors="replace"))):
-                time.sleep(0.3)  # let a crash in the first paint surface before leaving
-                os.write(master, b"\x04")
-                sent_exit = True
+            if len(shown) < len(VIEWS):
+                name, drawn, keys = VIEWS[len(shown)]
+                if drawn.search(strip_ansi(output[step_start:].decode(errors="replace"))):
+                    shown.append(name)  # a crash in a later paint still ends pi with a failure code
+                    step_start = len(output)
+                    for key in keys:
+                        os.write(master, key)
+                        time.sleep(0.15)  # a key per paint: Enter must not hit the completion list
             if process.poll() is not None and not ready:
                 break
         try:
@@ -376,7 +397,7 @@ def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         os.close(master)
-    return Interactive(code, strip_ansi(output.decode(errors="replace")))
+    return Interactive(code, strip_ansi(output.decode(errors="replace")), shown)
 
 
 @dataclass
@@ -409,7 +430,8 @@ def check_pi_continues(workspace: Workspace, session: Path) -> Outcome:
     assert pi.messages(workspace.api) == expected
     screen = shown.screen[-3000:]
     assert shown.returncode == 0, f"pi's interactive mode exited {shown.returncode}:\n{screen}"
-    assert FOOTER.search(shown.screen), f"pi's interactive mode never drew its footer:\n{screen}"
+    missing = [name for name, _, _ in VIEWS if name not in shown.shown]
+    assert not missing, f"pi's interactive mode never drew {missing}:\n{screen}"
     assert not CRASH.search(shown.screen), f"pi's interactive mode crashed:\n{screen}"
     return outcome
 

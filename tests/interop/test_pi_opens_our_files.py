@@ -1,10 +1,13 @@
 """pi 0.73.1 opens and continues every kind of session file pi-tui writes (issue 11).
 
-Each test writes a session through one of pi-tui's real entry points (the ``pi-tui`` console
+Each case writes a session through one of pi-tui's real entry points (the ``pi-tui`` console
 script in print, json or rpc mode, the Textual app driven by pilot, the agent API for what has no
 command), checks that the file holds the case it is about, then :func:`check_pi_continues`:
-pi's ``-p next`` exits 0, pi's interactive mode draws the file and exits 0, and pi's request holds
-the same messages as pi-tui's for the same file.
+pi's ``-p next`` exits 0, pi's interactive mode draws the chat, /session and /tree and exits 0,
+and pi's request holds the same messages as pi-tui's for the same file.
+
+The cases written by a pi-tui subprocess (``write_*`` below, listed in :data:`CASES`) run side by
+side in one module fixture to keep the folder fast; each still passes or fails on its own.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ import asyncio
 import base64
 import json
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +27,7 @@ from tests.interop.continuation import (
     CRASH,
     MODEL,
     PROVIDER,
+    Outcome,
     Workspace,
     check_pi_continues,
     entries,
@@ -29,6 +36,7 @@ from tests.interop.continuation import (
     serving,
 )
 from tests.support.model_server import HttpError, Scripted, ToolCallSpec
+from tests.support.real_pi import pi_package_dir
 
 pytestmark = pytest.mark.pi_interop
 
@@ -46,14 +54,12 @@ def last_assistant(path: Path) -> dict:
     return messages_of(path, "assistant")[-1]
 
 
-def test_error_reply_after_retries(workspace: Workspace) -> None:
+def write_error_reply_after_retries(workspace: Workspace) -> None:
     with serving(workspace, *[HttpError(500)] * 4) as server:
         result = workspace.pi_tui("-p", "hello")
         assert result.returncode == 1 and len(server.requests) == 4, result.stderr
-    session = workspace.session_file()
-    failed = last_assistant(session)
+    failed = last_assistant(workspace.session_file())
     assert failed["stopReason"] == "error" and failed["content"] == []
-    check_pi_continues(workspace, session)
 
 
 def test_the_check_catches_the_crash_it_was_built_for(workspace: Workspace) -> None:
@@ -73,17 +79,16 @@ def test_the_check_catches_the_crash_it_was_built_for(workspace: Workspace) -> N
     assert shown.returncode != 0 and CRASH.search(shown.screen), shown.screen[-2000:]
 
 
-def test_overloaded_error_in_json_mode(workspace: Workspace) -> None:
+def write_overloaded_error_in_json_mode(workspace: Workspace) -> None:
     with serving(workspace, *[HttpError(529, message="Overloaded")] * 4):
         result = workspace.pi_tui("--mode", "json", "-p", "hello")
         assert result.returncode == 1, result.stderr
         assert any(json.loads(line)["type"] == "agent_end" for line in result.stdout.splitlines())
     session = workspace.session_file()
     assert last_assistant(session)["stopReason"] == "error"
-    check_pi_continues(workspace, session)
 
 
-def test_aborted_stream(workspace: Workspace) -> None:
+def write_aborted_stream(workspace: Workspace) -> None:
     story = Scripted(text="Once upon a time " * 100, event_delay=0.02)
     with serving(workspace, story), workspace.rpc() as rpc:
         rpc.call({"type": "prompt", "message": "tell me a story"})
@@ -92,10 +97,9 @@ def test_aborted_stream(workspace: Workspace) -> None:
         rpc.wait_for(lambda r: r.get("type") == "agent_end", seen=True)
     aborted = last_assistant(workspace.session_file())
     assert aborted["stopReason"] == "aborted" and aborted["content"][0]["text"].startswith("Once")
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_abort_before_the_first_byte(workspace: Workspace) -> None:
+def write_abort_before_the_first_byte(workspace: Workspace) -> None:
     with serving(workspace, Scripted(text="late", first_byte_delay=5)) as server, workspace.rpc() as rpc:
         rpc.call({"type": "prompt", "message": "are you there?"})
         deadline = time.monotonic() + 10
@@ -105,10 +109,9 @@ def test_abort_before_the_first_byte(workspace: Workspace) -> None:
         rpc.wait_for(lambda r: r.get("type") == "agent_end", seen=True)
     aborted = last_assistant(workspace.session_file())
     assert aborted["stopReason"] == "aborted" and aborted["content"] == []
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_tool_errors(workspace: Workspace) -> None:
+def write_tool_errors(workspace: Workspace) -> None:
     replies = [
         Scripted(text="Reading.", tool_calls=[ToolCallSpec("read", {"path": "MISSING.md"})]),
         Scripted(tool_calls=[ToolCallSpec("bash", {"command": "echo oops >&2; exit 3"})]),
@@ -120,10 +123,9 @@ def test_tool_errors(workspace: Workspace) -> None:
         assert result.returncode == 0, result.stderr
     results = messages_of(workspace.session_file(), "toolResult")
     assert [r["isError"] for r in results] == [True, True, True]
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_aborted_tool_and_user_bash(workspace: Workspace) -> None:
+def write_aborted_tool_and_user_bash(workspace: Workspace) -> None:
     long_call = Scripted(tool_calls=[ToolCallSpec("bash", {"command": "sleep 30"})])
     with serving(workspace, long_call), workspace.rpc() as rpc:
         rpc.call({"type": "bash", "command": "echo hello from the user; exit 4"})
@@ -135,10 +137,9 @@ def test_aborted_tool_and_user_bash(workspace: Workspace) -> None:
     (result,) = messages_of(session, "toolResult")
     assert result["isError"] and result["toolName"] == "bash"
     assert messages_of(session, "bashExecution")[0]["exitCode"] == 4
-    check_pi_continues(workspace, session)
 
 
-def test_compaction_and_session_name(workspace: Workspace) -> None:
+def write_compaction_and_session_name(workspace: Workspace) -> None:
     with serving(workspace) as server, workspace.rpc() as rpc:
         for prompt in ("Let's plan the demo project.", "What does the README say?", "x" * 300):
             rpc.prompt(prompt)
@@ -150,10 +151,9 @@ def test_compaction_and_session_name(workspace: Workspace) -> None:
         rpc.prompt("Continue please")
     kinds = [entry["type"] for entry in entries(workspace.session_file())]
     assert "compaction" in kinds and "session_info" in kinds
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_ttsr_injection(workspace: Workspace) -> None:
+def write_ttsr_injection(workspace: Workspace) -> None:
     rules = workspace.project / ".agent" / "rules"
     rules.mkdir(parents=True)
     (rules / "no-print.md").write_text("---\ncondition: print\\(\nscope: text\n---\nUse the logger.\n")
@@ -166,11 +166,9 @@ def test_ttsr_injection(workspace: Workspace) -> None:
         assert result.returncode == 0 and result.stdout == "Use logger.debug(x).\n", result.stderr
     kinds = [entry["type"] for entry in entries(workspace.session_file())]
     assert "ttsr_injection" in kinds and "custom_message" in kinds
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_thinking_with_signatures(tmp_path: Path) -> None:
-    workspace = Workspace(tmp_path / "case", api="anthropic-messages", reasoning=True)
+def write_thinking_with_signatures(workspace: Workspace) -> None:
     replies = [
         Scripted(
             thinking="The user wants the README; read it.",
@@ -191,17 +189,15 @@ def test_thinking_with_signatures(tmp_path: Path) -> None:
     ]
     signatures = [block["thinkingSignature"] for block in thinking]
     assert signatures == ["c2lnbmF0dXJlLW9uZQ==", "c2lnbmF0dXJlLXR3bw=="]
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_image_attachment(workspace: Workspace) -> None:
+def write_image_attachment(workspace: Workspace) -> None:
     (workspace.project / "red.png").write_bytes(PNG_2X2_RED)
     with serving(workspace, Scripted(text="A red square.")):
         result = workspace.pi_tui("-p", "@red.png", "What is in this image?")
         assert result.returncode == 0, result.stderr
     (user,) = messages_of(workspace.session_file(), "user")
     assert [block["type"] for block in user["content"]] == ["text", "image"]
-    check_pi_continues(workspace, workspace.session_file())
 
 
 def test_custom_entries_and_messages_through_the_agent(
@@ -275,7 +271,7 @@ async def test_labels_name_and_branch_summary_through_the_app(
     await asyncio.to_thread(check_pi_continues, workspace, workspace.session_file())
 
 
-def test_every_tool_with_details_and_cut_output(workspace: Workspace) -> None:
+def write_every_tool_with_details_and_cut_output(workspace: Workspace) -> None:
     """pi draws a tool result with its own renderer, which reads the tool's ``details``
     (diff, truncation, full output path, limits): each of pi-tui's shapes must be one pi draws."""
     workspace.tools = "read,bash,edit,write,grep,find,ls"
@@ -301,10 +297,9 @@ def test_every_tool_with_details_and_cut_output(workspace: Workspace) -> None:
     results = messages_of(workspace.session_file(), "toolResult")
     assert [r["toolName"] for r in results] == [c.name for c in calls]
     assert not any(r["isError"] for r in results), [r["content"] for r in results if r["isError"]]
-    check_pi_continues(workspace, workspace.session_file())
 
 
-def test_reply_that_fails_before_any_request(workspace: Workspace) -> None:
+def write_reply_that_fails_before_any_request(workspace: Workspace) -> None:
     """A model chosen over rpc whose provider has no API key: the reply fails at once, before
     any request, and is still saved as an assistant message pi can draw (usage included)."""
     with serving(workspace, Scripted(text="First answer.")) as server, workspace.rpc() as rpc:
@@ -315,4 +310,52 @@ def test_reply_that_fails_before_any_request(workspace: Workspace) -> None:
     failed = last_assistant(workspace.session_file())
     assert failed["stopReason"] == "error" and failed["provider"] == "anthropic"
     assert failed["usage"]["cost"]["total"] == 0
-    check_pi_continues(workspace, workspace.session_file())
+
+
+# --- the subprocess cases, written and checked side by side ------------------------------------
+
+CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
+    "error-500-after-retries (-p)": (write_error_reply_after_retries, {}),
+    "error-529-after-retries (--mode json)": (write_overloaded_error_in_json_mode, {}),
+    "aborted-stream (rpc abort)": (write_aborted_stream, {}),
+    "aborted-before-first-byte (rpc abort)": (write_abort_before_the_first_byte, {}),
+    "failed-before-any-request (rpc set_model, no key)": (write_reply_that_fails_before_any_request, {}),
+    "tool-errors (--mode json)": (write_tool_errors, {}),
+    "aborted-tool + user bash (rpc)": (write_aborted_tool_and_user_bash, {}),
+    "every-tool-details-and-cut-output (-p)": (write_every_tool_with_details_and_cut_output, {}),
+    "compaction + session name (rpc)": (write_compaction_and_session_name, {}),
+    "ttsr-injection (-p)": (write_ttsr_injection, {}),
+    "thinking-signatures (anthropic, -p)": (
+        write_thinking_with_signatures,
+        {"api": "anthropic-messages", "reasoning": True},
+    ),
+    "image-attachment (-p @red.png)": (write_image_attachment, {}),
+}
+PARALLEL = 4
+"""Cases run side by side: each waits mostly on its processes, and one pi run takes a second."""
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome | BaseException]:
+    """Every case written by pi-tui and checked with pi, concurrently; a failure is kept for
+    its own test to raise."""
+    pi_package_dir()  # installs pi once; skips here (fails under CI) without node
+    root = tmp_path_factory.mktemp("cases")
+
+    def run(index: int, name: str) -> Outcome:
+        write, options = CASES[name]
+        workspace = Workspace(root / f"case-{index:02}", **options)
+        write(workspace)
+        return check_pi_continues(workspace, workspace.session_file())
+
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        futures = {name: pool.submit(run, index, name) for index, name in enumerate(CASES)}
+        return {name: future.exception() or future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_pi_continues_the_file(outcomes: dict[str, Outcome | BaseException], case: str) -> None:
+    outcome = outcomes[case]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    assert outcome.pi.returncode == 0 and outcome.interactive.returncode == 0
