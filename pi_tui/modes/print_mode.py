@@ -36,8 +36,9 @@ def final_text(message: AssistantMessage | None) -> str:
 
 
 async def run_print(
-    agent: AgentSession, prompts: list[Prompt], *, json_mode: bool, out: TextIO = sys.stdout
+    agent: AgentSession, prompts: list[Prompt], *, json_mode: bool, out: TextIO | None = None
 ) -> int:
+    out = out if out is not None else sys.stdout  # looked up now: it may have been replaced
     interrupted = False
 
     def on_interrupt() -> None:
