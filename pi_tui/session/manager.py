@@ -486,9 +486,9 @@ class SessionManager:
         self._save_problem = str(error)
         waiting = self.unsaved_count
         if waiting:
-            plural = "entry is" if waiting == 1 else "entries are"
+            noun, pronoun = ("entry is", "it") if waiting == 1 else ("entries are", "them")
             self._say_save(
-                f"{error}. {waiting} {plural} kept in memory and saved as soon as the file can take them"
+                f"{error}. {waiting} {noun} kept in memory, to be saved when the file can take {pronoun}"
             )
         else:
             self._say_save(f"{error}")
