@@ -29,9 +29,12 @@ class Wire(BaseModel):
         # Discriminators are part of the data even when they hold their default value, so
         # ``exclude_unset`` dumps must keep them. (Validation from dicts does not come through
         # here, and does not need to: the discriminator is in the input.)
+        # A ``role``/``type`` that is an optional plain field holding None (oh-my-pi's
+        # ``model_change.role``) is no tag: writing it would put a ``"role": null`` in the file.
         super().__init__(**data)
         for name in _DISCRIMINATORS.intersection(type(self).model_fields):
-            self.__pydantic_fields_set__.add(name)
+            if getattr(self, name) is not None:
+                self.__pydantic_fields_set__.add(name)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The dict written to disk: aliases, and only the fields that were actually set."""

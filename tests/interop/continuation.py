@@ -417,8 +417,29 @@ def continue_both(workspace: Workspace, session: Path) -> Outcome:
         return Outcome(pi.result(), ours.result(), shown.result())
 
 
+def null_fields(session: Path) -> list[str]:
+    """Where a file holds ``null`` other than a root's ``parentId``: pi never writes one there
+    (its JSON leaves unset fields out), so a reader of pi's files may not expect it."""
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if value is None:
+            found.append(path)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{path}[{index}]")
+
+    for line, entry in enumerate(entries(session), start=1):
+        walk({key: value for key, value in entry.items() if key != "parentId"}, f"line {line}")
+    return found
+
+
 def check_pi_continues(workspace: Workspace, session: Path) -> Outcome:
     """The acceptance check of issue 11 for one file pi-tui wrote (see the module docstring)."""
+    assert not null_fields(session), f"{session}: null where pi writes none: {null_fields(session)}"
     outcome = continue_both(workspace, session)
     pi, ours, shown = outcome.pi, outcome.pi_tui, outcome.interactive
     assert pi.returncode == 0, f"pi -p exited {pi.returncode}:\n{pi.stderr[-3000:]}"
