@@ -97,7 +97,7 @@ def open_no_follow(path: Path, flags: int, session: Path | None = None) -> int:
     return fd
 
 
-def make_private_folders(folder: Path, session: Path | None = None) -> None:
+def make_private_folders(folder: Path) -> None:
     """Create ``folder`` and its missing parents 0700; folders that exist keep their mode."""
     missing: list[Path] = []
     current = folder
@@ -111,9 +111,8 @@ def make_private_folders(folder: Path, session: Path | None = None) -> None:
             pass
         except OSError as error:
             reason = error.strerror or str(error)
-            target = f" for {show_name(session)}" if session is not None else ""
             raise SessionWriteError(
-                f"Cannot create session folder {show_name(path)}{target}: {reason}", reason=reason
+                f"Cannot create session folder {show_name(path)}: {reason}", reason=reason
             ) from None
     if not os.path.isdir(folder):
         raise SessionWriteError(
@@ -124,7 +123,7 @@ def make_private_folders(folder: Path, session: Path | None = None) -> None:
 def check_folder_writable(folder: Path, session: Path) -> None:
     """Create ``folder`` (0700) if needed and prove a file can be created in it, or raise
     :class:`SessionWriteError`; used at start for a session whose file does not exist yet."""
-    make_private_folders(folder, session)
+    make_private_folders(folder)
     probe = folder / f".{session.name}.{os.getpid()}.check"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, PRIVATE_FILE)
@@ -167,7 +166,7 @@ class SessionLock:
         """
         if self._fd is not None or fcntl is None:
             return
-        make_private_folders(self.path.parent, self.session_path)
+        make_private_folders(self.path.parent)
         for _attempt in range(LOCK_ATTEMPTS):
             fd = open_no_follow(self.path, os.O_RDWR | os.O_CREAT, self.session_path)
             try:
@@ -251,6 +250,10 @@ class SessionFileWriter:
         try:
             self._fd = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             self._good_size = os.fstat(self._fd).st_size
+            if self._torn_offset is not None:  # the torn tail will go there: refuse a link now
+                torn_path = self.path.with_name(self.path.name + ".torn")
+                if os.path.islink(torn_path):
+                    raise write_error(torn_path, OSError(errno.ELOOP, os.strerror(errno.ELOOP)), self.path)
         except BaseException:
             if self._fd is not None:
                 os.close(self._fd)
