@@ -722,6 +722,7 @@ async def run_rpc(started: Started) -> int:
     server = RpcServer(started, output)
     if started.notice:
         _log(started.notice)
+    started.agent.set_save_listener(_log)  # a failed save (disk full): one line on stderr
     unsubscribe = started.agent.subscribe(server.on_event)
     sys.stdout = sys.stderr  # nothing but protocol records may reach the real stdout
     handled: list[signal.Signals] = []
