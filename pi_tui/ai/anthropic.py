@@ -22,8 +22,9 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
-from pi_tui.ai.wire import prepare_messages, stream_headers, text_of
+from pi_tui.ai.wire import stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
@@ -167,24 +168,19 @@ def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
 
 
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Context -> Messages ``messages`` (pi's exact shapes)."""
-    supports_images = "image" in model.input
+    """Context -> Messages ``messages`` (pi's exact shapes, after :func:`transform_messages`)."""
     out: list[dict[str, Any]] = []
     merging_results = False  # the last message out is a user message of tool results
-    for message in prepare_messages(context.messages):
+    for message in transform_messages(context.messages, model, _normalize_id):
         if isinstance(message, ToolResultMessage):
-            block = _tool_result(message, supports_images)
+            block = _tool_result(message)
             if merging_results:
                 out[-1]["content"].append(block)
             else:
                 out.append({"role": "user", "content": [block]})
                 merging_results = True
             continue
-        converted = (
-            _user(message, supports_images)
-            if isinstance(message, UserMessage)
-            else _assistant(message, model)
-        )
+        converted = _user(message) if isinstance(message, UserMessage) else _assistant(message)
         if converted is not None:
             out.append(converted)
             merging_results = False
@@ -194,39 +190,42 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
 
 def normalize_tool_call_id(call_id: str) -> str:
     """Anthropic wants ``^[a-zA-Z0-9_-]{1,64}$``; other APIs' ids (OpenAI's ``|``) are not."""
-    return re.sub(r"[^a-zA-Z0-9_-]", "_", call_id)[:64]
+    return sanitize_id(call_id, 64)
+
+
+def _normalize_id(call_id: str, _model: Model, _source: AssistantMessage) -> str:
+    return normalize_tool_call_id(call_id)
 
 
 def _image(image: ImageContent) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
-def _user(message: UserMessage, supports_images: bool) -> dict[str, Any] | None:
-    """Blank text is dropped (the API rejects it); so are images the model cannot see."""
+def _user(message: UserMessage) -> dict[str, Any] | None:
+    """Blank text is dropped (the API rejects it); images of a text-only model are already text."""
     if isinstance(message.content, str):
         return {"role": "user", "content": message.content} if message.content.strip() else None
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent) and block.text.strip():
             blocks.append({"type": "text", "text": block.text})
-        elif isinstance(block, ImageContent) and supports_images:
+        elif isinstance(block, ImageContent):
             blocks.append(_image(block))
     return {"role": "user", "content": blocks} if blocks else None
 
 
-def _tool_result(message: ToolResultMessage, supports_images: bool) -> dict[str, Any]:
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     return {
         "type": "tool_result",
         "tool_use_id": normalize_tool_call_id(message.tool_call_id),
-        "content": _tool_result_content(message, supports_images),
+        "content": _tool_result_content(message),
         "is_error": message.is_error,
     }
 
 
-def _tool_result_content(message: ToolResultMessage, supports_images: bool) -> str | list[dict[str, Any]]:
+def _tool_result_content(message: ToolResultMessage) -> str | list[dict[str, Any]]:
     """Text only: one string. With images: blocks, and a text block first if there is none."""
-    has_images = supports_images and any(isinstance(b, ImageContent) for b in message.content)
-    if not has_images:
+    if not any(isinstance(b, ImageContent) for b in message.content):
         return text_of(message.content)
     blocks: list[dict[str, Any]] = []
     for block in message.content:
@@ -239,42 +238,35 @@ def _tool_result_content(message: ToolResultMessage, supports_images: bool) -> s
     return blocks
 
 
-def _assistant(message: AssistantMessage, model: Model) -> dict[str, Any] | None:
-    # Signatures are only valid for the model that produced them; another model's thinking
-    # goes as plain text (pi's transformMessages).
-    same_model = (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
+def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
+    # Another model's thinking and signatures were already turned into text by transform_messages.
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text.strip():
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ThinkingContent):
-            converted = _thinking(block, same_model)
+            converted = _thinking(block)
             if converted is not None:
                 blocks.append(converted)
         elif isinstance(block, ToolCall):
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": normalize_tool_call_id(block.id),
-                    "name": block.name,
-                    "input": block.arguments,
-                }
-            )
+            # Sanitised again (a no-op on Anthropic's own ids): a same-model message keeps its ids in
+            # transform_messages, and an id the API cannot take would be a 400 for the whole session.
+            call_id = normalize_tool_call_id(block.id)
+            blocks.append({"type": "tool_use", "id": call_id, "name": block.name, "input": block.arguments})
     return {"role": "assistant", "content": blocks} if blocks else None
 
 
-def _thinking(block: ThinkingContent, same_model: bool) -> dict[str, Any] | None:
-    signature = block.thinking_signature if (block.thinking_signature or "").strip() else None
+def _thinking(block: ThinkingContent) -> dict[str, Any] | None:
     if block.redacted:
-        # Opaque data only the signing model can read; useless (and rejected) elsewhere.
-        return {"type": "redacted_thinking", "data": signature} if same_model and signature else None
-    if same_model and signature:
-        return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+        # Opaque data only the signing model can read (other models' redacted thinking is gone).
+        return {"type": "redacted_thinking", "data": block.thinking_signature}
     if not block.thinking.strip():
         return None
-    # Unsigned (an aborted stream) or foreign thinking: the API would reject it as thinking.
-    return {"type": "text", "text": block.thinking}
+    if not (block.thinking_signature or "").strip():
+        # Unsigned (an aborted stream): the API would reject it as thinking.
+        return {"type": "text", "text": block.thinking}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature}
 
 
 def _mark_cache_breakpoint(messages: list[dict[str, Any]]) -> None:

@@ -18,8 +18,9 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
-from pi_tui.ai.wire import images_of, prepare_messages, stream_headers, text_of
+from pi_tui.ai.wire import images_of, stream_headers, text_of
 from pi_tui.session.ids import now_ms
 from pi_tui.session.messages import (
     AssistantMessage,
@@ -320,33 +321,35 @@ def _clean_format(schema: dict[str, Any], out: dict[str, Any]) -> None:
 # --- messages -------------------------------------------------------------------------------
 
 
+def requires_tool_call_id(model_id: str) -> bool:
+    """Claude and gpt-oss behind Google's API need call ids in calls and responses (as in pi)."""
+    return model_id.startswith(("claude-", "gpt-oss-"))
+
+
+def _normalize_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
+    return sanitize_id(call_id, 64) if requires_tool_call_id(model.id) else call_id
+
+
+def _multimodal_results(model_id: str) -> bool:
+    """Gemini 3+ (and non-Gemini models) take images inside ``functionResponse.parts``."""
+    match = re.match(r"gemini(?:-live)?-(\d+)", model_id.lower())
+    return match is None or int(match.group(1)) >= 3
+
+
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Context -> Gemini ``contents``."""
+    """Context -> Gemini ``contents`` (pi's shapes, after transform_messages)."""
     contents: list[dict[str, Any]] = []
-    supports_images = "image" in model.input
     echoed_ids: set[str] = set()
-    pending_images: list[ImageContent] = []
-
-    def flush_images() -> None:
-        if pending_images:
-            parts = [{"text": TOOL_IMAGES_NOTE}, *(_inline(image) for image in pending_images)]
-            contents.append({"role": "user", "parts": parts})
-            pending_images.clear()
-
-    for message in prepare_messages(context.messages):
+    for message in transform_messages(context.messages, model, _normalize_id):
         if isinstance(message, ToolResultMessage):
-            _add_tool_result(contents, message, message.tool_call_id in echoed_ids)
-            if supports_images:
-                pending_images.extend(images_of(message.content))
+            _add_tool_result(contents, model, message, message.tool_call_id in echoed_ids)
             continue
-        flush_images()
         if isinstance(message, UserMessage):
-            parts = _user_parts(message, supports_images)
+            parts = _user_parts(message)
         else:
             parts = _model_parts(model, message, echoed_ids)
         if parts:
             contents.append({"role": "user" if isinstance(message, UserMessage) else "model", "parts": parts})
-    flush_images()
     return contents
 
 
@@ -354,38 +357,52 @@ def _inline(image: ImageContent) -> dict[str, Any]:
     return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
 
 
-def _user_parts(message: UserMessage, supports_images: bool) -> list[dict[str, Any]]:
-    """Text and (when the model sees images) inline images; empty text parts are a 400."""
+def _user_parts(message: UserMessage) -> list[dict[str, Any]]:
+    """Text and inline images (a text-only model's images are placeholder text by now).
+
+    Empty text parts are left out (Gemini answers 400 to them; pi 0.73.1 would send them).
+    """
     if isinstance(message.content, str):
         return [{"text": message.content}] if message.content else []
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent) and block.text:
             parts.append({"text": block.text})
-        elif isinstance(block, ImageContent) and supports_images:
+        elif isinstance(block, ImageContent):
             parts.append(_inline(block))
     return parts
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def valid_signature(signature: str | None) -> str | None:
+    """Google's signatures are bytes in base64; anything else is left out, as pi does."""
+    if signature and len(signature) % 4 == 0 and _BASE64.fullmatch(signature):
+        return signature
+    return None
 
 
 def _model_parts(model: Model, message: AssistantMessage, echoed_ids: set[str]) -> list[dict[str, Any]]:
     """An assistant message as ``model`` parts.
 
-    Signatures are only valid for the model that made them, so they go back only to the same
-    provider and model; another model's thinking is sent as plain text. Gemini 3 rejects a turn
-    whose function calls carry no signature, so such a turn gets Google's documented stand-in.
+    transform_messages already made another model's thinking plain text and dropped its
+    signatures; thinking kept here is the same model's, sent back as ``thought`` parts. Gemini 3
+    rejects a turn whose function calls carry no signature, so such a turn gets Google's
+    documented stand-in (pi-tui's addition: pi 0.73.1 sends none).
     """
     own = message.provider == model.provider and message.model == model.id
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent) and block.text.strip():
             parts.append(_signed({"text": block.text}, block.text_signature if own else None))
-        elif isinstance(block, ThinkingContent) and block.thinking.strip() and not block.redacted:
+        elif isinstance(block, ThinkingContent) and block.thinking.strip():
             if own:
-                parts.append(_signed({"text": block.thinking, "thought": True}, block.thinking_signature))
+                parts.append(_signed({"thought": True, "text": block.thinking}, block.thinking_signature))
             else:
                 parts.append({"text": block.thinking})
         elif isinstance(block, ToolCall):
-            parts.append(_function_call(block, own, echoed_ids))
+            parts.append(_function_call(model, block, own, echoed_ids))
     calls = [part for part in parts if "functionCall" in part]
     if (
         calls
@@ -396,31 +413,42 @@ def _model_parts(model: Model, message: AssistantMessage, echoed_ids: set[str]) 
     return parts
 
 
-def _function_call(call: ToolCall, own: bool, echoed_ids: set[str]) -> dict[str, Any]:
-    """A ``functionCall`` part; the id goes back only when Gemini itself gave it."""
+def _function_call(model: Model, call: ToolCall, own: bool, echoed_ids: set[str]) -> dict[str, Any]:
+    """A ``functionCall`` part; the id goes when the model needs ids, or Gemini itself gave it."""
     function: dict[str, Any] = {"name": call.name, "args": call.arguments}
-    if own and call.id and not is_generated_id(call):
+    if requires_tool_call_id(model.id) or (own and call.id and not is_generated_id(call)):
         function["id"] = call.id
         echoed_ids.add(call.id)
     return _signed({"functionCall": function}, call.thought_signature if own else None)
 
 
 def _signed(part: dict[str, Any], signature: str | None) -> dict[str, Any]:
+    signature = valid_signature(signature)
     if signature:
         part["thoughtSignature"] = signature
     return part
 
 
-def _add_tool_result(contents: list[dict[str, Any]], message: ToolResultMessage, echo_id: bool) -> None:
-    """A ``functionResponse`` part, joined to the previous one's content if that held results."""
+def _add_tool_result(
+    contents: list[dict[str, Any]], model: Model, message: ToolResultMessage, echo_id: bool
+) -> None:
+    """A ``functionResponse`` part, joined to the previous one's content if that held results.
+
+    Images go inside the response for models that take them there; older Gemini gets them in a
+    user content of their own right after.
+    """
     text = text_of(message.content)
-    if not text and images_of(message.content):
-        text = "(see attached image)"
+    images = images_of(message.content) if "image" in model.input else []
+    output = text or ("(see attached image)" if images else "")
     response: dict[str, Any] = {
         "name": message.tool_name,
-        "response": {"error": text} if message.is_error else {"output": text},
+        "response": {"error": output} if message.is_error else {"output": output},
     }
-    if echo_id:
+    inline = [_inline(image) for image in images]
+    multimodal = _multimodal_results(model.id)
+    if inline and multimodal:
+        response["parts"] = inline
+    if echo_id or requires_tool_call_id(model.id):
         response["id"] = message.tool_call_id
     part = {"functionResponse": response}
     last = contents[-1] if contents else None
@@ -428,6 +456,8 @@ def _add_tool_result(contents: list[dict[str, Any]], message: ToolResultMessage,
         last["parts"].append(part)
     else:
         contents.append({"role": "user", "parts": [part]})
+    if inline and not multimodal:
+        contents.append({"role": "user", "parts": [{"text": TOOL_IMAGES_NOTE}, *inline]})
 
 
 def generated_id(name: str, number: int) -> str:

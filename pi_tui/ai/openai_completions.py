@@ -17,18 +17,23 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
-from pi_tui.ai.wire import data_url, images_of, prepare_messages, stream_headers, text_of
+from pi_tui.ai.wire import data_url, images_of, stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
+    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 
 TOOL_IMAGES_NOTE = "Attached image(s) from tool result:"
+IMAGE_ONLY_RESULT = "(see attached image)"
+BRIDGE_TEXT = "I have processed the tool results."
+"""What pi puts between tool results and a user message for servers that need an assistant turn."""
 FINISH_REASONS = {
     "stop": "stop",
     "length": "length",
@@ -93,59 +98,111 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     return body
 
 
+def normalize_tool_call_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
+    """Another model's call id as Chat Completions takes it (pi's rule).
+
+    A Responses id ``call|item`` keeps its call half, sanitised and cut to OpenAI's 40
+    characters; on OpenAI itself any longer id is cut to 40; anything else is sent as it is.
+    """
+    if "|" in call_id:
+        return sanitize_id(call_id.split("|")[0], 40)
+    if model.provider == "openai":
+        return call_id[:40]
+    return call_id
+
+
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Context -> Chat Completions ``messages`` (pi's exact shapes)."""
+    """Context -> Chat Completions ``messages`` (pi's exact shapes, after transform_messages)."""
     out: list[dict[str, Any]] = []
     if context.system_prompt:
-        role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole", False) else "system"
+        role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole", True) else "system"
         out.append({"role": role, "content": context.system_prompt})
     supports_images = "image" in model.input
-    pending_images: list[ImageContent] = []
-
-    def flush_images() -> None:
-        if pending_images:
-            parts: list[dict[str, Any]] = [{"type": "text", "text": TOOL_IMAGES_NOTE}]
-            parts.extend({"type": "image_url", "image_url": {"url": data_url(i)}} for i in pending_images)
-            out.append({"role": "user", "content": parts})
-            pending_images.clear()
-
-    for message in prepare_messages(context.messages):
+    bridge = compat(model, "requiresAssistantAfterToolResult", False)
+    messages = transform_messages(context.messages, model, normalize_tool_call_id)
+    last_role: str | None = None
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        if bridge and last_role == "toolResult" and isinstance(message, UserMessage):
+            out.append({"role": "assistant", "content": BRIDGE_TEXT})
         if isinstance(message, ToolResultMessage):
-            out.append(
-                {"role": "tool", "content": text_of(message.content), "tool_call_id": message.tool_call_id}
-            )
-            if supports_images:
-                pending_images.extend(images_of(message.content))
+            images: list[ImageContent] = []
+            while index < len(messages) and isinstance(messages[index], ToolResultMessage):
+                result = messages[index]
+                assert isinstance(result, ToolResultMessage)
+                out.append(_tool_result(model, result))
+                if supports_images:
+                    images.extend(images_of(result.content))
+                index += 1
+            if images:
+                if bridge:
+                    out.append({"role": "assistant", "content": BRIDGE_TEXT})
+                parts: list[dict[str, Any]] = [{"type": "text", "text": TOOL_IMAGES_NOTE}]
+                parts.extend({"type": "image_url", "image_url": {"url": data_url(i)}} for i in images)
+                out.append({"role": "user", "content": parts})
+                last_role = "user"
+            else:
+                last_role = "toolResult"
             continue
-        flush_images()
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message, supports_images)})
-        elif isinstance(message, AssistantMessage):
-            converted = _assistant(message)
+            content = _user_content(message)
+            if content != []:
+                out.append({"role": "user", "content": content})
+        else:
+            converted = _assistant(model, message)
             if converted is not None:
                 out.append(converted)
-    flush_images()
+        last_role = message.role
+        index += 1
     return out
 
 
-def _user_content(message: UserMessage, supports_images: bool) -> str | list[dict[str, Any]]:
+def _tool_result(model: Model, message: ToolResultMessage) -> dict[str, Any]:
+    text = text_of(message.content)
+    converted: dict[str, Any] = {
+        "role": "tool",
+        "content": text or IMAGE_ONLY_RESULT,
+        "tool_call_id": message.tool_call_id,
+    }
+    if compat(model, "requiresToolResultName", False) and message.tool_name:
+        converted["name"] = message.tool_name
+    return converted
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    """A string stays a string; blocks become parts (a text-only model's images are text by now)."""
     if isinstance(message.content, str):
         return message.content
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
-        elif isinstance(block, ImageContent) and supports_images:
+        elif isinstance(block, ImageContent):
             parts.append({"type": "image_url", "image_url": {"url": data_url(block)}})
     return parts
 
 
-def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
-    text = "".join(block.text for block in message.content if isinstance(block, TextContent))
+def _assistant(model: Model, message: AssistantMessage) -> dict[str, Any] | None:
+    """Text as one string (or null); the model's own thinking under the field its signature names
+    (``reasoning_content`` ...), or as text for servers that want that; tool calls with the
+    ``reasoning_details`` their signatures hold."""
+    converted: dict[str, Any] = {
+        "role": "assistant",
+        "content": "" if compat(model, "requiresAssistantAfterToolResult", False) else None,
+    }
+    texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
+    text = "".join(texts)
+    thoughts = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    if thoughts and compat(model, "requiresThinkingAsText", False):
+        joined = "\n\n".join(b.thinking for b in thoughts)
+        parts = [{"type": "text", "text": joined}, *({"type": "text", "text": t} for t in texts)]
+        converted["content"] = parts
+    elif text:
+        converted["content"] = text
+    if thoughts and not compat(model, "requiresThinkingAsText", False) and thoughts[0].thinking_signature:
+        converted[thoughts[0].thinking_signature] = "\n".join(b.thinking for b in thoughts)
     calls = [block for block in message.content if isinstance(block, ToolCall)]
-    if not text and not calls:
-        return None
-    converted: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         converted["tool_calls"] = [
             {
@@ -155,7 +212,26 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
             }
             for call in calls
         ]
+        details = [_reasoning_detail(call.thought_signature) for call in calls if call.thought_signature]
+        if any(details):
+            converted["reasoning_details"] = [detail for detail in details if detail]
+    if (
+        compat(model, "requiresReasoningContentOnAssistantMessages", False)
+        and model.reasoning
+        and "reasoning_content" not in converted
+    ):
+        converted["reasoning_content"] = ""
+    if not converted["content"] and "tool_calls" not in converted:
+        return None
     return converted
+
+
+def _reasoning_detail(signature: str) -> Any:
+    """A tool call's signature as OpenRouter's ``reasoning_details`` entry (JSON), or None."""
+    try:
+        return orjson.loads(signature)
+    except orjson.JSONDecodeError:
+        return None
 
 
 class CompletionsParser(ParserBase):

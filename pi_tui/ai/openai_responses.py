@@ -18,7 +18,6 @@ their block by ``output_index`` (then ``item_id``), because items may interleave
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +27,9 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
-from pi_tui.ai.wire import data_url, images_of, prepare_messages, stream_headers, text_of
+from pi_tui.ai.wire import data_url, images_of, stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
@@ -40,7 +40,6 @@ from pi_tui.session.messages import (
     UserMessage,
 )
 
-TOOL_IMAGES_NOTE = "Attached image(s) from tool result:"
 IMAGE_ONLY_RESULT = "(see attached image)"
 EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 PART_SEPARATOR = "\n\n"
@@ -99,33 +98,99 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     return body
 
 
+OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
+"""Providers whose ``call|item`` ids pi keeps in two halves when they come from another model."""
+
+
+def short_hash(value: str) -> str:
+    """pi's short deterministic hash (two 32-bit multiply-xor lanes over UTF-16 code units,
+    base 36), so a shortened id is the one pi would send for the same session."""
+
+    def imul(a: int, b: int) -> int:
+        return (a * b) & 0xFFFFFFFF
+
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    units = value.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(units), 2):
+        unit = units[i] | units[i + 1] << 8
+        h1 = imul(h1 ^ unit, 2654435761)
+        h2 = imul(h2 ^ unit, 1597334677)
+    h1 = imul(h1 ^ (h1 >> 16), 2246822507) ^ imul(h2 ^ (h2 >> 13), 3266489909)
+    h2 = imul(h2 ^ (h2 >> 16), 2246822507) ^ imul(h1 ^ (h1 >> 13), 3266489909)
+    return _base36(h2) + _base36(h1)
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, rest = divmod(number, 36)
+        out = digits[rest] + out
+        if not number:
+            return out
+
+
+def _id_part(part: str) -> str:
+    return sanitize_id(part, MAX_ID_LENGTH).rstrip("_")
+
+
+def normalize_tool_call_id(call_id: str, model: Model, source: AssistantMessage) -> str:
+    """Another model's call id as the Responses API takes it (pi's rule).
+
+    On OpenAI's own providers a ``call|item`` id keeps both halves: the item half of another
+    provider's or API's call becomes ``fc_<hash>`` (the API wants ``fc`` item ids it can pair),
+    a same-provider one is only sanitised. Everywhere else the id is sanitised whole.
+    """
+    if model.provider not in OPENAI_TOOL_CALL_PROVIDERS or "|" not in call_id:
+        return _id_part(call_id)
+    pieces = call_id.split("|")
+    call_part, item_part = pieces[0], pieces[1]
+    if source.provider != model.provider or source.api != model.api:
+        item = ("fc_" + short_hash(item_part))[:MAX_ID_LENGTH]
+    else:
+        item = _id_part(item_part)
+    if not item.startswith("fc_"):
+        item = _id_part("fc_" + item)
+    return f"{_id_part(call_part)}|{item}"
+
+
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Context -> the Responses ``input`` list (pi's exact item shapes)."""
+    """Context -> the Responses ``input`` list (pi's exact item shapes, after transform_messages).
+
+    A text item with no id of its own is named after its message's position, counted as pi counts
+    it: messages that produce nothing do not count.
+    """
     items: list[dict[str, Any]] = []
     if context.system_prompt:
         role = "developer" if model.reasoning else "system"
         items.append({"role": role, "content": context.system_prompt})
     supports_images = "image" in model.input
-    for position, message in enumerate(prepare_messages(context.messages)):
+    position = 0
+    for message in transform_messages(context.messages, model, normalize_tool_call_id):
         if isinstance(message, UserMessage):
-            converted = _user_item(message, supports_images)
-            if converted is not None:
-                items.append(converted)
+            converted = _user_item(message)
+            if converted is None:
+                continue
+            items.append(converted)
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(model, message, position))
+            output = _assistant_items(model, message, position)
+            if not output:
+                continue
+            items.extend(output)
         elif isinstance(message, ToolResultMessage):
-            items.extend(_tool_result_items(message, supports_images))
+            items.append(_tool_result_item(message, supports_images))
+        position += 1
     return items
 
 
-def _user_item(message: UserMessage, supports_images: bool) -> dict[str, Any] | None:
+def _user_item(message: UserMessage) -> dict[str, Any] | None:
     if isinstance(message.content, str):
         return {"role": "user", "content": [{"type": "input_text", "text": message.content}]}
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
             parts.append({"type": "input_text", "text": block.text})
-        elif isinstance(block, ImageContent) and supports_images:
+        elif isinstance(block, ImageContent):
             parts.append(_image_part(block))
     return {"role": "user", "content": parts} if parts else None  # the API rejects empty content
 
@@ -134,106 +199,97 @@ def _image_part(image: ImageContent) -> dict[str, Any]:
     return {"type": "input_image", "detail": "auto", "image_url": data_url(image)}
 
 
-def _same_model(model: Model, message: AssistantMessage) -> bool:
-    return message.provider == model.provider and message.api == model.api and message.model == model.id
-
-
 def _assistant_items(model: Model, message: AssistantMessage, position: int) -> list[dict[str, Any]]:
     """One assistant message -> its output items, in block order.
 
-    Reasoning items and item ids only mean something to the model that produced them; from any
-    other model, thinking is resent as plain text and function calls lose their ``fc_`` item id
-    (OpenAI checks that a call's id was paired with a reasoning item it knows).
+    Thinking left here is this model's own (transform_messages made other models' thinking
+    text): its stored reasoning item goes back verbatim. A call of another model on the same
+    provider and API loses its ``fc_`` item id: OpenAI checks that the id was paired with a
+    reasoning item it knows.
     """
-    same_model = _same_model(model, message)
+    other_model = (
+        message.model != model.id and message.provider == model.provider and message.api == model.api
+    )
     items: list[dict[str, Any]] = []
-    skipped_reasoning = False
     for block in message.content:
         if isinstance(block, ThinkingContent):
-            reasoning = _reasoning_item(block) if same_model else None
+            reasoning = _reasoning_item(block)
             if reasoning is not None:
                 items.append(reasoning)
-            elif not same_model and block.thinking.strip():
-                items.append(_text_item(block.thinking, None, position))
-            else:
-                skipped_reasoning = True
         elif isinstance(block, TextContent):
-            signature = block.text_signature if same_model else None
-            items.append(_text_item(block.text, signature, position))
+            items.append(_text_item(block.text, block.text_signature, position))
         elif isinstance(block, ToolCall):
-            items.append(_function_call_item(block, keep_item_id=same_model and not skipped_reasoning))
+            items.append(_function_call_item(block, drop_fc_id=other_model))
     return items
 
 
 def _reasoning_item(block: ThinkingContent) -> dict[str, Any] | None:
-    """The reasoning item pi stored as the signature, or None if the signature is not one."""
+    """The reasoning item pi stored as the signature, or None if there is none (or it is no JSON)."""
     if not block.thinking_signature:
         return None
     try:
         item = orjson.loads(block.thinking_signature)
     except orjson.JSONDecodeError:
         return None
-    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+    return item if isinstance(item, dict) else None
 
 
 def _text_item(text: str, signature: str | None, position: int) -> dict[str, Any]:
-    return {
+    item_id, phase = _parse_text_signature(signature)
+    if not item_id:
+        item_id = f"msg_{position}"
+    elif len(item_id) > MAX_ID_LENGTH:
+        item_id = "msg_" + short_hash(item_id)
+    item: dict[str, Any] = {
         "type": "message",
         "role": "assistant",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
         "status": "completed",
-        "id": _message_id(signature, position),
+        "id": item_id,
     }
+    if phase:
+        item["phase"] = phase
+    return item
 
 
-def _message_id(signature: str | None, position: int) -> str:
-    """The output message's item id from the text signature (pi's plain id or ``{"v":1,"id"}``).
-
-    A message item needs an id; without a stored one pi uses ``msg_<position>``. Ids longer than
-    the API's 64 characters are hashed down.
-    """
-    item_id = _signature_id(signature) if signature else None
-    if not item_id:
-        return f"msg_{position}"
-    if len(item_id) > MAX_ID_LENGTH:
-        return "msg_" + hashlib.sha256(item_id.encode()).hexdigest()[:24]
-    return item_id
-
-
-def _signature_id(signature: str) -> str | None:
+def _parse_text_signature(signature: str | None) -> tuple[str | None, str | None]:
+    """(item id, phase) from a text signature: pi's ``{"v":1,"id":...,"phase":...}`` or a plain id."""
+    if not signature:
+        return None, None
     if signature.startswith("{"):
         try:
             parsed = orjson.loads(signature)
         except orjson.JSONDecodeError:
-            return signature
-        if isinstance(parsed, dict) and isinstance(parsed.get("id"), str):
-            return str(parsed["id"])
-    return signature
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
+            phase = parsed.get("phase")
+            return parsed["id"], phase if phase in ("commentary", "final_answer") else None
+    return signature, None
 
 
-def _function_call_item(call: ToolCall, *, keep_item_id: bool) -> dict[str, Any]:
-    call_id, _, item_id = call.id.partition("|")
+def _function_call_item(call: ToolCall, *, drop_fc_id: bool) -> dict[str, Any]:
+    pieces = call.id.split("|")
     item: dict[str, Any] = {"type": "function_call"}
-    if item_id and (keep_item_id or not item_id.startswith("fc_")):
+    item_id = pieces[1] if len(pieces) > 1 else None
+    if item_id is not None and not (drop_fc_id and item_id.startswith("fc_")):
         item["id"] = item_id
-    item["call_id"] = call_id
+    item["call_id"] = pieces[0]
     item["name"] = call.name
     item["arguments"] = orjson.dumps(call.arguments).decode()
     return item
 
 
-def _tool_result_items(message: ToolResultMessage, supports_images: bool) -> list[dict[str, Any]]:
-    """A result is text only; its images follow in a user message (the API has no image output)."""
+def _tool_result_item(message: ToolResultMessage, supports_images: bool) -> dict[str, Any]:
+    """A result's text; with images (to a model that sees them) a list of input parts instead."""
     text = text_of(message.content)
     images = images_of(message.content)
-    call_id = message.tool_call_id.partition("|")[0]
-    output = text if text or not images else IMAGE_ONLY_RESULT
-    items: list[dict[str, Any]] = [{"type": "function_call_output", "call_id": call_id, "output": output}]
+    output: str | list[dict[str, Any]]
     if images and supports_images:
-        parts: list[dict[str, Any]] = [{"type": "input_text", "text": TOOL_IMAGES_NOTE}]
-        parts.extend(_image_part(image) for image in images)
-        items.append({"role": "user", "content": parts})
-    return items
+        output = [{"type": "input_text", "text": text}] if text else []
+        output.extend(_image_part(image) for image in images)
+    else:
+        output = text or IMAGE_ONLY_RESULT
+    return {"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0], "output": output}
 
 
 # --- stream -----------------------------------------------------------------------------------

@@ -1,64 +1,14 @@
-"""Helpers shared by the request builders: message preparation and content encoding."""
+"""Helpers shared by the request builders: content encoding and headers.
+
+What each model is sent of the conversation is decided in :mod:`pi_tui.ai.transform`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from pi_tui.ai.types import Model, StreamOptions
-from pi_tui.session.messages import (
-    AssistantMessage,
-    ImageContent,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-
-ProviderMessage = UserMessage | AssistantMessage | ToolResultMessage
-NO_RESULT_TEXT = "No result provided"
-
-
-def prepare_messages(messages: Iterable[ProviderMessage]) -> list[ProviderMessage]:
-    """What every API is sent: failed/aborted replies dropped, every tool call answered.
-
-    An assistant message that ended in ``error`` or ``aborted`` is not resent (its tool calls
-    never ran). A tool call with no result (the run was interrupted) gets a synthetic error
-    result, because every API rejects a call without one.
-    """
-    prepared: list[ProviderMessage] = []
-    pending: list[ToolCall] = []
-    dropped_calls: set[str] = set()
-
-    def settle() -> None:
-        for call in pending:
-            prepared.append(
-                ToolResultMessage(
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    content=[TextContent(text=NO_RESULT_TEXT)],
-                    is_error=True,
-                )
-            )
-        pending.clear()
-
-    for message in messages:
-        if isinstance(message, AssistantMessage):
-            settle()
-            if message.stop_reason in ("error", "aborted"):
-                dropped_calls.update(b.id for b in message.content if isinstance(b, ToolCall))
-                continue
-            prepared.append(message)
-            pending.extend(b for b in message.content if isinstance(b, ToolCall))
-        elif isinstance(message, ToolResultMessage):
-            if message.tool_call_id in dropped_calls:
-                continue
-            pending[:] = [call for call in pending if call.id != message.tool_call_id]
-            prepared.append(message)
-        else:
-            settle()
-            prepared.append(message)
-    settle()
-    return prepared
+from pi_tui.session.messages import ImageContent, TextContent
 
 
 def text_of(blocks: Iterable[object]) -> str:

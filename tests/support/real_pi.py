@@ -67,16 +67,23 @@ def pi_cli() -> list[str]:
 
 
 def write_models_json(
-    agent_dir: Path, base_url: str, api: str = "openai-completions", model: str = "m"
+    agent_dir: Path,
+    base_url: str,
+    api: str = "openai-completions",
+    model: str = "m",
+    *,
+    provider: str = "loop",
+    input: Sequence[str] = ("text", "image"),
+    reasoning: bool = False,
 ) -> Path:
-    """A models.json for pi with one provider ``loop`` on the loopback server."""
+    """A models.json for pi with one provider (``loop`` unless told) on the loopback server."""
     agent_dir.mkdir(parents=True, exist_ok=True)
     path = agent_dir / "models.json"
     path.write_text(
         json.dumps(
             {
                 "providers": {
-                    "loop": {
+                    provider: {
                         "baseUrl": base_url,
                         "api": api,
                         "apiKey": "test-key",
@@ -84,8 +91,8 @@ def write_models_json(
                             {
                                 "id": model,
                                 "name": model,
-                                "reasoning": False,
-                                "input": ["text", "image"],
+                                "reasoning": reasoning,
+                                "input": list(input),
                                 "contextWindow": 128000,
                                 "maxTokens": 4096,
                                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},

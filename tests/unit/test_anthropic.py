@@ -500,8 +500,13 @@ def test_user_images_as_base64_blocks() -> None:
 def test_images_dropped_for_text_only_model() -> None:
     messages = [user(TextContent(text="what is this?"), ImageContent(data=PNG, mime_type="image/png"))]
     sent = body(fake_claude(), messages)["messages"]
-    assert sent[0]["content"] == [
-        {"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}}
+    assert sent[0]["content"] == [  # pi's placeholder in place of the image
+        {"type": "text", "text": "what is this?"},
+        {
+            "type": "text",
+            "text": "(image omitted: model does not support images)",
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
 
 
@@ -520,7 +525,7 @@ def test_tool_result_images() -> None:
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
     ]
     text_only = body(fake_claude(), messages)["messages"][2]["content"][0]
-    assert text_only["content"] == ""
+    assert text_only["content"] == "(tool image omitted: model does not support images)"
 
 
 def test_string_user_content() -> None:
