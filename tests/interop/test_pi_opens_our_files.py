@@ -188,7 +188,8 @@ def write_thinking_with_signatures(workspace: Workspace) -> None:
         if block["type"] == "thinking"
     ]
     signatures = [block["thinkingSignature"] for block in thinking]
-    assert signatures == ["c2lnbmF0dXJlLW9uZQ==", "c2lnbmF0dXJlLXR3bw=="]
+    assert len(signatures) == 2  # Responses keeps the whole reasoning item, as pi does
+    assert "c2lnbmF0dXJlLW9uZQ==" in signatures[0] and "c2lnbmF0dXJlLXR3bw==" in signatures[1]
 
 
 def write_image_attachment(workspace: Workspace) -> None:
@@ -328,6 +329,14 @@ CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
     "thinking-signatures (anthropic, -p)": (
         write_thinking_with_signatures,
         {"api": "anthropic-messages", "reasoning": True},
+    ),
+    "thinking-signatures (openai-responses, -p)": (
+        write_thinking_with_signatures,
+        {"api": "openai-responses", "reasoning": True},
+    ),
+    "thinking-signatures (google, -p)": (
+        write_thinking_with_signatures,
+        {"api": "google-generative-ai", "reasoning": True},
     ),
     "image-attachment (-p @red.png)": (write_image_attachment, {}),
 }
