@@ -127,8 +127,8 @@ class Workspace:
         return RpcClient([PI_TUI, *_model_args(self), "--mode", "rpc", *args], self)
 
     def session_file(self) -> Path:
-        (path,) = sorted((self.agent / "sessions").rglob("*.jsonl"))
-        return path
+        """The newest session file (names start with their creation time; a fork is newer)."""
+        return max((self.agent / "sessions").rglob("*.jsonl"), key=lambda path: path.name)
 
 
 def entries(path: Path) -> list[dict[str, Any]]:

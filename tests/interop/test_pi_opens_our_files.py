@@ -153,6 +153,22 @@ def write_compaction_and_session_name(workspace: Workspace) -> None:
     assert "compaction" in kinds and "session_info" in kinds
 
 
+def write_fork_with_model_and_thinking_changes(workspace: Workspace) -> None:
+    with serving(workspace), workspace.rpc() as rpc:
+        rpc.prompt("Tell me about apples")
+        rpc.call({"type": "set_thinking_level", "level": "high"})
+        rpc.prompt("Tell me about bananas")
+        rpc.prompt("Tell me about cherries")
+        forks = rpc.call({"type": "get_fork_messages"})["data"]["messages"]
+        rpc.call({"type": "fork", "entryId": forks[1]["entryId"]})  # at "bananas"
+        rpc.call({"type": "set_thinking_level", "level": "off"})
+        rpc.prompt("Tell me about blueberries")
+    fork = workspace.session_file()
+    assert "parentSession" in entries(fork)[0]
+    texts = [json.dumps(m["content"]) for m in messages_of(fork, "user")]
+    assert "apples" in texts[0] and "blueberries" in texts[-1] and not any("bananas" in t for t in texts)
+
+
 def write_ttsr_injection(workspace: Workspace) -> None:
     rules = workspace.project / ".agent" / "rules"
     rules.mkdir(parents=True)
@@ -244,11 +260,16 @@ async def test_labels_name_and_branch_summary_through_the_app(
         app = make_app(workspace.project, provider=PROVIDER, model=MODEL)
         async with app.run_test(size=(110, 44)) as pilot:
             server.queue(Scripted(text="Answer one."), Scripted(text="Answer two."))
-            for prompt in ("first question", "second question"):
+            for prompt in (
+                "first question",
+                "!echo shown to the model",
+                "!!echo kept from it",
+                "second question",
+            ):
                 await pilot.press(*prompt, "enter")
                 await settle(pilot, app)
             await open_tree(pilot, app)
-            await pilot.press("up", "up", "L")  # assistant: Answer one
+            await pilot.press("up", "up", "up", "up", "L")  # past two bash rows to: assistant: Answer one
             await pilot.pause()
             await pilot.press(*"milestone", "enter", "escape")
             await pilot.pause()
@@ -269,6 +290,12 @@ async def test_labels_name_and_branch_summary_through_the_app(
             await close_shared_client()
     kinds = [entry["type"] for entry in entries(workspace.session_file())]
     assert kinds.count("label") == 2 and "branch_summary" in kinds and kinds[-1] == "session_info", kinds
+    written = entries(workspace.session_file())
+    labels = {e["label"]: e["targetId"] for e in written if e["type"] == "label"}
+    (answer_one,) = [e["id"] for e in written if "Answer one." in json.dumps(e.get("message", {}))]
+    assert labels["milestone"] == answer_one
+    excluded = [m["excludeFromContext"] for m in messages_of(workspace.session_file(), "bashExecution")]
+    assert excluded == [False, True]
     await asyncio.to_thread(check_pi_continues, workspace, workspace.session_file())
 
 
@@ -326,6 +353,7 @@ CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
     "every-tool-details-and-cut-output (-p)": (write_every_tool_with_details_and_cut_output, {}),
     "compaction + session name (rpc)": (write_compaction_and_session_name, {}),
     "ttsr-injection (-p)": (write_ttsr_injection, {}),
+    "fork + thinking-level changes (rpc)": (write_fork_with_model_and_thinking_changes, {"reasoning": True}),
     "thinking-signatures (anthropic, -p)": (
         write_thinking_with_signatures,
         {"api": "anthropic-messages", "reasoning": True},
