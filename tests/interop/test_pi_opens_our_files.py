@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +45,17 @@ pytestmark = pytest.mark.pi_interop
 PNG_2X2_RED = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="
 )
+
+
+@pytest.fixture(autouse=True, scope="module")
+def real_pi() -> None:
+    """pi installed and node to run it: skipped without them here, failed under CI."""
+    pi_package_dir()
+    if shutil.which("node") is None:
+        message = "pi-interop: node is needed to run pi"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI must provide it: see .ci/run)")
+        pytest.skip(message)
 
 
 @pytest.fixture
@@ -376,7 +389,6 @@ PARALLEL = 4
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome | BaseException]:
     """Every case written by pi-tui and checked with pi, concurrently; a failure is kept for
     its own test to raise."""
-    pi_package_dir()  # installs pi once; skips here (fails under CI) without node
     root = tmp_path_factory.mktemp("cases")
 
     def run(index: int, name: str) -> Outcome:
