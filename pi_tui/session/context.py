@@ -79,6 +79,9 @@ def read_message(raw: Any) -> Any:
     them; raises :class:`lenient.Unrepairable` when no message can be made of it."""
     if not isinstance(raw, dict):
         raise lenient.Unrepairable(f"message is {type(raw).__name__}, not an object")
+    if "content" in raw and not isinstance(raw["content"], str | list):
+        # No provider takes such a message (pi itself stops before sending): leave it out.
+        raise lenient.cannot_hold("content", raw["content"])
     return lenient.validate(_MESSAGE_ADAPTER, raw)[0]
 
 

@@ -97,17 +97,17 @@ def _repair_one(data: Any, error: ValidationError, dropped: dict[str, Any]) -> s
             del block[0][block[1]]
             return f"left out a content block without {field}"
         if field in dropped:
-            raise Unrepairable(f"its {field} is {_short(dropped[field])}, which no message can hold")
+            raise cannot_hold(str(field), dropped[field])
         raise Unrepairable(f"it has no {field}")
     if isinstance(container, dict) and key in container:
         if key in ("role", "type") and container is data:
             raise Unrepairable(_describe(detail))
         del container[key]
         dropped.setdefault(str(key), current)
-        return f"ignored {key} ({_short(current)})"
+        return f"ignored {key} ({short(current)})"
     if isinstance(container, list) and isinstance(key, int):
         del container[key]
-        return f"left out a content block ({_short(current)})"
+        return f"left out a content block ({short(current)})"
     raise Unrepairable(_describe(detail))
 
 
@@ -116,6 +116,11 @@ def _describe(detail: Any) -> str:
     return f"{path or 'value'}: {detail['msg']}"
 
 
-def _short(value: Any) -> str:
+def cannot_hold(field: str, value: Any) -> Unrepairable:
+    """The problem of a field whose value leaves no message to send."""
+    return Unrepairable(f"its {field} is {short(value)}, which no message can hold")
+
+
+def short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -169,9 +169,12 @@ def test_a_message_that_cannot_be_sent_is_left_out_with_file_and_line(
     manager.close()
 
 
-def test_assistant_content_null_and_a_role_that_is_a_number(tmp_path: Path) -> None:
+def test_assistant_content_null_is_left_out_and_a_role_that_is_a_number_is_not_sent(tmp_path: Path) -> None:
     manager = open_with(tmp_path, entry("odd", "a2", reply("x", content=None), second=3))
-    assert conversation(manager)[2] == "assistant: "
+    assert len(conversation(manager)) == 4
+    assert manager.warnings[0].endswith(
+        "left out of the model's context: its content is None, which no message can hold"
+    )
     manager.close()
     manager = open_with(tmp_path, entry("odd", "a2", {"role": 7, "content": "?"}, second=3))
     assert conversation(manager) == [
