@@ -115,7 +115,7 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     """Context -> Chat Completions ``messages`` (pi's exact shapes, after transform_messages)."""
     out: list[dict[str, Any]] = []
     if context.system_prompt:
-        role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole", True) else "system"
+        role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole", False) else "system"
         out.append({"role": role, "content": context.system_prompt})
     supports_images = "image" in model.input
     bridge = compat(model, "requiresAssistantAfterToolResult", False)
