@@ -107,11 +107,18 @@ def path_to_root(by_id: Mapping[str, RawEntry], leaf_id: str | None) -> list[Raw
 
 
 def build_session_context(
-    by_id: Mapping[str, RawEntry], leaf_id: str | None, last_entry_id: str | None = None
+    by_id: Mapping[str, RawEntry],
+    leaf_id: str | None,
+    last_entry_id: str | None = None,
+    memo: dict[str, Any] | None = None,
 ) -> SessionContext:
     """Context of the branch ending at ``leaf_id``.
 
     A null leaf gives an empty context; an unknown leaf falls back to ``last_entry_id``.
+    ``memo`` (entry id -> its message, or the problem that kept it out) lets a caller whose
+    entries never change reuse the typed messages of earlier builds: on a long session, building
+    the view of every message is nearly all of the cost, and the agent builds the context
+    several times a turn as entries are appended.
     """
     if leaf_id is None:
         return SessionContext()
@@ -159,7 +166,7 @@ def build_session_context(
 
     if compaction_index is None:
         for entry in path:
-            _append_context_message(context, entry)
+            _append_context_message(context, entry, memo)
         return context
 
     compaction = path[compaction_index]
@@ -176,9 +183,9 @@ def build_session_context(
         if not keeping and entry.get("id") == first_kept:
             keeping = True
         if keeping:
-            _append_context_message(context, entry)
+            _append_context_message(context, entry, memo)
     for entry in path[compaction_index + 1 :]:
-        _append_context_message(context, entry)
+        _append_context_message(context, entry, memo)
     return context
 
 
@@ -206,39 +213,52 @@ def _whole_number(value: Any) -> int:
     return int(value) if abs(value) < 2**63 else 0
 
 
-def _append_context_message(context: SessionContext, entry: RawEntry) -> None:
+_NOT_IN_CONTEXT = object()
+"""Memo value of an entry that contributes no message (a settings change, an empty summary)."""
+
+
+def _append_context_message(context: SessionContext, entry: RawEntry, memo: dict[str, Any] | None) -> None:
+    entry_id = entry.get("id")
+    found = memo.get(entry_id, None) if memo is not None else None  # type: ignore[arg-type]
+    if found is None:
+        try:
+            found = _context_message(entry)
+        except lenient.Unrepairable as error:
+            found = error
+        if found is None:
+            found = _NOT_IN_CONTEXT
+        if memo is not None and isinstance(entry_id, str):
+            memo[entry_id] = found
+    if isinstance(found, lenient.Unrepairable):
+        context.left_out.append((str(entry_id), found.problem))
+    elif found is not _NOT_IN_CONTEXT:
+        context.messages.append(found)
+
+
+def _context_message(entry: RawEntry) -> Any | None:
+    """The agent message ``entry`` puts into the context (None: none); raises
+    :class:`lenient.Unrepairable` for one that cannot be sent."""
     kind = entry.get("type")
-    messages = context.messages
     if kind == "message":
-        try:
-            messages.append(read_message(entry.get("message")))
-        except lenient.Unrepairable as error:
-            context.left_out.append((str(entry.get("id")), error.problem))
-    elif kind == "custom_message":
-        content = entry.get("content", "")
-        try:
-            messages.append(
-                read_message(
-                    {
-                        "role": "custom",
-                        "customType": str(entry.get("customType", "")),
-                        "content": content,
-                        "display": entry.get("display", True) is not False,
-                        "details": entry.get("details"),
-                        "timestamp": _entry_ms(entry),
-                    }
-                )
-            )
-        except lenient.Unrepairable as error:
-            context.left_out.append((str(entry.get("id")), error.problem))
-    elif kind == "branch_summary":
+        return read_message(entry.get("message"))
+    if kind == "custom_message":
+        return read_message(
+            {
+                "role": "custom",
+                "customType": str(entry.get("customType", "")),
+                "content": entry.get("content", ""),
+                "display": entry.get("display", True) is not False,
+                "details": entry.get("details"),
+                "timestamp": _entry_ms(entry),
+            }
+        )
+    if kind == "branch_summary":
         summary = entry.get("summary")
         if summary:
-            messages.append(
-                BranchSummaryMessage(
-                    summary=str(summary), from_id=str(entry.get("fromId", "")), timestamp=_entry_ms(entry)
-                )
+            return BranchSummaryMessage(
+                summary=str(summary), from_id=str(entry.get("fromId", "")), timestamp=_entry_ms(entry)
             )
+    return None
 
 
 # --- conversion to provider messages --------------------------------------------------------

@@ -139,6 +139,8 @@ class SessionManager:
         self._index = _Index()
         self._typed: dict[str, Any] = {}
         self._context_cache: tuple[tuple[int, str | None, int], SessionContext] | None = None
+        self._message_memo: dict[str, Any] = {}
+        """Entry id -> its context message, kept across builds (entries never change)."""
         self._leaf_id: str | None = None
         self._written = 0
         """How many entries of ``_index.entries`` are on disk (entries are append-only)."""
@@ -694,6 +696,7 @@ class SessionManager:
             self._path = self.session_dir / _file_name(self._header)
         self._index = _Index()
         self._typed = {}
+        self._message_memo = {}
         self._line_of = None
         self._left_out_reported = set()
         self._written = 0
@@ -718,7 +721,7 @@ class SessionManager:
         cached = self._context_cache
         if cached is None or cached[0] != key:
             last = index.entries[-1]["id"] if index.entries else None
-            cached = (key, build_session_context(index.by_id, self._leaf_id, last))
+            cached = (key, build_session_context(index.by_id, self._leaf_id, last, self._message_memo))
             self._context_cache = cached
         context = cached[1]
         for entry_id, problem in context.left_out:

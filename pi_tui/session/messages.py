@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic.alias_generators import to_camel
 
 _DISCRIMINATORS = frozenset({"type", "role"})
+_TAG_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class Wire(BaseModel):
@@ -32,7 +33,11 @@ class Wire(BaseModel):
         # A ``role``/``type`` that is an optional plain field holding None (oh-my-pi's
         # ``model_change.role``) is no tag: writing it would put a ``"role": null`` in the file.
         super().__init__(**data)
-        for name in _DISCRIMINATORS.intersection(type(self).model_fields):
+        cls = type(self)
+        tags = _TAG_FIELDS.get(cls)
+        if tags is None:  # model_fields is a slow class property: look it up once per class
+            tags = _TAG_FIELDS[cls] = tuple(_DISCRIMINATORS.intersection(cls.model_fields))
+        for name in tags:
             if getattr(self, name) is not None:
                 self.__pydantic_fields_set__.add(name)
 

@@ -395,3 +395,16 @@ def test_migrating_an_old_file_keeps_the_title_slot_first(tmp_path: Path) -> Non
     assert json.loads(rewritten[0]) == title
     assert json.loads(rewritten[1])["version"] == 3 and len(rewritten) == 4
     assert (tmp_path / "s.jsonl.v1.bak").exists()
+
+
+def test_typed_messages_are_built_once_across_context_builds(tmp_path: Path) -> None:
+    """Issue 12: the agent builds the context several times a turn while entries are appended;
+    each message's typed view is made once and reused, problems are reported once."""
+    manager = open_with(tmp_path, entry("odd", "a2", user(42), second=3))
+    first = manager.build_session_context().messages
+    manager.append_message(UserMessage(content="one more"))
+    second = manager.build_session_context().messages
+    assert len(second) == len(first) + 1
+    assert all(a is b for a, b in zip(first, second, strict=False))
+    assert len(manager.warnings) == 1
+    manager.close()
