@@ -111,6 +111,7 @@ def build_session_context(
     leaf_id: str | None,
     last_entry_id: str | None = None,
     memo: dict[str, Any] | None = None,
+    path: list[RawEntry] | None = None,
 ) -> SessionContext:
     """Context of the branch ending at ``leaf_id``.
 
@@ -118,13 +119,16 @@ def build_session_context(
     ``memo`` (entry id -> its message, or the problem that kept it out) lets a caller whose
     entries never change reuse the typed messages of earlier builds: on a long session, building
     the view of every message is nearly all of the cost, and the agent builds the context
-    several times a turn as entries are appended.
+    several times a turn as entries are appended. ``path``, when given, is
+    ``path_to_root(by_id, leaf_id)`` already walked (it is read, not changed).
     """
     if leaf_id is None:
         return SessionContext()
     if leaf_id not in by_id:
         leaf_id = last_entry_id
-    path = path_to_root(by_id, leaf_id)
+        path = None
+    if path is None:
+        path = path_to_root(by_id, leaf_id)
 
     context = SessionContext()
     compaction_index: int | None = None

@@ -53,6 +53,9 @@ from pi_tui.text_safety import show_name
 
 log = logging.getLogger(__name__)
 
+_PATH_EXTEND_LIMIT = 256
+"""How far up from a new leaf the last branch path is looked for before walking to the root."""
+
 
 class TreeNode:
     """One node of :meth:`SessionManager.get_tree`: an entry, its children and its label.
@@ -140,6 +143,7 @@ class SessionManager:
         self._typed: dict[str, Any] = {}
         self._context_cache: tuple[tuple[int, str | None, int], SessionContext] | None = None
         self._message_memo: dict[str, Any] = {}
+        self._path_cache: tuple[_Index, str, list[RawEntry]] | None = None
         """Entry id -> its context message, kept across builds (entries never change)."""
         self._leaf_id: str | None = None
         self._written = 0
@@ -709,6 +713,35 @@ class SessionManager:
         self._persist()
         return self._path
 
+    def _branch_path(self, leaf_id: str | None) -> list[RawEntry] | None:
+        """Root-to-leaf raw entries, extending the last path when the leaf grew from it.
+
+        A turn appends a handful of entries under the leaf; walking 40,000 parents again for
+        each of the agent's context builds cost more than the rest of the build. None when the
+        leaf is unknown (the context builder then falls back as it does).
+        """
+        by_id = self._index.by_id
+        if leaf_id is None or leaf_id not in by_id:
+            return None
+        previous = self._path_cache
+        if previous is not None and previous[0] is self._index:
+            _, old_leaf, old_path = previous
+            if old_leaf == leaf_id:
+                return old_path
+            added: list[RawEntry] = []
+            current = by_id.get(leaf_id)
+            while current is not None and len(added) < _PATH_EXTEND_LIMIT:
+                if current.get("id") == old_leaf:
+                    path = old_path + added[::-1]
+                    self._path_cache = (self._index, leaf_id, path)
+                    return path
+                added.append(current)
+                parent = current.get("parentId")
+                current = by_id.get(parent) if parent is not None else None
+        path = path_to_root(by_id, leaf_id)
+        self._path_cache = (self._index, leaf_id, path)
+        return path
+
     def build_session_context(self) -> SessionContext:
         """The context of the current leaf; built once per (index, leaf, entry count).
 
@@ -721,8 +754,9 @@ class SessionManager:
         cached = self._context_cache
         if cached is None or cached[0] != key:
             last = index.entries[-1]["id"] if index.entries else None
-            cached = (key, build_session_context(index.by_id, self._leaf_id, last, self._message_memo))
-            self._context_cache = cached
+            path = self._branch_path(self._leaf_id)
+            built = build_session_context(index.by_id, self._leaf_id, last, self._message_memo, path)
+            cached = self._context_cache = (key, built)
         context = cached[1]
         for entry_id, problem in context.left_out:
             if entry_id not in self._left_out_reported:

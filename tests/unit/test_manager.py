@@ -632,3 +632,33 @@ def test_session_dir_override(tmp_path: Path) -> None:
 def test_user_message_string_content(session: SessionManager) -> None:
     session.append_message(UserMessage(content="plain", timestamp=1))
     assert texts(session) == ["user: plain"]
+
+
+def test_cached_paths_and_messages_give_the_same_context_as_a_fresh_build(tmp_path: Path) -> None:
+    """The manager reuses the last branch path and typed messages between builds (issue 12);
+    after appends, moves to an ancestor and jumps to another branch it must still equal the
+    pure build from scratch."""
+    from pi_tui.session.context import build_session_context
+
+    manager = SessionManager.create(str(tmp_path / "project"))
+
+    def check() -> None:
+        ours = [m.to_json_dict() for m in manager.build_session_context().messages]
+        fresh = build_session_context(manager._index.by_id, manager.get_leaf_id())
+        assert ours == [m.to_json_dict() for m in fresh.messages]
+
+    ids = []
+    for number in range(6):
+        ids.append(manager.append_message(user(f"q{number}")))
+        check()
+        manager.append_message(assistant(f"a{number}"))
+        check()
+    manager.branch(ids[2])
+    check()
+    manager.append_message(user("other branch"))
+    check()
+    manager.branch(ids[5])
+    check()
+    manager.append_message(assistant("back on the first"))
+    check()
+    manager.close()
