@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+CACHE_DIR_ENV = "PI_TUI_CACHE_DIR"
 
 
 def agent_dir() -> Path:
@@ -14,6 +15,20 @@ def agent_dir() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".agent"
+
+
+def cache_dir() -> Path:
+    """``$PI_TUI_CACHE_DIR``, else the user cache folder (``~/.cache/pi-tui`` on Linux).
+
+    Only things that can be rebuilt live here (the session index); tests and benchmarks point
+    the variable at a temp folder.
+    """
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return platformdirs.user_cache_path("pi-tui")
 
 
 def sessions_root() -> Path:

@@ -1,7 +1,9 @@
 """Finding sessions on disk: the data behind ``-c``, ``-r`` and ``/resume``.
 
 Listing reads files without locking or migrating them, and skips anything that is not a session
-file (a broken header, a ``.bak``, a lock file) instead of failing.
+file (a broken header, a ``.bak``, a lock file) instead of failing. Lists of sessions come from the
+session index (:mod:`pi_tui.session.index`), which reads only files that changed since the last
+listing; :func:`session_info` reads one file whole and is what the index must agree with.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ class SessionInfo:
     first_message: str
     """Text of the first user message ("" when there is none)."""
     all_messages_text: str
-    """User and assistant text joined, for search in the session picker."""
+    """User and assistant text joined, for search in the session picker. From the index it is
+    lower-cased, whitespace-collapsed and bounded (see :data:`pi_tui.session.index.HEAD_CHARS`)."""
 
 
 def session_files(folder: Path) -> list[Path]:
@@ -52,20 +55,24 @@ def most_recent_session(folder: Path) -> Path | None:
 
 
 def list_sessions(folder: Path) -> list[SessionInfo]:
-    infos = [info for path in session_files(folder) if (info := session_info(path)) is not None]
+    """The sessions of one folder, newest first (from the index)."""
+    from pi_tui.session.index import indexed_sessions  # the index builds on this module
+
+    infos = indexed_sessions([folder])
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
 
 def list_all_sessions(root: Path | None = None) -> list[SessionInfo]:
+    """The sessions of every folder under the sessions root, newest first (from the index)."""
+    from pi_tui.session.index import indexed_sessions
+
     base = root or sessions_root()
-    infos: list[SessionInfo] = []
     try:
         folders = [entry for entry in base.iterdir() if entry.is_dir()]
     except OSError:
         return []
-    for folder in folders:
-        infos.extend(list_sessions(folder))
+    infos = indexed_sessions(folders)
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
@@ -95,12 +102,12 @@ def session_info(path: Path) -> SessionInfo | None:
             if role not in ("user", "assistant"):
                 continue
             count += 1
-            text = _text_of(message.get("content"))
+            text = text_of(message.get("content"))
             if text:
                 texts.append(text)
             if role == "user" and not first_message:
                 first_message = text
-            moment = _message_time(message.get("timestamp")) or parse_iso(str(raw.get("timestamp", "")))
+            moment = message_time(message.get("timestamp")) or parse_iso(str(raw.get("timestamp", "")))
             if moment is not None:
                 last_time = moment
     created = parse_iso(str(header.get("timestamp", ""))) or datetime.fromtimestamp(_mtime(path), UTC)
@@ -118,7 +125,7 @@ def session_info(path: Path) -> SessionInfo | None:
     )
 
 
-def _message_time(stamp: Any) -> datetime | None:
+def message_time(stamp: Any) -> datetime | None:
     """A message's ``timestamp`` (ms since the epoch), or None when it is not a usable one."""
     if not isinstance(stamp, int | float) or isinstance(stamp, bool):
         return None
@@ -128,7 +135,7 @@ def _message_time(stamp: Any) -> datetime | None:
         return None
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
