@@ -134,30 +134,9 @@ def build_session_context(
     compaction_index: int | None = None
     boundary_index = -1
     for index, entry in enumerate(path):
-        kind = entry.get("type")
-        if kind == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            if level is None:  # oh-my-pi writes null for "off"
-                context.thinking_level = "off"
-            elif level in THINKING_LEVELS:
-                context.thinking_level = level
-        elif kind == "model_change":
-            model = _model_from_change(entry)
-            if model is not None:
-                context.model = model
-        elif kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                provider, model_id = message.get("provider"), message.get("model")
-                if isinstance(provider, str) and isinstance(model_id, str):
-                    context.model = ModelRef(provider, model_id)
-        elif kind == "compaction":
+        kind = _note_settings(context, entry)
+        if kind == "compaction":
             compaction_index = index
-        elif kind == "ttsr_injection":
-            rules = entry.get("injectedRules")
-            for name in rules if isinstance(rules, list) else ():
-                if isinstance(name, str) and name not in context.injected_ttsr_rules:
-                    context.injected_ttsr_rules.append(name)
         elif kind == RESET_BOUNDARY:
             boundary_index = index
 
@@ -191,6 +170,59 @@ def build_session_context(
     for entry in path[compaction_index + 1 :]:
         _append_context_message(context, entry, memo)
     return context
+
+
+def extend_session_context(
+    context: SessionContext, added: Iterable[RawEntry], memo: dict[str, Any] | None = None
+) -> SessionContext | None:
+    """``context`` grown by entries appended below its leaf (in path order), or None when one of
+    them changes what came before (a compaction, a reset boundary) and only a full build will do.
+
+    A turn appends a few entries to a path of tens of thousands; walking the whole path again
+    for each of the agent's builds was most of a turn's work on a long session.
+    """
+    grown = SessionContext(
+        messages=list(context.messages),
+        thinking_level=context.thinking_level,
+        model=context.model,
+        injected_ttsr_rules=list(context.injected_ttsr_rules),
+        left_out=list(context.left_out),
+    )
+    for entry in added:
+        if _note_settings(grown, entry) in _REBUILDS:
+            return None
+        _append_context_message(grown, entry, memo)
+    return grown
+
+
+_REBUILDS = frozenset({"compaction", RESET_BOUNDARY})
+
+
+def _note_settings(context: SessionContext, entry: RawEntry) -> Any:
+    """Apply what ``entry`` says about the model, thinking level or injected rules; its type."""
+    kind = entry.get("type")
+    if kind == "thinking_level_change":
+        level = entry.get("thinkingLevel")
+        if level is None:  # oh-my-pi writes null for "off"
+            context.thinking_level = "off"
+        elif level in THINKING_LEVELS:
+            context.thinking_level = level
+    elif kind == "model_change":
+        model = _model_from_change(entry)
+        if model is not None:
+            context.model = model
+    elif kind == "message":
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            provider, model_id = message.get("provider"), message.get("model")
+            if isinstance(provider, str) and isinstance(model_id, str):
+                context.model = ModelRef(provider, model_id)
+    elif kind == "ttsr_injection":
+        rules = entry.get("injectedRules")
+        for name in rules if isinstance(rules, list) else ():
+            if isinstance(name, str) and name not in context.injected_ttsr_rules:
+                context.injected_ttsr_rules.append(name)
+    return kind
 
 
 def _model_from_change(entry: RawEntry) -> ModelRef | None:

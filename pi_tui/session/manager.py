@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.gc_control import paused_gc
 from pi_tui.session import lenient, listing
-from pi_tui.session.context import SessionContext, build_session_context, parse_message, path_to_root
+from pi_tui.session.context import (
+    SessionContext,
+    build_session_context,
+    extend_session_context,
+    parse_message,
+    path_to_root,
+)
 from pi_tui.session.entries import (
     CURRENT_SESSION_VERSION,
     HEADER_ADAPTER,
@@ -141,7 +147,7 @@ class SessionManager:
         self._path = path
         self._index = _Index()
         self._typed: dict[str, Any] = {}
-        self._context_cache: tuple[tuple[int, str | None, int], SessionContext] | None = None
+        self._context_cache: _CachedContext | None = None
         self._message_memo: dict[str, Any] = {}
         self._path_cache: tuple[_Index, str, list[RawEntry]] | None = None
         """Entry id -> its context message, kept across builds (entries never change)."""
@@ -401,6 +407,7 @@ class SessionManager:
         self._index.add(raw)
         self._leaf_id = entry_id
         if typed_message is not None:
+            self._message_memo[entry_id] = typed_message  # the context needs no second validation
             self._typed[entry_id] = MessageEntry.model_construct(
                 _fields_set={"type", "id", "parent_id", "timestamp", "message"},
                 type="message",
@@ -753,10 +760,12 @@ class SessionManager:
         key = (id(index), self._leaf_id, len(index.entries))
         cached = self._context_cache
         if cached is None or cached[0] != key:
-            last = index.entries[-1]["id"] if index.entries else None
             path = self._branch_path(self._leaf_id)
-            built = build_session_context(index.by_id, self._leaf_id, last, self._message_memo, path)
-            cached = self._context_cache = (key, built)
+            built = self._grown_context(cached, path)
+            if built is None:
+                last = index.entries[-1]["id"] if index.entries else None
+                built = build_session_context(index.by_id, self._leaf_id, last, self._message_memo, path)
+            cached = self._context_cache = (key, built, path)
         context = cached[1]
         for entry_id, problem in context.left_out:
             if entry_id not in self._left_out_reported:
@@ -765,6 +774,22 @@ class SessionManager:
         return dataclasses.replace(
             context, messages=list(context.messages), injected_ttsr_rules=list(context.injected_ttsr_rules)
         )
+
+    def _grown_context(
+        self, cached: _CachedContext | None, path: list[RawEntry] | None
+    ) -> SessionContext | None:
+        """The cached context extended by the entries the new path adds below its leaf, when
+        the new path is the cached one plus those entries (the usual case after an append)."""
+        if cached is None or path is None or cached[2] is None or cached[0][0] != id(self._index):
+            return None
+        old_path = cached[2]
+        if not old_path or len(path) <= len(old_path) or path[len(old_path) - 1] is not old_path[-1]:
+            return None
+        return extend_session_context(cached[1], path[len(old_path) :], self._message_memo)
+
+
+_CachedContext = tuple[tuple[int, str | None, int], SessionContext, list[RawEntry] | None]
+"""(index id, leaf, entry count), the context built for it, and the path it was built from."""
 
 
 def _set_optional(fields: dict[str, Any], **optional: Any) -> None:

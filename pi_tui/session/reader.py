@@ -165,9 +165,7 @@ def header_of(first_lines: bytes, name: str) -> RawEntry:
     return parse_header(lines[0], name)
 
 
-def _accept(
-    raw: Any, number: int, name: str, loaded: LoadedFile, seen: set[str], after_skip: bool
-) -> bool:
+def _accept(raw: Any, number: int, name: str, loaded: LoadedFile, seen: set[str], after_skip: bool) -> bool:
     """Keep ``raw`` as an entry if it can be one; False when the line was skipped."""
     warnings = loaded.warnings
     if type(raw) is not dict or "type" not in raw:
