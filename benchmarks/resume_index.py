@@ -45,6 +45,8 @@ from tests.support.tmux import TmuxPane  # noqa: E402
 
 START_MS = 1_772_442_000_000  # 2026-03-02T09:00:00Z
 QUERY = "refactor the parser"
+RARE_QUERY = "xylophone"
+"""A word no session holds: every key scans all the text still matching (the worst case)."""
 TARGET_FRAME_S = 0.5
 TARGET_KEY_MS = 50.0
 TARGET_RSS_MB = 250.0
@@ -287,22 +289,22 @@ def list_everything(agent: Path) -> list[Any]:
     return list_all_sessions(agent / "sessions")
 
 
-def search_per_key(rows: list[Any]) -> list[float]:
-    """Seconds per key typing :data:`QUERY`, through the picker's own search over the listed rows."""
+def search_per_key(rows: list[Any], query: str = QUERY) -> list[float]:
+    """Seconds per key typing ``query``, through the picker's own search over the listed rows."""
     from pi_tui.tui.screens import resume
 
     finder = getattr(resume, "RowSearch", None)
     times: list[float] = []
     if finder is not None:
         search = finder(rows)
-        for end in range(1, len(QUERY) + 1):
+        for end in range(1, len(query) + 1):
             began = time.perf_counter()
-            search.find(QUERY[:end])
+            search.find(query[:end])
             times.append(time.perf_counter() - began)
         return times
-    for end in range(1, len(QUERY) + 1):  # before the index: the picker's filter of that time
+    for end in range(1, len(query) + 1):  # before the index: the picker's filter of that time
         began = time.perf_counter()
-        [row for row in rows if resume.session_matches(row.haystack, QUERY[:end])]
+        [row for row in rows if all(word in row.haystack for word in query[:end].lower().split())]
         times.append(time.perf_counter() - began)
     return times
 
@@ -384,12 +386,13 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = [SessionRow.of(info) for info in infos]
         del infos
-        keys = search_per_key(rows)
-        row(
-            f"/resume over {what}: search per key typing “{QUERY}”",
-            f"{statistics.median(keys) * 1000:.1f} ms median, {max(keys) * 1000:.1f} ms max",
-            "target <= 50 ms a key: " + ("met" if max(keys) * 1000 <= TARGET_KEY_MS else "MISSED"),
-        )
+        for query in (QUERY, RARE_QUERY):
+            keys = search_per_key(rows, query)
+            row(
+                f"/resume over {what}: search per key typing “{query}”",
+                f"{statistics.median(keys) * 1000:.1f} ms median, {max(keys) * 1000:.1f} ms max",
+                "target <= 50 ms a key: " + ("met" if max(keys) * 1000 <= TARGET_KEY_MS else "MISSED"),
+            )
         text_mb = sum(len(r.info.all_messages_text) for r in rows) / 1e6
         del rows
         rss = peak_rss_mb()

@@ -1,11 +1,14 @@
 """The session picker (``/resume``, ``pi-tui -r``): pick a past session to continue in.
 
 Sessions of this folder are listed first (Tab shows every folder), newest first (Ctrl+S sorts by
-name). Typing filters on the name, the first message and the text of every message. Ctrl+R
-renames the highlighted session and Ctrl+D deletes it after asking. Reading a big sessions
-folder parses every file, so the list is read in a thread and the screen stays responsive;
-whatever goes wrong (an unreadable file, a session another pi-tui writes) becomes one line in
-the picker, never a traceback.
+name). Typing filters on the name, the first message and the text of the messages. Ctrl+R
+renames the highlighted session and Ctrl+D deletes it after asking. The list comes from the
+session index (:mod:`pi_tui.session.index`), which reads only the files that changed since the
+last time; it is still read in a thread so that a first, cold build of the index over a big
+sessions folder keeps the screen responsive. Search runs over the index's texts in memory (never
+the files) and only narrows the previous matches while the query grows. Whatever goes wrong (an
+unreadable file, a session another pi-tui writes) becomes one line in the picker, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
+from pi_tui.session.index import TextSearch
 from pi_tui.session.listing import SessionInfo, list_all_sessions, list_sessions
 from pi_tui.tui.screens.prompts import ConfirmPrompt, TextPrompt
 
@@ -76,9 +80,8 @@ def session_title(info: SessionInfo) -> str:
     return text if len(text) <= TITLE_LIMIT else text[: TITLE_LIMIT - 1] + "…"
 
 
-def session_matches(haystack: str, query: str) -> bool:
-    """Every word of the query appears somewhere in the (lower-cased) haystack."""
-    return all(word in haystack for word in query.lower().split())
+LABEL_CHARS = 2_000
+"""Characters of the first message searched beside the index text (which starts with it too)."""
 
 
 def _one_line(text: str) -> str:
@@ -95,19 +98,39 @@ def _short_folder(cwd: str) -> str:
 
 @dataclass(slots=True)
 class SessionRow:
-    """One listed session and its search text, lower-cased once (search runs on every key)."""
+    """One listed session; its name and first message lower-cased once (search runs on every key).
+
+    The message text is the index's, already lower-cased; it is not copied here, so the picker
+    holds each session's text once.
+    """
 
     info: SessionInfo
-    haystack: str
+    label: str
 
     @classmethod
     def of(cls, info: SessionInfo) -> SessionRow:
-        text = f"{info.name or ''}\n{info.first_message}\n{info.all_messages_text}"
-        return cls(info, text.lower())
+        return cls(info, f"{info.name or ''}\n{info.first_message[:LABEL_CHARS]}".lower())
 
     @property
     def title(self) -> str:
         return session_title(self.info)
+
+    @property
+    def parts(self) -> tuple[str, str]:
+        """What search looks in: the label and the session's message text."""
+        return (self.label, self.info.all_messages_text)
+
+
+class RowSearch:
+    """The rows matching a query, in the order given (see :class:`TextSearch` for the speed)."""
+
+    def __init__(self, rows: list[SessionRow]) -> None:
+        self.rows = rows
+        self.search = TextSearch([row.parts for row in rows])
+
+    def find(self, query: str) -> list[SessionRow]:
+        rows = self.rows
+        return [rows[position] for position in self.search.find(query)]
 
 
 def read_sessions(scope: str, folder: Path, root: Path | None = None) -> list[SessionRow]:
@@ -297,7 +320,9 @@ class ResumePicker(ModalScreen[Path | None]):
         self.scope = scope
         self.sort = "recent"
         self.rows: dict[str, list[SessionRow]] = {}
-        """Loaded sessions by scope; a scope is read the first time it is shown."""
+        """Loaded sessions by scope, newest first; a scope is read the first time it is shown."""
+        self._searches: dict[str, RowSearch] = {}
+        """Search over ``rows`` by scope; dropped when those rows change."""
         self._loading: set[str] = set()
         self._shown: list[SessionRow] = []
 
@@ -347,7 +372,8 @@ class ResumePicker(ModalScreen[Path | None]):
             rows = []
             self._say(f"Could not list the sessions: {_one_line(str(error)) or type(error).__name__}", True)
         self._loading.discard(scope)
-        self.rows[scope] = rows
+        self.rows[scope] = sort_rows(rows, "recent")
+        self._searches.pop(scope, None)
         if scope == self.scope:
             self._fill()
 
@@ -386,8 +412,12 @@ class ResumePicker(ModalScreen[Path | None]):
             self.session_list.show(0, None, "Loading sessions…")
             return
         query = self.query_one(Input).value
-        rows = sort_rows(self.rows[self.scope], self.sort)
-        self._shown = [row for row in rows if session_matches(row.haystack, query)]
+        search = self._searches.get(self.scope)
+        if search is None:
+            search = self._searches[self.scope] = RowSearch(self.rows[self.scope])
+        matched = search.find(query)
+        # the rows are kept newest first, so search keeps that order
+        self._shown = matched if self.sort == "recent" else sort_rows(matched, self.sort)
         if not self._shown:
             if query.strip():
                 empty = f"No session matches “{query.strip()}”"
@@ -481,7 +511,8 @@ class ResumePicker(ModalScreen[Path | None]):
             for other in rows:
                 if _same_file(other.info.path, path):
                     other.info.name = name or None
-                    other.haystack = SessionRow.of(other.info).haystack
+                    other.label = SessionRow.of(other.info).label
+        self._searches.clear()
         self._fill()
         self._say(f"Renamed to “{name}”." if name else "Name removed.")
 
@@ -510,6 +541,7 @@ class ResumePicker(ModalScreen[Path | None]):
             return
         for scope, rows in self.rows.items():
             self.rows[scope] = [other for other in rows if not _same_file(other.info.path, path)]
+        self._searches.clear()
         index = self.session_list.highlighted or 0
         self._fill()
         if self._shown:
