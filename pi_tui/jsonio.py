@@ -31,12 +31,12 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | memoryview | str) -> Any:
     """Parse one JSON document; lone surrogates and invalid UTF-8 are accepted as Node does."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
         # parse_constant: NaN / Infinity are not JSON (orjson and Node refuse them too).
         return json.loads(text, parse_constant=_reject_constant)
 

@@ -166,7 +166,7 @@ def choose_model(
         raise StartupError(
             f'Unknown thinking level "{options.thinking}"; use one of {", ".join(THINKING_LEVELS)}'
         )
-    context = manager.build_session_context()
+    context = manager.build_session_settings()
     notice = None
     try:
         if options.model is None and options.provider is None and context.model is not None:

@@ -152,12 +152,12 @@ class AgentSession:
     def _restore_ttsr(self) -> None:
         """The rules already injected on the current branch do not fire again (``once``)."""
         if self.ttsr is not None:
-            self.ttsr.restore(self.manager.build_session_context().injected_ttsr_rules)
+            self.ttsr.restore(self.manager.build_session_settings().injected_ttsr_rules)
 
     def _record_initial_state(self) -> None:
         """New sessions start with the model and thinking level, as pi writes them; a resumed
         session gets a model_change only when the model differs from the branch's."""
-        context = self.manager.build_session_context()
+        context = self.manager.build_session_settings()
         current = context.model
         if current is None or (current.provider, current.model_id) != (self.model.provider, self.model.id):
             self.manager.append_model_change(self.model.provider, self.model.id)
@@ -192,7 +192,7 @@ class AgentSession:
         """
         self.clear_queues()
         if find_model is not None and len(manager):
-            context = manager.build_session_context()
+            context = manager.build_session_settings()
             if context.model is not None:
                 known = find_model(context.model.provider, context.model.model_id)
                 if known is not None:
@@ -385,6 +385,11 @@ class AgentSession:
         from pi_tui.compaction.tokens import context_tokens
 
         return context_tokens(self.messages)
+
+    def context_tokens_if_built(self) -> int | None:
+        """:meth:`context_tokens`, or None while the context is not built yet: the footer must
+        not make a long session's first screen wait for every message to be read."""
+        return self.context_tokens() if self.manager.context_is_built else None
 
     async def _maybe_compact(self) -> None:
         """Automatic compaction when the context leaves less than ``reserveTokens`` free."""

@@ -195,7 +195,8 @@ class _Runner:
             await run_offline(self.model, self.context, self.options, self.builder, self._flush)
             return
         client = get_client(self.model.api)
-        request = client.build_request(self.model, self.context, self.options)
+        with paused_gc():  # a long session's request is ~100k acyclic dicts: no cycle scans
+            request = client.build_request(self.model, self.context, self.options)
         attempt = 0
         while True:
             try:

@@ -172,6 +172,18 @@ def build_session_context(
     return context
 
 
+def session_settings(path: Iterable[RawEntry]) -> SessionContext:
+    """The model, thinking level and injected rules of a branch, without its messages.
+
+    Startup needs only these to choose a model; the messages (most of a build's cost on a long
+    session) wait until something needs them.
+    """
+    settings = SessionContext()
+    for entry in path:
+        _note_settings(settings, entry)
+    return settings
+
+
 def extend_session_context(
     context: SessionContext, added: Iterable[RawEntry], memo: dict[str, Any] | None = None
 ) -> SessionContext | None:

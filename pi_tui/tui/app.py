@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 FIRST_ENTRIES = 400
 """Entries turned into chat items before the first screen of a resumed session."""
+BUILD_CONTEXT_AT_ONCE = 2_000
+"""Branches up to this many entries get their context (the footer's token count) before the
+first screen; a longer one builds it in a thread after that screen."""
 FILE_PROBLEMS_SHOWN = 8
 """How many file problems the chat lists before "... and N more"."""
 DOUBLE_PRESS_SECONDS = 0.6
@@ -251,6 +254,10 @@ class PiApp(App[None]):
         items = build_transcript([manager.get_entry(i) for i in ids[cut:]], manager.get_label)
         await self.chat.show(items)
         self.editor.prompt_history = user_texts(items)
+        if len(ids) <= BUILD_CONTEXT_AT_ONCE:
+            manager.build_session_context()
+        else:  # reading 25,000 messages would hold the first screen back: the footer waits instead
+            self.run_worker(self._build_context, thread=True, group="context", exit_on_error=False)
         self.refresh_footer()
         self.say_file_problems()
         if cut:
@@ -260,6 +267,16 @@ class PiApp(App[None]):
                 group="older",
                 exit_on_error=False,
             )
+
+    def _build_context(self) -> None:
+        """(Thread) the model's context of a long branch, for the footer's token count; the
+        agent's first turn would build it anyway, and then finds it ready."""
+        self.agent.manager.build_session_context()
+        self.call_from_thread(self._context_built)
+
+    def _context_built(self) -> None:
+        self.refresh_footer()
+        self.say_file_problems()  # messages left out of the context are found while building it
 
     def _load_older(self, ids: list[str], generation: int) -> None:
         """(Thread) the items before the first screen; handed to the chat on the UI thread."""

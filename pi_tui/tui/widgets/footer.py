@@ -51,7 +51,7 @@ class PiFooter(Static):
         model = agent.model
         totals = self.totals_for(manager)
         try:
-            context_tokens: int | None = agent.context_tokens()
+            context_tokens: int | None = agent.context_tokens_if_built()
         except Exception:  # an odd message in an old session must not break the footer
             context_tokens = None
         usage = footer_usage_line(
