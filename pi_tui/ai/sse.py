@@ -31,10 +31,47 @@ class SSEEvent:
     retry: int | None = None
 
 
+class _PendingLine:
+    """The unfinished last line, kept as pieces and joined once, when its line break arrives.
+
+    Re-joining (or re-scanning) the whole pending line for each network chunk would make one
+    huge event cost time quadratic in its size. Tiny chunks are folded into a block every
+    ``FOLD`` pieces, so a line fed a byte at a time does not hold one object per byte; each
+    character is then copied at most twice.
+    """
+
+    FOLD = 512
+
+    __slots__ = ("blocks", "parts")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        """Pieces of the line in order, none holding a line break; the first ``blocks`` are folds."""
+        self.blocks = 0
+
+    def add(self, text: str) -> None:
+        parts = self.parts
+        parts.append(text)
+        if len(parts) - self.blocks >= self.FOLD:
+            block = "".join(parts[self.blocks :])
+            del parts[self.blocks :]
+            parts.append(block)
+            self.blocks += 1
+
+    def take(self, end: str) -> str:
+        """The whole line, ``end`` being its last piece; the pending line is empty again."""
+        parts = self.parts
+        parts.append(end)
+        line = "".join(parts)
+        parts.clear()
+        self.blocks = 0
+        return line
+
+
 class SSEDecoder:
     def __init__(self) -> None:
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._pending = _PendingLine()
         self._pending_cr = False
         self._event = ""
         self._data: list[str] = []
@@ -76,9 +113,8 @@ class SSEDecoder:
         tail = self._text.decode(b"", final=True)
         if tail:
             self._feed_text(tail, sink)
-        if self._buffer:
-            line, self._buffer = self._buffer, ""
-            self._line(line, sink)
+        if self._pending.parts:
+            self._line(self._pending.take(""), sink)
         if self._has_fields:
             self._dispatch(sink)
 
@@ -87,11 +123,49 @@ class SSEDecoder:
             self._pending_cr = False
             if text[0] == "\n":
                 text = text[1:]  # second half of a CRLF cut across chunks
-        buffer = self._buffer + text
-        if "\r" in buffer:
-            self._buffer = self._feed_any_endings(buffer, sink)
-            return
-        *lines, self._buffer = buffer.split("\n")
+                if not text:
+                    return
+        if self._pending.parts:
+            text = self._finish_pending_line(text, sink)
+            if not text:
+                return
+        # From here on ``text`` starts at the beginning of a line, and only ``text`` is scanned.
+        if "\r" in text:
+            tail = self._feed_any_endings(text, sink)
+        else:
+            *lines, tail = text.split("\n")
+            self._feed_lines(lines, sink)
+        if tail:
+            self._pending.add(tail)
+
+    def _finish_pending_line(self, text: str, sink: Sink) -> str:
+        """Continue the unfinished line with ``text``; return what follows its end ("" if none).
+
+        Searching ``text`` alone is enough: the pending pieces hold no line break.
+        """
+        lf = text.find("\n")
+        cr = text.find("\r", 0, len(text) if lf < 0 else lf)
+        if lf < 0 and cr < 0:
+            self._pending.add(text)
+            return ""
+        end = lf if cr < 0 else cr
+        parts = self._pending.parts
+        if parts[0][:6] == "data: ":
+            # The usual long line: drop the prefix before joining, so the value is copied once.
+            parts[0] = parts[0][6:]
+            self._data.append(self._pending.take(text[:end]))
+            self._has_fields = True
+        else:
+            self._line(self._pending.take(text[:end]), sink)
+        after = end + 1
+        if cr >= 0:
+            if after == len(text):
+                self._pending_cr = True  # a CR at the very end: the LF of a CRLF may come next
+            elif text[after] == "\n":
+                after += 1
+        return text[after:]
+
+    def _feed_lines(self, lines: list[str], sink: Sink) -> None:
         # Blank, "data: " and "event: " lines make up nearly every stream: handled inline with
         # the event state in locals, testing the first character (a cached one-letter string)
         # before any slicing. Other lines go through _line with the state written back.
@@ -117,22 +191,30 @@ class SSEDecoder:
                 event, has_fields = self._event, self._has_fields
         self._event, self._has_fields = event, has_fields
 
-    def _feed_any_endings(self, buffer: str, sink: Sink) -> str:
-        """Slow path for streams with CR or CRLF line endings; returns the unfinished line."""
+    def _feed_any_endings(self, text: str, sink: Sink) -> str:
+        """Slow path for text with CR or CRLF line endings; returns the unfinished line.
+
+        The next LF and the next CR are each found once and reused until passed, so a chunk
+        with many CR-ended lines and a far-away LF (or none) is still scanned only once.
+        """
         start = 0
-        length = len(buffer)
+        length = len(text)
+        lf = text.find("\n")
+        cr = text.find("\r")
         while True:
-            lf = buffer.find("\n", start)
-            cr = buffer.find("\r", start)
+            if 0 <= lf < start:
+                lf = text.find("\n", start)
+            if 0 <= cr < start:
+                cr = text.find("\r", start)
             if lf < 0 and cr < 0:
-                return buffer[start:]
+                return text[start:]
             if cr < 0 or (0 <= lf < cr):
-                self._line(buffer[start:lf], sink)
+                self._line(text[start:lf], sink)
                 start = lf + 1
                 continue
-            self._line(buffer[start:cr], sink)
+            self._line(text[start:cr], sink)
             if cr + 1 < length:
-                start = cr + 2 if buffer[cr + 1] == "\n" else cr + 1
+                start = cr + 2 if text[cr + 1] == "\n" else cr + 1
             else:
                 self._pending_cr = True
                 start = cr + 1
