@@ -12,7 +12,9 @@ Then prints:
 - search time per key while typing "refactor the parser" char by char against the index text;
 - peak RSS of this process (the index, the texts and the search);
 - the first frame of the real picker: ``pi-tui -r`` in tmux (HOME, XDG and agent dirs pointed at
-  the generated folder), time from launch until rows are on screen, with a warm and a cold index.
+  the generated folder), time from launch until rows are on screen, with a warm and a cold index,
+  and the picker's own part: from its first frame ("Loading sessions…") to its rows. For scale,
+  the launch in a folder without sessions (Python, Textual, the app: not the picker's doing).
 
 With the code before the index existed, the index rows measure ``list_all_sessions`` instead
 (every file parsed each time).
@@ -309,11 +311,12 @@ def search_per_key(rows: list[Any], query: str = QUERY) -> list[float]:
     return times
 
 
-def picker_first_frame(work: Path, env: dict[str, str], timeout: float = 300.0) -> tuple[float, float]:
-    """Seconds from launching ``pi-tui -r`` in tmux to the picker's frame, and to its first rows."""
+def picker_first_frame(cwd: Path, env: dict[str, str], timeout: float = 300.0) -> tuple[float, float]:
+    """Seconds from launching ``pi-tui -r`` in tmux to the picker's frame, and to its first rows
+    (or to its "no sessions" line in a folder without any)."""
     program = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
     began = time.perf_counter()
-    pane = TmuxPane.start([program, "-r"], cwd=work / "project", env=env, width=120, height=40)
+    pane = TmuxPane.start([program, "-r"], cwd=cwd, env=env, width=120, height=40)
     picker = rows = 0.0
     try:
         deadline = began + timeout
@@ -321,7 +324,7 @@ def picker_first_frame(work: Path, env: dict[str, str], timeout: float = 300.0) 
             screen = pane.capture() or ""
             if not picker and "Resume a session" in screen:
                 picker = time.perf_counter() - began
-            if picker and " msgs " in screen:
+            if picker and (" msgs " in screen or "No sessions in this folder" in screen):
                 rows = time.perf_counter() - began
                 break
             time.sleep(0.005)
@@ -411,20 +414,24 @@ def main(argv: list[str] | None = None) -> int:
                 "HOME": str(home),
                 "PI_TUI_OFFLINE_DELAY": "0",
             }
+            empty = work / "empty-project"
+            empty.mkdir(exist_ok=True)
+            launch = statistics.median(picker_first_frame(empty, env)[1] for _ in range(args.runs))
+            row("`pi-tui -r` in a folder without sessions: launch to the picker's frame", f"{launch:.2f} s")
             for kind in ("warm", "cold"):
                 runs = []
                 for _ in range(args.runs):
                     if kind == "cold":
                         shutil.rmtree(cache, ignore_errors=True)
-                    runs.append(picker_first_frame(work, env))
-                picker = statistics.median(run[0] for run in runs)
+                    runs.append(picker_first_frame(project, env))
                 first = statistics.median(run[1] for run in runs)
+                own = statistics.median(run[1] - run[0] for run in runs)
                 row(
                     f"/resume over {what}: `pi-tui -r` first frame with rows, {kind} index",
                     f"{first:.2f} s",
-                    f"launch to picker {picker:.2f} s, picker to rows {first - picker:.2f} s; target <= "
-                    f"{TARGET_FRAME_S} s for the picker's part: "
-                    + ("met" if first - picker <= TARGET_FRAME_S else "MISSED"),
+                    f"the picker's frame to its rows {own:.2f} s ({first - launch:+.2f} s over the launch "
+                    f"without sessions); target <= {TARGET_FRAME_S} s for the picker's part: "
+                    + ("met" if own <= TARGET_FRAME_S else "MISSED"),
                 )
     finally:
         if args.keep is None:

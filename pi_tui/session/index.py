@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -385,12 +386,22 @@ _INSERT = (
 )
 
 
+Progress = Callable[[list[SessionInfo], int, int], None]
+"""Sessions known so far, files read, files to read (see :meth:`SessionIndex.sessions`)."""
+FIRST_REPORT_SECONDS = 0.15
+REPORT_EVERY_SECONDS = 0.5
+
+
 @dataclass(slots=True)
 class _Stat:
     path: Path
     key: tuple[int, int, int, int]
     """(device, inode, size, mtime in ns)."""
     mtime: float
+
+
+_Row = tuple[tuple[int, int, int, int], Summary]
+"""A stored file: (device, inode, size, mtime in ns) when it was read, and its summary."""
 
 
 def index_file() -> Path:
@@ -414,7 +425,11 @@ class SessionIndex:
         self.db.close()
 
     def _open(self) -> sqlite3.Connection:
-        """The index file, rebuilt when it is corrupt or of another version; in memory if need be."""
+        """The index file, rebuilt when it is corrupt or of another version; in memory if need be.
+
+        A file that is busy beyond the wait (another process writing for long) or not writable is
+        not damage: it is left alone and this call works in memory.
+        """
         for attempt in range(2):
             try:
                 self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -430,7 +445,10 @@ class SessionIndex:
                     db.commit()
                 db.execute("SELECT path FROM sessions LIMIT 1").fetchall()
                 return db
-            except sqlite3.Error:
+            except sqlite3.OperationalError:
+                db.close()
+                break
+            except sqlite3.Error:  # not a database, or a damaged one
                 db.close()
                 if attempt == 0:
                     self._remove_file()
@@ -445,68 +463,85 @@ class SessionIndex:
 
     # --- listing --------------------------------------------------------------------------------
 
-    def sessions(self, folders: Iterable[Path]) -> list[SessionInfo]:
-        """Every session file directly in ``folders``, brought up to date; in no particular order."""
+    def sessions(self, folders: Iterable[Path], progress: Progress | None = None) -> list[SessionInfo]:
+        """Every session file directly in ``folders``, brought up to date; in no particular order.
+
+        Files to (re)read are read newest first; while that takes long (a first build over a big
+        folder) ``progress`` is called now and then with the sessions known so far, the number of
+        files read and the number to read, so a picker can show the newest sessions at once.
+        """
+        began = time.monotonic()
         infos: list[SessionInfo] = []
         listed: set[str] = set()
+        work: list[tuple[str, _Stat, _Row | None]] = []
         for folder in folders:
-            listed.add(_folder_key(folder))
-            infos.extend(self._folder(folder))
+            key = _folder_key(folder)
+            listed.add(key)
+            stored = self._stored(key)
+            for path, stat in _stat_files(folder).items():
+                row = stored.pop(path, None)
+                if row is None or row[0] != stat.key:
+                    work.append((key, stat, row))
+                elif row[1].valid:
+                    infos.append(row[1].info(stat.path, stat.mtime))
+            self._save([], list(stored))
+        work.sort(key=lambda item: item[1].mtime, reverse=True)
+        changed: list[tuple[str, _Stat, Summary]] = []
+        pending = 0
+        report_at = began + FIRST_REPORT_SECONDS
+        for done, (key, stat, row) in enumerate(work, start=1):
+            summary = self._update(stat, row)
+            changed.append((key, stat, summary))
+            if summary.valid:
+                infos.append(summary.info(stat.path, stat.mtime))
+            pending += stat.key[2]
+            if pending >= SAVE_EVERY_BYTES:
+                self._save(changed, [])
+                changed, pending = [], 0
+            if progress is not None and done < len(work) and time.monotonic() >= report_at:
+                progress(list(infos), done, len(work))
+                report_at = time.monotonic() + REPORT_EVERY_SECONDS
+        self._save(changed, [])
         self._forget_missing_folders(listed)
         return infos
 
-    def _folder(self, folder: Path) -> list[SessionInfo]:
-        key = _folder_key(folder)
-        files = _stat_files(folder)
-        stored = self._stored(key)
-        infos: list[SessionInfo] = []
-        changed: list[tuple[_Stat, Summary]] = []
-        pending = 0
-        for name, stat in files.items():
-            row = stored.pop(name, None)
-            if row is not None and row[0] == stat.key:
-                summary = row[1]
-            else:
-                summary = self._update(stat, row)
-                changed.append((stat, summary))
-                pending += stat.key[2]
-                if pending >= SAVE_EVERY_BYTES:
-                    self._save(key, changed, [])
-                    changed, pending = [], 0
-            if summary.valid:
-                infos.append(summary.info(stat.path, stat.mtime))
-        self._save(key, changed, list(stored))
-        return infos
-
-    def _update(self, stat: _Stat, row: tuple[tuple[int, int, int, int], Summary] | None) -> Summary:
+    def _update(self, stat: _Stat, row: _Row | None) -> Summary:
         """A changed file: carry on over an append when that is safe, else read it whole."""
         if row is not None:
             (dev, ino, size, _mtime), stored = row
             grew = stat.key[:2] == (dev, ino) and stat.key[2] > size
-            if grew and stored.resume_at is not None:
-                stored.seen = self._seen(stat.path)
+            seen = self._seen(stat.path) if grew and stored.resume_at is not None else None
+            if seen is not None:
+                stored.seen = seen
                 carried = read_appended(stat.path, stored)
                 if carried is not None:
                     return carried
         return read_whole(stat.path)
 
-    def _stored(self, folder: str) -> dict[str, tuple[tuple[int, int, int, int], Summary]]:
-        rows = self.db.execute(
-            f"SELECT path, dev, ino, size, mtime_ns, {_COLUMNS} FROM sessions WHERE folder = ?", (folder,)
-        )
-        stored = {}
-        for path, dev, ino, size, mtime_ns, *values in rows:
-            stored[path] = ((dev, ino, size, mtime_ns), _summary_of(values))
-        return stored
+    def _stored(self, folder: str) -> dict[str, _Row]:
+        """The rows of ``folder``; none when the index cannot be read (then every file is read)."""
+        query = f"SELECT path, dev, ino, size, mtime_ns, {_COLUMNS} FROM sessions WHERE folder = ?"
+        try:
+            rows = self.db.execute(query, (folder,)).fetchall()
+        except sqlite3.Error:
+            return {}
+        return {
+            path: ((dev, ino, size, mtime_ns), _summary_of(values))
+            for path, dev, ino, size, mtime_ns, *values in rows
+        }
 
-    def _seen(self, path: Path) -> set[int]:
-        row = self.db.execute("SELECT ids FROM sessions WHERE path = ?", (_path_key(path),)).fetchone()
+    def _seen(self, path: Path) -> set[int] | None:
+        """The id hashes stored for ``path``; None when they cannot be read."""
+        try:
+            row = self.db.execute("SELECT ids FROM sessions WHERE path = ?", (_path_key(path),)).fetchone()
+        except sqlite3.Error:
+            return None
         hashes = array("I")
         if row is not None and row[0]:
             hashes.frombytes(row[0])
         return set(hashes)
 
-    def _save(self, folder: str, changed: list[tuple[_Stat, Summary]], gone: list[str]) -> None:
+    def _save(self, changed: list[tuple[str, _Stat, Summary]], gone: list[str]) -> None:
         """Write changed rows and drop deleted files; a busy or read-only index just is not saved."""
         if not changed and not gone:
             return
@@ -514,13 +549,13 @@ class SessionIndex:
             with self.db:
                 self.db.executemany("DELETE FROM sessions WHERE path = ?", [(path,) for path in gone])
                 rows = [
-                    (_path_key(stat.path), folder, *stat.key, *_values_of(summary))
-                    for stat, summary in changed
+                    (_path_key(stat.path), key, *stat.key, *_values_of(summary))
+                    for key, stat, summary in changed
                 ]
                 self.db.executemany(_INSERT, rows)
         except sqlite3.Error:
             pass
-        for _stat, summary in changed:
+        for _key, _stat, summary in changed:
             summary.seen = set()  # only needed while reading; the rows keep them
 
     def _forget_missing_folders(self, listed: set[str]) -> None:
@@ -535,10 +570,12 @@ class SessionIndex:
             pass
 
 
-def indexed_sessions(folders: Iterable[Path], file: Path | None = None) -> list[SessionInfo]:
+def indexed_sessions(
+    folders: Iterable[Path], progress: Progress | None = None, file: Path | None = None
+) -> list[SessionInfo]:
     """The sessions of ``folders`` from the index (updated first), in no particular order."""
     with SessionIndex(file) as index:
-        return index.sessions(folders)
+        return index.sessions(folders, progress)
 
 
 def _folder_key(folder: Path) -> str:

@@ -12,12 +12,15 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.config.paths import sessions_root
 from pi_tui.session.errors import SessionFileError
 from pi_tui.session.ids import parse_iso
 from pi_tui.session.reader import header_of, read_session_file
+
+if TYPE_CHECKING:
+    from pi_tui.session.index import Progress
 
 
 @dataclass(slots=True)
@@ -54,16 +57,16 @@ def most_recent_session(folder: Path) -> Path | None:
     return None
 
 
-def list_sessions(folder: Path) -> list[SessionInfo]:
-    """The sessions of one folder, newest first (from the index)."""
+def list_sessions(folder: Path, progress: Progress | None = None) -> list[SessionInfo]:
+    """The sessions of one folder, newest first (from the index; ``progress`` as it describes)."""
     from pi_tui.session.index import indexed_sessions  # the index builds on this module
 
-    infos = indexed_sessions([folder])
+    infos = indexed_sessions([folder], progress)
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
 
-def list_all_sessions(root: Path | None = None) -> list[SessionInfo]:
+def list_all_sessions(root: Path | None = None, progress: Progress | None = None) -> list[SessionInfo]:
     """The sessions of every folder under the sessions root, newest first (from the index)."""
     from pi_tui.session.index import indexed_sessions
 
@@ -72,7 +75,7 @@ def list_all_sessions(root: Path | None = None) -> list[SessionInfo]:
         folders = [entry for entry in base.iterdir() if entry.is_dir()]
     except OSError:
         return []
-    infos = indexed_sessions(folders)
+    infos = indexed_sessions(folders, progress)
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 

@@ -362,3 +362,91 @@ def test_text_search_narrows_and_remembers() -> None:
     assert search.find("parser crash") == [1]
     assert search.find("parser crash zebra") == []
     assert search.find("crash") == [1]  # a wider query is not narrowed from the last one
+
+
+def test_a_long_build_reports_the_newest_sessions_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index, "FIRST_REPORT_SECONDS", 0.0)
+    monkeypatch.setattr(index, "REPORT_EVERY_SECONDS", 0.0)
+    folder = tmp_path / "s"
+    folder.mkdir()
+    for number in range(4):
+        path = write(folder / f"{number}.jsonl", line(HEADER), line(message("u", "user", "hi", 1)))
+        os.utime(path, (1_000_000 + number, 1_000_000 + number))
+    calls: list[tuple[list[str], int, int]] = []
+
+    def progress(infos: list[SessionInfo], done: int, total: int) -> None:
+        calls.append(([info.path.name for info in infos], done, total))
+
+    assert len(list_sessions(folder, progress)) == 4
+    assert calls == [
+        (["3.jsonl"], 1, 4),
+        (["3.jsonl", "2.jsonl"], 2, 4),
+        (["3.jsonl", "2.jsonl", "1.jsonl"], 3, 4),
+    ]
+    calls.clear()
+    assert len(list_sessions(folder, progress)) == 4 and calls == []  # nothing to read: no reports
+
+
+async def test_the_picker_shows_the_newest_sessions_while_a_first_build_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_tui.config.paths import session_dir_for_cwd
+    from pi_tui.startup import StartOptions, start
+    from pi_tui.tui.app import PiApp
+    from pi_tui.tui.screens.resume import ResumePicker
+
+    monkeypatch.setattr(PiApp, "CURSOR_BLINK", False)
+    for name in list(os.environ):
+        if name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)  # the offline model: no network
+    monkeypatch.setattr(index, "FIRST_REPORT_SECONDS", 0.0)
+    monkeypatch.setattr(index, "REPORT_EVERY_SECONDS", 0.0)
+    project = tmp_path / "project"
+    project.mkdir()
+    folder = session_dir_for_cwd(str(project))
+    folder.mkdir(parents=True)
+    for number in range(4):
+        path = write(
+            folder / f"{number}.jsonl", line(HEADER), line(message("u", "user", f"topic {number}", 1))
+        )
+        os.utime(path, (1_000_000 + number, 1_000_000 + number))
+    gate = threading.Event()
+
+    def hold_before_the_oldest(path: Path, offset: int) -> None:
+        if path.name == "0.jsonl":
+            gate.wait(10)
+
+    monkeypatch.setattr(index, "on_read", hold_before_the_oldest)
+    app = PiApp(start(StartOptions(cwd=str(project))), cwd=str(project), open_resume=True)
+
+    def picker() -> ResumePicker:
+        screen = app.screen
+        assert isinstance(screen, ResumePicker)
+        return screen
+
+    def titles() -> list[str]:
+        return [row.title for row in picker()._shown]
+
+    def note() -> str:
+        widget = picker().query_one("#resume-message")
+        return str(widget.render()) if widget.display else ""
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, ResumePicker) and len(titles()) == 3:
+                break
+        assert titles() == ["topic 3", "topic 2", "topic 1"] and not picker().loaded
+        assert note() == "Indexing the sessions folder… 3 of 4 files read"
+        await pilot.press(*"topic 2")  # search works on what is known so far
+        assert titles() == ["topic 2"]
+        gate.set()
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if picker().loaded:
+                break
+        await pilot.pause()
+        await pilot.press("ctrl+u")
+        assert titles() == ["topic 3", "topic 2", "topic 1", "topic 0"] and note() == ""

@@ -14,6 +14,7 @@ traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,19 +134,33 @@ class RowSearch:
         return [rows[position] for position in self.search.find(query)]
 
 
-def read_sessions(scope: str, folder: Path, root: Path | None = None) -> list[SessionRow]:
+RowsProgress = Callable[[list[SessionRow], int, int], None]
+"""The rows known so far (newest first), files read, files to read: while the index is built."""
+
+
+def read_sessions(
+    scope: str, folder: Path, root: Path | None = None, progress: RowsProgress | None = None
+) -> list[SessionRow]:
     """The sessions of ``folder`` (scope ``current``) or of every folder (``all``), newest first.
 
-    A custom ``--session-dir`` folder is not under the sessions root, so "all" adds it.
+    A custom ``--session-dir`` folder is not under the sessions root, so "all" adds it. While the
+    index reads many files (the first time), ``progress`` gets the rows known so far now and then.
     """
+
+    def rows_of(infos: list[SessionInfo]) -> list[SessionRow]:
+        return [SessionRow.of(info) for info in sorted(infos, key=lambda info: info.modified, reverse=True)]
+
+    def report(infos: list[SessionInfo], done: int, total: int) -> None:
+        if progress is not None:
+            progress(rows_of(infos), done, total)
+
     if scope == "current":
-        infos = list_sessions(folder)
+        infos = list_sessions(folder, report)
     else:
-        infos = list_all_sessions(root)
+        infos = list_all_sessions(root, report)
         known = {info.path.resolve() for info in infos}
         infos += [info for info in list_sessions(folder) if info.path.resolve() not in known]
-        infos.sort(key=lambda info: info.modified, reverse=True)
-    return [SessionRow.of(info) for info in infos]
+    return rows_of(infos)
 
 
 def sort_rows(rows: list[SessionRow], mode: str) -> list[SessionRow]:
@@ -324,6 +339,9 @@ class ResumePicker(ModalScreen[Path | None]):
         self._searches: dict[str, RowSearch] = {}
         """Search over ``rows`` by scope; dropped when those rows change."""
         self._loading: set[str] = set()
+        self._partial: dict[str, list[SessionRow]] = {}
+        """Rows known so far of a scope whose index is still being built (shown meanwhile)."""
+        self._deleted: set[Path] = set()
         self._shown: list[SessionRow] = []
 
     # --- layout -------------------------------------------------------------------------------
@@ -366,16 +384,35 @@ class ResumePicker(ModalScreen[Path | None]):
         self.run_worker(self._read(scope), group=f"load-{scope}", exit_on_error=False)
 
     async def _read(self, scope: str) -> None:
+        def report(rows: list[SessionRow], done: int, total: int) -> None:
+            with contextlib.suppress(RuntimeError):  # the app is closing: nothing to show it on
+                self.app.call_from_thread(self._show_partial, scope, rows, done, total)
+
         try:
-            rows = await asyncio.to_thread(read_sessions, scope, self.folder, self.sessions_root)
+            rows = await asyncio.to_thread(read_sessions, scope, self.folder, self.sessions_root, report)
+            failure = None
         except Exception as error:  # listing skips bad files; anything else is still one line
             rows = []
-            self._say(f"Could not list the sessions: {_one_line(str(error)) or type(error).__name__}", True)
+            failure = f"Could not list the sessions: {_one_line(str(error)) or type(error).__name__}"
         self._loading.discard(scope)
-        self.rows[scope] = sort_rows(rows, "recent")
+        if self._partial.pop(scope, None) is not None:
+            self._say("")
+        if failure:
+            self._say(failure, True)
+        self.rows[scope] = [row for row in rows if row.info.path not in self._deleted]
         self._searches.pop(scope, None)
         if scope == self.scope:
             self._fill()
+
+    def _show_partial(self, scope: str, rows: list[SessionRow], done: int, total: int) -> None:
+        """The newest sessions while the index is being built, and how far it got."""
+        if scope in self.rows:
+            return
+        self._partial[scope] = [row for row in rows if row.info.path not in self._deleted]
+        self._searches.pop(scope, None)
+        if scope == self.scope:
+            self._fill()
+            self._say(f"Indexing the sessions folder… {done:,} of {total:,} files read")
 
     # --- the list -----------------------------------------------------------------------------
 
@@ -407,14 +444,17 @@ class ResumePicker(ModalScreen[Path | None]):
         previous = self._highlighted()
         self.query_one("#resume-title", Static).update(self._title())
         self.query_one("#resume-help", Static).update(self._help())
-        if self.scope not in self.rows:
+        rows = self.rows.get(self.scope)
+        if rows is None:
+            rows = self._partial.get(self.scope)
+        if rows is None:
             self._shown = []
             self.session_list.show(0, None, "Loading sessions…")
             return
         query = self.query_one(Input).value
         search = self._searches.get(self.scope)
         if search is None:
-            search = self._searches[self.scope] = RowSearch(self.rows[self.scope])
+            search = self._searches[self.scope] = RowSearch(rows)
         matched = search.find(query)
         # the rows are kept newest first, so search keeps that order
         self._shown = matched if self.sort == "recent" else sort_rows(matched, self.sort)
@@ -539,8 +579,10 @@ class ResumePicker(ModalScreen[Path | None]):
         except Exception as error:
             self._say(f"Could not delete: {_one_line(str(error)) or type(error).__name__}", True)
             return
-        for scope, rows in self.rows.items():
-            self.rows[scope] = [other for other in rows if not _same_file(other.info.path, path)]
+        self._deleted.add(path)
+        for lists in (self.rows, self._partial):
+            for scope, rows in lists.items():
+                lists[scope] = [other for other in rows if not _same_file(other.info.path, path)]
         self._searches.clear()
         index = self.session_list.highlighted or 0
         self._fill()
