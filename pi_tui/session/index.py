@@ -54,12 +54,12 @@ INDEX_NAME = "session-index.sqlite3"
 
 MESSAGE_CHARS = 2_000
 """Search text kept of one message (its start, lower-cased, whitespace collapsed)."""
-HEAD_CHARS = 10_000
-TAIL_CHARS = 10_000
-"""A session keeps the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` of its search text: 20K
+HEAD_CHARS = 8_000
+TAIL_CHARS = 8_000
+"""A session keeps the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` of its search text: 16K
 characters at most. The bound is set by search speed, not memory: a word found nowhere makes
-search scan all the text, at about 1.2 GB/s on the 2-core machine measured, and 2,000 sessions
-of 20K characters (40 MB) take about 35 ms of the 50 ms a key may cost. The start says what the
+search scan all the text, at 1 to 1.4 GB/s on the 2-core machine measured, and 2,000 sessions
+of 16K characters (32 MB) take 25 to 45 ms of the 50 ms a key may cost. The start says what the
 session was about; the end is what the user did last."""
 FIRST_MESSAGE_CHARS = 4_000
 """The first user message is kept exactly up to this length (rows show 200 characters)."""
