@@ -12,9 +12,10 @@ holds plus a bounded search text, in one SQLite file in the user cache folder
   counts, last message time, text);
 - a file that shrank, was replaced, or changed in place is read whole; deleted files drop out.
 
-Reading streams line by line, so a 100 MB file never sits in memory. The answers are the same as
-:func:`pi_tui.session.listing.session_info` gives (same skipping of damaged lines, duplicate ids,
-title slot), except the search text, which is bounded (see :data:`HEAD_CHARS`). A duplicate entry
+Files are read in 1 MB blocks, so a 100 MB file never sits in memory. The answers are the same
+as :func:`pi_tui.session.listing.session_info` gives (same skipping of damaged lines, duplicate
+ids, title slot), except the search text, which is bounded (see :data:`HEAD_CHARS`), and a first
+message longer than :data:`FIRST_MESSAGE_CHARS`, which is cut there. A duplicate entry
 id is what makes a later line not count; to know that after an append the index keeps a 32-bit
 hash of every id seen, and a new id whose hash is already known makes the file be read whole.
 

@@ -406,7 +406,7 @@ class ResumePicker(ModalScreen[Path | None]):
 
     def _show_partial(self, scope: str, rows: list[SessionRow], done: int, total: int) -> None:
         """The newest sessions while the index is being built, and how far it got."""
-        if scope in self.rows:
+        if scope in self.rows or not self.is_attached:  # done, or the picker was closed meanwhile
             return
         self._partial[scope] = [row for row in rows if row.info.path not in self._deleted]
         self._searches.pop(scope, None)
