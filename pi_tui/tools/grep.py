@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
 import contextlib
 import json
 import os
 import shutil
 import threading
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import regex
 
@@ -37,6 +39,13 @@ from pi_tui.tools.truncation import MAX_BYTES, MAX_LINE_CHARS, format_size, trun
 from pi_tui.tools.walk import SKIP_DIRS, PathGlob, walk
 
 DEFAULT_LIMIT = 100
+
+BLOCK = 1024 * 1024
+"""Bytes the Python search reads at a time; the first block decides whether a file is binary."""
+LONG_LINE = 1024 * 1024
+"""A line longer than this many bytes is searched in windows instead of being held whole."""
+OVERLAP = 16 * 1024
+"""Characters each window of a long line repeats from the one before."""
 
 DESCRIPTION = (
     "Search file contents for a regular expression (ripgrep syntax; set literal for plain text). "
@@ -247,41 +256,161 @@ def _python_files(search: Search, stop: threading.Event) -> Iterator[str]:
 
 def _python_search(search: Search, compiled: regex.Pattern[str], stop: threading.Event) -> Found:
     found = Found()
+    prefilter = _is_literal(search)
     for rel in _python_files(search, stop):
         if stop.is_set():
             break
         try:
-            data = (search.root / rel).read_bytes()
+            with open(search.root / rel, "rb") as handle:
+                if not _search_file(handle, rel, compiled, prefilter, search, found, stop):
+                    break
         except OSError:
             continue
-        if is_binary(data):
-            continue
-        lines = data.decode("utf-8", "replace").split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        hits = [index for index, line in enumerate(lines) if compiled.search(line)]
-        if not hits:
-            continue
-        if not _add_file(found, rel, lines, hits, search):
-            break
     return found
 
 
-def _add_file(found: Found, rel: str, lines: list[str], hits: list[int], search: Search) -> bool:
-    """Add one file's matches with their context; ``False`` when the match limit stops the search."""
-    hit_set = set(hits)
-    shown: set[int] = set()
-    for hit in hits:
-        low = max(0, hit - search.context)
-        high = min(len(lines) - 1, hit + search.context)
-        for index in range(low, high + 1):
-            if index in shown:
-                continue
-            shown.add(index)
-            record = Line(rel, index + 1, lines[index].removesuffix("\r"), index in hit_set)
-            if not found.add(record, search.limit):
-                return False
+def _is_literal(search: Search) -> bool:
+    """Whether the pattern is plain text: then a block of lines without a match anywhere has no
+    matching line either, and the per-line search can be skipped for it."""
+    return search.literal or not any(char in _REGEX_SPECIAL for char in search.pattern)
+
+
+_REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
+
+
+def _search_file(
+    handle: BinaryIO,
+    rel: str,
+    compiled: regex.Pattern[str],
+    prefilter: bool,
+    search: Search,
+    found: Found,
+    stop: threading.Event,
+) -> bool:
+    """Add one file's matches with their context, reading it a block at a time; ``False`` when
+    the match limit stops the search. Binary files (a NUL in the first block) are skipped."""
+    head = handle.read(BLOCK)
+    if is_binary(head):
+        return True
+    state = _Context(rel, search, found)
+    for lines, hits in _blocks(handle, head, compiled, prefilter):
+        if stop.is_set() or not state.add_block(lines, hits):
+            return False
     return True
+
+
+class _Context:
+    """Turns the matches of each block into records, with ``context`` lines before and after.
+
+    Only what a later match could still show is kept: the last ``context`` unshown lines and the
+    count of after-lines still owed, so a file of any size costs one block of memory.
+    """
+
+    def __init__(self, rel: str, search: Search, found: Found) -> None:
+        self._rel = rel
+        self._search = search
+        self._found = found
+        self._before: deque[tuple[int, str]] = deque(maxlen=search.context)
+        self._after = 0
+        self._number = 0
+        """Lines of the file before the current block."""
+
+    def add_block(self, lines: list[str], hits: list[int]) -> bool:
+        """Record ``lines`` (the next lines of the file) whose ``hits`` matched; ``False`` at the limit."""
+        done = 0
+        for hit in hits:
+            self._pass(lines, done, hit)
+            for number, text in self._before:
+                self._found.add(Line(self._rel, number, text.removesuffix("\r"), False), self._search.limit)
+            self._before.clear()
+            record = Line(self._rel, self._number + hit + 1, lines[hit].removesuffix("\r"), True)
+            if not self._found.add(record, self._search.limit):
+                return False
+            self._after = self._search.context
+            done = hit + 1
+        self._pass(lines, done, len(lines))
+        self._number += len(lines)
+        return True
+
+    def _pass(self, lines: list[str], low: int, high: int) -> None:
+        """Lines ``low`` to ``high`` (exclusive) did not match: owed after-lines, then remembered."""
+        shown = min(self._after, high - low)
+        for index in range(low, low + shown):
+            record = Line(self._rel, self._number + index + 1, lines[index].removesuffix("\r"), False)
+            self._found.add(record, self._search.limit)
+        self._after -= shown
+        if self._search.context:
+            first = max(low + shown, high - self._search.context)
+            self._before.extend((self._number + index + 1, lines[index]) for index in range(first, high))
+
+
+def _blocks(
+    handle: BinaryIO, head: bytes, compiled: regex.Pattern[str], prefilter: bool
+) -> Iterator[tuple[list[str], list[int]]]:
+    """The file's lines a block at a time, with the indexes of those that match.
+
+    Lines end at ``\\n`` only; each block is cut after its last newline and decoded at once (an
+    invalid UTF-8 sequence never spans a newline, so this equals decoding the whole file). A line
+    longer than :data:`LONG_LINE` bytes is searched piece by piece (:func:`_long_line`) instead
+    of being held whole.
+    """
+    carry = b""
+    block = head
+    while block:
+        data = carry + block if carry else block
+        end = data.rfind(b"\n")
+        if end == -1:
+            if len(data) > LONG_LINE:
+                text, matched, carry = _long_line(data, handle, compiled)
+                yield [text], [0] if matched else []
+            else:
+                carry = data
+            block = handle.read(BLOCK)
+            continue
+        yield _matches(data[:end], compiled, prefilter)
+        carry = data[end + 1 :]
+        block = handle.read(BLOCK)
+    if carry:  # the last line has no newline, or a long line left whole lines behind
+        yield _matches(carry.removesuffix(b"\n"), compiled, prefilter)
+
+
+def _matches(data: bytes, compiled: regex.Pattern[str], prefilter: bool) -> tuple[list[str], list[int]]:
+    text = data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if prefilter and compiled.search(text) is None:
+        return lines, []
+    return lines, [index for index, line in enumerate(lines) if compiled.search(line)]
+
+
+def _long_line(data: bytes, handle: BinaryIO, compiled: regex.Pattern[str]) -> tuple[str, bool, bytes]:
+    """Search one huge line (``data`` is its start, without a newline) a block at a time.
+
+    Returns the line's first :data:`MAX_LINE_CHARS` + 1 characters (all that the output can show,
+    and enough to show that it was cut), whether it matched, and the bytes read past its end.
+    Each window repeats the last :data:`OVERLAP` characters of the one before, so a match across
+    a block border is found unless it is longer than that; a match that ends at the end of a
+    window that is not the line's last is not trusted (``$`` or a lookahead could be fooled) and
+    is looked for again in the next window.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    head: str | None = None
+    matched = False
+    tail = ""
+    chunk = data
+    while True:
+        newline = chunk.find(b"\n")
+        last = newline != -1 or not chunk
+        if head is None or not matched:
+            text = decoder.decode(chunk if newline == -1 else chunk[:newline], final=last)
+            if head is None:
+                head = text[: MAX_LINE_CHARS + 1]
+            window = tail + text
+            hit = compiled.search(window, 1 if tail else 0)
+            matched = hit is not None and (last or hit.end() < len(window))
+            tail = window[-OVERLAP:]
+        if last:
+            return head, matched, chunk[newline + 1 :] if newline != -1 else b""
+        chunk = handle.read(BLOCK)
 
 
 # --- output ---------------------------------------------------------------------------------
