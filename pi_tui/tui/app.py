@@ -183,7 +183,40 @@ class PiApp(App[None]):
         else:
             self.status.activity = "Starting..."
             self.refresh_footer()
+            await self._show_tail_preview()
             self.run_worker(self._start_in_background, thread=True, exit_on_error=False)
+
+    async def _show_tail_preview(self) -> None:
+        """Draw the newest turns of the session being opened from the end of its file, before
+        the full load (which replaces them): on a long session that is most of a second sooner.
+        Done before the load starts, which would otherwise hold the GIL against the drawing."""
+        from pi_tui.session.tail import read_tail_branch
+
+        path = self._session_path_to_open()
+        if path is None:
+            return
+        tail = read_tail_branch(path, FIRST_ENTRIES)
+        if tail is None:
+            return
+        items = build_transcript(tail.entries, tail.label_of)
+        await self.chat.show(items)
+        self.editor.prompt_history = user_texts(items)
+
+    def _session_path_to_open(self) -> Path | None:
+        """The file ``--session FILE`` or ``-c`` will open, when that is plain to see."""
+        options = self.start_options
+        if options is None or options.no_session or options.fork:
+            return None
+        if options.session:
+            path = Path(options.session).expanduser()
+            return path if path.suffix == ".jsonl" and path.is_file() else None
+        if options.continue_recent:
+            from pi_tui.config.paths import session_dir_for_cwd
+            from pi_tui.session.listing import most_recent_session
+
+            folder = Path(options.session_dir) if options.session_dir else session_dir_for_cwd(options.cwd)
+            return most_recent_session(folder)
+        return None
 
     def _start_in_background(self) -> None:
         """(Thread) import the agent and start it: settings, session, model, tools, rules.

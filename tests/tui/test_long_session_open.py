@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
+
 from pi_tui.tui.app import BUILD_CONTEXT_AT_ONCE
-from pi_tui.tui.transcript import InfoItem
+from pi_tui.tui.transcript import AssistantItem, InfoItem, UserItem
 from tests.support.model_server import ModelServer
 from tests.tui.conftest import make_app, screen_text
 from tests.unit.test_odd_lines import HEADER, entry, reply, user, write
@@ -43,3 +46,39 @@ async def test_the_footer_and_the_problems_follow_the_first_screen(
         problems = [item for item in app.chat.items if isinstance(item, InfoItem) and item.level == "warning"]
         assert any("left out of the model's context" in item.text for item in problems)
     assert len(manager.build_session_context().messages) == 2 * turns
+
+
+async def test_the_tail_is_drawn_before_the_session_is_loaded(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the full load held back, the newest turns are on screen from the file's tail alone;
+    when the load comes, it draws the same end of the branch."""
+    from pi_tui.start_options import StartOptions
+    from pi_tui.tui.app import PiApp
+
+    path = long_session(project, tmp_path / "sessions", 300)
+    release = threading.Event()
+    start_in_background = PiApp._start_in_background
+
+    def held_back(app: PiApp) -> None:
+        release.wait(10)
+        start_in_background(app)
+
+    monkeypatch.setattr(PiApp, "_start_in_background", held_back)
+    options = StartOptions(cwd=str(project), session=str(path), model="test/m")
+    app = PiApp(start_options=options, cwd=str(project))
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause()
+        assert app.agent is None
+        preview = [item.text for item in app.chat.items if isinstance(item, UserItem | AssistantItem)]
+        assert preview[-2:] == ["question 299", "answer 299"]
+        assert "answer 299" in screen_text(app)
+        release.set()
+        for _ in range(500):
+            await pilot.pause(0.01)
+            if app.agent is not None and app.status.activity is None:
+                break
+        await pilot.pause()
+        loaded = [item.text for item in app.chat.items if isinstance(item, UserItem | AssistantItem)]
+        assert loaded[-len(preview) :] == preview
+        assert "answer 299" in screen_text(app)
