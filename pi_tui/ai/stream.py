@@ -238,10 +238,12 @@ class _Runner:
                 pipeline = WirePipeline(client, self.builder)
                 push = self.stream._push
                 try:
-                    async for chunk in response.aiter_raw():
+                    # aiter_bytes, not aiter_raw: httpx asks for gzip and deflate, and a server that
+                    # uses them sent bytes the SSE decoder read as nothing (an empty reply).
+                    async for chunk in response.aiter_bytes():
                         push(pipeline.feed(chunk))
                     push(pipeline.close())
-                except (httpx.TransportError, httpx.StreamError) as error:
+                except (httpx.TransportError, httpx.StreamError, httpx.DecodingError) as error:
                     raise ProviderError(
                         f"Connection lost while streaming: {describe(error)}",
                         retryable=not self.builder.has_output,

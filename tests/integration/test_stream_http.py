@@ -498,6 +498,25 @@ def test_malformed_json_in_the_stream_names_the_line_and_never_hangs() -> None:
         assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_compressed_stream_is_read(encoding: str) -> None:
+    """httpx asks for gzip and deflate; a server that uses them must not give an empty reply."""
+    import zlib
+
+    events = (
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
+    packer = zlib.compressobj(wbits=wbits)
+    body = packer.compress(events) + packer.flush()
+    with ModelServer(RawStream(body, headers={"content-encoding": encoding})) as server:
+        outcome = run(server.model(), timeout=5)
+    assert outcome.message.stop_reason == "stop", outcome.message.error_message
+    assert outcome.text == "Hi there"
+
+
 def test_malformed_json_fails_at_once_even_if_the_server_stalls() -> None:
     bad = b"data: not json at all\n\n"
     stall = b'data: {"choices":[]}\n\n'
