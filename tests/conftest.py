@@ -12,8 +12,10 @@ PI_SESSIONS = DATA / "pi-sessions"
 
 @pytest.fixture(autouse=True)
 def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own ``PI_CODING_AGENT_DIR``; nothing touches the real home."""
+    """Every test gets its own ``PI_CODING_AGENT_DIR`` and cache folder (the sessions index);
+    nothing touches the real home."""
     folder = tmp_path / "agent"
     folder.mkdir()
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
+    monkeypatch.setenv("PI_TUI_CACHE_DIR", str(tmp_path / "cache"))
     return folder
