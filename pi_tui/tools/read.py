@@ -260,15 +260,15 @@ class _Lines:
         size = _Utf8Size()
         newline = self._buffer.find(b"\n", self._pos)
         if newline != -1:
-            size.add(self._buffer[self._pos : newline])
+            size.add(self._buffer, self._pos, newline)
             self._pos = newline + 1
             return size.total()
-        size.add(self._buffer[self._pos :])
+        size.add(self._buffer, self._pos)
         self._pos = len(self._buffer)
         for block in self._scan():
             newline = block.find(b"\n")
             if newline != -1:
-                size.add(block[:newline])
+                size.add(block, 0, newline)
                 self._keep(block, newline + 1)
                 break
             size.add(block)
@@ -284,17 +284,24 @@ def _after_newlines(data: bytes | bytearray, start: int, count: int) -> int:
 
 class _Utf8Size:
     """Counts the UTF-8 size of bytes decoded piece by piece with U+FFFD for invalid bytes (3
-    bytes each), without keeping the text; ASCII pieces are counted without decoding."""
+    bytes each), without keeping the text. Pieces are taken 64 KB at a time, so the temporary
+    copies stay small; ASCII is counted without decoding."""
+
+    _STEP = 64 * 1024
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._size = 0
 
-    def add(self, piece: bytes | bytearray) -> None:
-        if not self._decoder.getstate()[0] and piece.isascii():
-            self._size += len(piece)
-        else:
-            self._size += len(self._decoder.decode(piece).encode("utf-8"))
+    def add(self, data: bytes | bytearray, start: int = 0, end: int | None = None) -> None:
+        """Count ``data[start:end]``."""
+        view = memoryview(data)[start:end]
+        for low in range(0, len(view), self._STEP):
+            piece = bytes(view[low : low + self._STEP])
+            if not self._decoder.getstate()[0] and piece.isascii():
+                self._size += len(piece)
+            else:
+                self._size += len(self._decoder.decode(piece).encode("utf-8"))
 
     def total(self) -> int:
         return self._size + len(self._decoder.decode(b"", final=True).encode("utf-8"))
