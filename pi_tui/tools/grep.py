@@ -361,6 +361,7 @@ def _blocks(
         end = data.rfind(b"\n")
         if end == -1:
             if len(data) > LONG_LINE:
+                carry = block = b""  # held only by data now
                 text, matched, carry = _long_line(data, handle, compiled)
                 yield [text], [0] if matched else []
             else:
