@@ -53,12 +53,12 @@ print(json.dumps({"seconds": elapsed, "tail": result.content[0].text[-200:]}))
 PI_CHILD = """
 const [modulePath, cwd, file] = process.argv.slice(1);
 const started = process.hrtime.bigint();
-import(modulePath).then(async (m) => {
-  const result = await m.createReadTool(cwd).execute("bench", { path: file });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const text = result.content[0].text;
-  console.log(JSON.stringify({ seconds, tail: text.slice(-200) }));
-});
+const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+import(modulePath)
+  .then((m) => m.createReadTool(cwd).execute("bench", { path: file }))
+  .then((result) => ({ seconds: seconds(), tail: result.content[0].text.slice(-200) }))
+  .catch((error) => ({ seconds: seconds(), tail: `error: ${error && error.message}` }))
+  .then((report) => console.log(JSON.stringify(report)));
 """
 
 
@@ -78,7 +78,7 @@ def write_text_file(path: Path, size: int) -> int:
     with open(path, "w", encoding="ascii", buffering=4 * 1024 * 1024) as out:
         chunk: list[str] = []
         written = 0
-        while written < size:
+        while written + LINE_CHARS <= size:  # 2048 MB stays within 2 GiB, the most pi reads
             line = f"{lines + 1:>9} {filler}"[: LINE_CHARS - 1] + "\n"
             chunk.append(line)
             written += LINE_CHARS
@@ -197,7 +197,9 @@ def main() -> None:
         print("|---|---|")
         for run in runs:
             megabytes = run.peak_bytes / (1024 * 1024)
-            print(f"| {run.label} | {run.seconds:.3f} s ({run.wall:.2f} s process), {megabytes:.0f} MB |")
+            outcome = f"; {run.tail}" if run.tail.startswith("error:") else ""
+            figures = f"{run.seconds:.3f} s ({run.wall:.2f} s process), {megabytes:.0f} MB{outcome}"
+            print(f"| {run.label} | {figures} |")
         if options.show:
             for run in runs:
                 print(f"\n{run.label}:\n...{run.tail}")

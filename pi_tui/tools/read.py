@@ -110,6 +110,7 @@ def _read(path: Path, raw: str, start: int, limit: int | None) -> ToolResult:
 
 
 def _read_open(handle: BinaryIO, raw: str, start: int, limit: int | None) -> ToolResult:
+    """Image, binary or text, told from the first block; only a text file is read further."""
     info = os.fstat(handle.fileno())
     size = info.st_size if stat.S_ISREG(info.st_mode) else None
     head = handle.read(BLOCK)
@@ -346,6 +347,12 @@ def _collect(reader: _Lines, start: int, limit: int | None, size: int | None) ->
 
 
 def _text_result(raw: str, reader: _Lines, start: int, limit: int | None, size: int | None) -> ToolResult:
+    """Numbered lines from ``start``, cut at ``limit`` and the shared limits, with the note to read on.
+
+    ``details["truncation"]`` describes the cut; its ``totalLines`` is the number of lines in the
+    requested range (``None`` when they were not counted) and ``totalBytes`` the file's size,
+    since the numbered text of a range that is not shown is never built.
+    """
     passed = reader.skip_lines(start - 1)
     if passed < start - 1:
         raise ToolError(f"Offset {start} is past the end of {raw}, which has {passed} lines.")
