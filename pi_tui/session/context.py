@@ -130,11 +130,11 @@ def build_session_context(
     if path is None:
         path = path_to_root(by_id, leaf_id)
 
-    context = SessionContext()
+    context = session_settings(path)
     compaction_index: int | None = None
     boundary_index = -1
     for index, entry in enumerate(path):
-        kind = _note_settings(context, entry)
+        kind = entry.get("type")
         if kind == "compaction":
             compaction_index = index
         elif kind == RESET_BOUNDARY:
@@ -178,9 +178,26 @@ def session_settings(path: Iterable[RawEntry]) -> SessionContext:
     Startup needs only these to choose a model; the messages (most of a build's cost on a long
     session) wait until something needs them.
     """
+    path = path if isinstance(path, list) else list(path)
     settings = SessionContext()
+    # The last word on the model and on the thinking level wins, so both are looked for from
+    # the end (on a long branch they are found within a few entries); injected rules add up.
+    for entry in reversed(path):
+        if entry.get("type") in ("model_change", "message"):
+            probe = SessionContext()
+            _note_settings(probe, entry)
+            if probe.model is not None:
+                settings.model = probe.model
+                break
+    for entry in reversed(path):
+        if entry.get("type") == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+            if level is None or level in THINKING_LEVELS:
+                settings.thinking_level = "off" if level is None else level  # oh-my-pi: null is off
+                break
     for entry in path:
-        _note_settings(settings, entry)
+        if entry.get("type") == "ttsr_injection":
+            _note_settings(settings, entry)
     return settings
 
 
