@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-EXACT_STRING_CHARS = 1 << 20
+EXACT_STRING_CHARS = 1 << 18
 """Open strings up to this many decoded characters are shown exactly after every delta."""
 
 REFRESH_FRACTION = 64
@@ -50,7 +50,7 @@ class _Broken(Exception):
 class _Frame:
     """One open container: where its members start and the members already parsed."""
 
-    __slots__ = ("kind", "seps", "colon", "key_span", "done", "items", "cache", "child_key")
+    __slots__ = ("cache", "child_key", "colon", "done", "items", "key_span", "kind", "seps")
 
     def __init__(self, kind: str, position: int) -> None:
         self.kind = kind  # "{" or "["
@@ -109,6 +109,8 @@ class PartialJson:
         text = self.text
         end = len(text)
         position = start
+        if self._in_string and self._escaped:
+            position += 1  # the character escaped by the backslash ending the previous delta
         while position < end:
             if self._in_string:
                 position = self._scan_string(position)
@@ -129,17 +131,27 @@ class PartialJson:
                 self._note_string_growth(max(start, content))
 
     def _scan_string(self, position: int) -> int:
-        """Find the closing quote from ``position``; returns where scanning continues."""
+        """Find the closing quote from ``position`` (an escape boundary); returns where to go on."""
         text = self.text
-        content = self._string_start + 1
-        while True:
-            quote = text.find('"', position)
-            if quote < 0:
-                return len(text)
-            if _backslashes_before(text, quote, content) % 2 == 0:
-                self._close_string(quote)
-                return quote + 1
-            position = quote + 1
+        quote = text.find('"', position)
+        if quote < 0:
+            return len(text)
+        if quote == position or text[quote - 1] != "\\":
+            self._close_string(quote)
+            return quote + 1
+        # Escapes near quotes: blank out double backslashes, then escaped quotes, in growing
+        # windows (C-speed replaces keep positions, so the first quote left is the closing one).
+        window = 256
+        while position < len(text):
+            chunk = text[position : position + window]
+            cleaned = chunk.replace("\\\\", "  ").replace('\\"', "  ")
+            found = cleaned.find('"')
+            if found >= 0:
+                self._close_string(position + found)
+                return position + found + 1
+            position += len(chunk) + cleaned.endswith("\\")  # a lone backslash escapes the next one
+            window *= 2
+        return len(text)
 
     def _structural(self, char: str, index: int) -> None:
         stack = self._stack
@@ -349,7 +361,7 @@ class PartialJson:
             return frame.child_key[1]
         segment = self.text[frame.seps[-1] + 1 : child.seps[0]]
         if frame.kind == "[":
-            if segment.strip():
+            if segment.strip(" \t\n\r"):  # JSON whitespace only
                 raise _Broken
             key = None
         else:
