@@ -8,6 +8,9 @@ the new one, best of ``--runs``; old times above ``--old-limit`` bytes of argume
 deltas are extrapolated quadratically from the largest measured size (marked ``~``), because
 measuring them takes minutes.
 
+The "edit call" rows stream one object with thousands of small edits: each answer is a fresh
+copy of the open ``edits`` list, so that case stays O(edits) per delta (C-speed list copy).
+
 Target (issue 12): 1 MB in 100-char deltas well under 1 s; 10 MB in one event < 0.2 s.
 Run: ``python benchmarks/tool_args_stream.py [--runs 3] [--old-limit 200000]``.
 """

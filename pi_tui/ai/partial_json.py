@@ -7,7 +7,8 @@ that, keep the previous answer) — see :func:`_best_parse`.
 
 Applying that rule to the whole text on every delta costs O(text) per delta, so a 1 MB ``write``
 streamed in small deltas took minutes. :class:`PartialJson` gets the same answers in amortised
-O(delta): a scanner keeps the open containers, their member separators and the open string
+O(delta) plus a C-speed copy of the open containers' members (each answer is a fresh object, as
+before; only an open array of many thousands of members makes that copy show): a scanner keeps the open containers, their member separators and the open string
 up to date from the new characters only (``str.find``/regex, not a Python loop per character);
 complete members are parsed once, when the member after them starts; and the rule is applied to
 a small *synthetic* text — the open containers as bare brackets, the last few members of the
@@ -60,7 +61,7 @@ class _Frame:
         self.done = 0  # members parsed so far (member i lies between seps[i] and seps[i+1])
         self.items: list[Any] = []  # parsed members: (key, value) pairs or values
         self.cache: dict[str, Any] = {}  # objects: the parsed members as a dict
-        self.child_key: Any = None  # key of the open child container (objects)
+        self.child_key: Any = None  # (child position, key) of the open child container
 
 
 class PartialJson:
