@@ -8,8 +8,9 @@ that, keep the previous answer) — see :func:`_best_parse`.
 Applying that rule to the whole text on every delta costs O(text) per delta, so a 1 MB ``write``
 streamed in small deltas took minutes. :class:`PartialJson` gets the same answers in amortised
 O(delta) plus a C-speed copy of the open containers' members (each answer is a fresh object, as
-before; only an open array of many thousands of members makes that copy show): a scanner keeps the open containers, their member separators and the open string
-up to date from the new characters only (``str.find``/regex, not a Python loop per character);
+before; only an open array of many thousands of members makes that copy show): a scanner
+keeps the open containers, their member separators and the open string up to date from the new
+characters only (``str.find``/regex, not a Python loop per character);
 complete members are parsed once, when the member after them starts; and the rule is applied to
 a small *synthetic* text — the open containers as bare brackets, the last few members of the
 innermost one, and only the undecoded tail of the open string — whose answer is then spliced into
