@@ -190,11 +190,11 @@ class PiApp(App[None]):
         """Draw the newest turns of the session being opened from the end of its file, before
         the full load (which replaces them): on a long session that is most of a second sooner.
         Done before the load starts, which would otherwise hold the GIL against the drawing."""
-        from pi_tui.session.tail import read_tail_branch
-
         path = self._session_path_to_open()
         if path is None:
-            return
+            return  # nothing imported: a new session's first frame stays as quick as it was
+        from pi_tui.session.tail import read_tail_branch
+
         tail = read_tail_branch(path, FIRST_ENTRIES)
         if tail is None:
             return
