@@ -103,18 +103,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _crash_log() -> str:
-    """Write the current traceback to the log folder; returns its path."""
+    """Write the current traceback to the log folder; returns its path.
+
+    The log is the user's alone (0600 in a 0700 folder) and holds no credential: a traceback can
+    quote a request, an exception or a models.json header (see :mod:`pi_tui.redact`).
+    """
     import traceback
     from pathlib import Path
 
     import platformdirs
 
+    from pi_tui.redact import redact_secrets
+
     folder = Path(platformdirs.user_log_dir("pi-tui"))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / "crash.log"
-        with path.open("a", encoding="utf-8") as log:
-            log.write(traceback.format_exc() + "\n")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        descriptor = os.open(path, flags, 0o600)
+        os.fchmod(descriptor, 0o600)  # a log made by an older version may be readable by others
+        with os.fdopen(descriptor, "a", encoding="utf-8") as log:
+            log.write(redact_secrets(traceback.format_exc()) + "\n")
         return str(path)
     except OSError:
         return "no log written"

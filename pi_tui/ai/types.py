@@ -78,7 +78,9 @@ class Model(_Config):
     context_window: int = 128_000
     max_tokens: int = 16_384
     cost: ModelCost = Field(default_factory=ModelCost)
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict, exclude=True)
+    """Configured header values (often credentials): used for requests, never serialised into
+    rpc, json-mode or /session output (pi leaves them out too)."""
     compat: dict[str, Any] = Field(default_factory=dict)
     auth_header: bool | str | None = None
 

@@ -1,0 +1,49 @@
+"""Keeping credentials out of what pi-tui prints and logs.
+
+A crash log or an error line may quote a request, an exception or an environment: any of them can
+hold an API key or a header value from models.json. Text that leaves the process for a file or
+another program goes through :func:`redact_secrets` first, which hides
+
+- the values of environment variables whose names say they are secret (``*_API_KEY``,
+  ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*AUTH*``), wherever they appear;
+- any extra values the caller knows are secret (resolved API keys and header values);
+- the usual shapes of credentials even when we do not know them: ``Bearer ...``, ``sk-...``,
+  ``x-api-key: ...`` style header lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 6
+"""Shorter values are left alone: hiding every "1" or "on" would garble the text, not protect it."""
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL", re.IGNORECASE)
+_SHAPES = (
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
+    re.compile(r"\b(sk-)[A-Za-z0-9_-]{6,}"),
+    re.compile(r"(?i)((?:x-api-key|api[-_]?key|authorization|x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+)
+
+
+def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of the environment variables whose names say they hold a secret."""
+    environ = os.environ if environ is None else environ
+    return [
+        value
+        for name, value in environ.items()
+        if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH
+    ]
+
+
+def redact_secrets(text: str, known: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> str:
+    """``text`` with every secret it holds replaced by ``[redacted]`` (see the module)."""
+    values = {value for value in (*known, *secret_env_values(environ)) if len(value) >= MIN_SECRET_LENGTH}
+    for value in sorted(values, key=len, reverse=True):  # a key that contains another goes first
+        text = text.replace(value, REDACTED)
+    for shape in _SHAPES:
+        text = shape.sub(lambda match: match.group(1) + REDACTED, text)
+    return text
