@@ -102,6 +102,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(f"internal error: {type(error).__name__}: {error} (details: {_crash_log()})", 70)
 
 
+def _user_input_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the command line that the user can fix (exit 2), if anything.
+
+    Bytes that are not UTF-8 reach Python as lone surrogates (U+DC80..U+DCFF): sent on, they
+    would be the model's "\ufffd" garble, so the user is told which byte instead. A
+    ``--session-dir`` whose parent is missing is almost always a typo, not a tree to create.
+    """
+    from pathlib import Path
+
+    from pi_tui.text_safety import show_name
+
+    for message in args.messages or ():
+        for position, character in enumerate(message):
+            if "\udc80" <= character <= "\udcff":
+                byte = ord(character) - 0xDC00
+                return (
+                    f"the message is not valid UTF-8 (byte 0x{byte:02x} at character {position + 1}); "
+                    "check the terminal's or the script's encoding"
+                )
+    if args.session_dir:
+        folder = Path(args.session_dir).expanduser()
+        if not folder.exists() and not folder.parent.is_dir():
+            parent = show_name(folder.parent)
+            return f"--session-dir {show_name(folder)}: its parent folder {parent} does not exist"
+    return None
+
+
 def _crash_log() -> str:
     """Write the current traceback to the log folder; returns its path.
 
@@ -172,6 +199,9 @@ def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = F
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
     )
+    problem = _user_input_problem(args)
+    if problem is not None:
+        return fail(problem)
     prompts = []
     if args.messages and not rpc:
         from pi_tui.modes.attachments import AttachmentError, build_prompts

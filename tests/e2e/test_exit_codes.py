@@ -1,0 +1,89 @@
+"""Exit codes that tell the truth, through the installed console script: what the user can fix
+is one line on stderr and exit 2, with no crash log; only a bug is 70 with a crash log."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_session_files_security import saved_session
+
+SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
+SETPRIV = shutil.which("setpriv")
+AS_ROOT = os.geteuid() == 0
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where a crash log would go (``$XDG_STATE_HOME/pi-tui/log``)."""
+    folder = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def run(*args: str | bytes, cwd: Path, drop_root_powers: bool = False) -> subprocess.CompletedProcess[bytes]:
+    prefix: list[str] = []
+    if drop_root_powers and AS_ROOT:
+        assert SETPRIV is not None, "root without setpriv cannot drop its file powers"
+        prefix = [SETPRIV, "--bounding-set", "-dac_override,-dac_read_search", "--"]
+    return subprocess.run(
+        [*prefix, SCRIPT, "--model", "offline/demo", *args], capture_output=True, cwd=cwd, timeout=60
+    )
+
+
+def one_line(result: subprocess.CompletedProcess[bytes], state: Path) -> str:
+    stderr = result.stderr.decode()
+    assert result.returncode == 2, (result.returncode, stderr)
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    [line] = stderr.splitlines()
+    assert not (state / "pi-tui").exists(), "a user's mistake wrote a crash log"
+    return line
+
+
+def test_a_message_that_is_not_utf8(project: Path, state: Path) -> None:
+    line = one_line(run("-p", b"caf\xe9 au lait", cwd=project), state)
+    assert line.startswith("pi-tui: the message is not valid UTF-8 (byte 0xe9 at character 4)")
+    assert not list(project.rglob("*.jsonl"))
+
+
+def test_a_session_dir_whose_parent_is_missing(project: Path, tmp_path: Path, state: Path) -> None:
+    missing = tmp_path / "no" / "such" / "sessions"
+    line = one_line(run("--session-dir", str(missing), "-p", "hi", cwd=project), state)
+    assert line == f"pi-tui: --session-dir {missing}: its parent folder {missing.parent} does not exist"
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.skipif(AS_ROOT and SETPRIV is None, reason="root without setpriv")
+def test_an_unwritable_or_foreign_session(project: Path, tmp_path: Path, state: Path) -> None:
+    path = saved_session(project, tmp_path / "sessions")
+    path.chmod(0o444)
+    line = one_line(run("--session", str(path), "-p", "hi", cwd=project, drop_root_powers=True), state)
+    assert line == f"pi-tui: Cannot write session file {path}: Permission denied"
+    if AS_ROOT:
+        os.chown(path, 65534, 65534)
+        path.chmod(0o644)
+        line = one_line(run("--session", str(path), "-p", "hi", cwd=project, drop_root_powers=True), state)
+        assert line == f"pi-tui: Cannot write session file {path}: Permission denied"
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o555)
+    line = one_line(run("--session-dir", str(folder), "-p", "hi", cwd=project, drop_root_powers=True), state)
+    assert line == f"pi-tui: Cannot create session files in {folder}: Permission denied"
+
+
+def test_a_good_run_is_0(project: Path, state: Path) -> None:
+    result = run("--no-session", "-p", "hi", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert not (state / "pi-tui").exists()
