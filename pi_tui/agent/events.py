@@ -9,12 +9,15 @@ announced as a ``subscriber_error`` event) and never breaks the agent loop.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.ai.events import StreamEvent
+from pi_tui.ai.stream import notice_after
 from pi_tui.session.messages import Wire
+from pi_tui.text_safety import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +38,7 @@ EVENT_TYPES = frozenset(
         "compaction_end",
         "auto_retry_start",
         "auto_retry_end",
+        "stream_stall",  # pi-tui's own: the server is silent (idleSeconds), 0 when data flows again
         "ttsr_triggered",
         "subscriber_error",
     }
@@ -80,6 +84,25 @@ def _jsonable(value: Any) -> Any:
     if callable(to_json):
         return to_json()
     return value
+
+
+def progress_line(event: AgentEvent) -> str | None:
+    """The line that tells a user without the TUI why nothing happens (print mode's stderr), or None.
+
+    A retry wait: its reason, the wait in whole seconds and the attempt. A silent server: when
+    the silence is first reported, then every 10 s (the events come once a second).
+    """
+    if event.type == "auto_retry_start":
+        reason = clean_text(str(event.get("errorMessage") or "Request failed"))
+        wait = math.ceil(int(event.get("delayMs") or 0) / 1000)
+        attempt = f"attempt {event.get('attempt', 1)}/{event.get('maxAttempts', 1)}"
+        return f"{reason} - retrying in {wait} s ({attempt}) - Ctrl+C to cancel"
+    if event.type == "stream_stall" and event.get("stalled"):
+        idle = int(event.get("idleSeconds") or 0)
+        first = notice_after(float(event.get("timeoutSeconds") or 0))
+        if idle == first or (idle > first and idle % 10 == 0):
+            return f"no data for {idle} s - Ctrl+C to stop"
+    return None
 
 
 Subscriber = Callable[[AgentEvent], None]

@@ -23,7 +23,7 @@ from typing import Any
 
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
 from pi_tui.ai.errors import ConfigError, is_context_overflow
-from pi_tui.ai.stream import AssistantStream, RetryInfo, stream_message
+from pi_tui.ai.stream import AssistantStream, IdleLimits, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.config.settings import Settings
 from pi_tui.session import SessionManager, convert_to_llm
@@ -492,7 +492,21 @@ class AgentSession:
                 errorMessage=info.error,
             )
 
-        stream = stream_message(self.model, self.build_context(), options, on_retry=on_retry)
+        def on_stall(info: StallInfo) -> None:
+            # A silent server: how long, and when the reply is given up (see ai.stream.IdleLimits).
+            self.emit(
+                "stream_stall",
+                stalled=info.idle_seconds > 0,
+                idleSeconds=info.idle_seconds,
+                timeoutSeconds=info.timeout,
+                receivedData=info.received,
+            )
+
+        retry = self.settings.retry
+        idle = IdleLimits(between=retry.idle_timeout_seconds, first_byte=retry.first_byte_timeout_seconds)
+        stream = stream_message(
+            self.model, self.build_context(), options, on_retry=on_retry, idle=idle, on_stall=on_stall
+        )
         self._stream = stream
         if self._aborted:
             stream.abort()

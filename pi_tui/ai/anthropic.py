@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
@@ -319,8 +320,8 @@ class MessagesParser(ParserBase):
 
     def on_event(self, event: str, data: str) -> None:
         try:
-            payload = orjson.loads(data)  # takes the API's space-padded JSON as it is
-        except orjson.JSONDecodeError:
+            payload = jsonio.loads(data)  # space-padded JSON as it is; a lone surrogate half too
+        except jsonio.JSONDecodeError:
             if not data or data.isspace():
                 return
             raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None

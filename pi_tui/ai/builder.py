@@ -5,6 +5,12 @@ it, close it, finish or fail). The builder owns the rules all APIs share: block 
 ``*_end`` per opened block, partial tool-call arguments, usage cost, and never losing what
 streamed when the stream fails. Text is kept as lists of fragments and joined when a snapshot is
 asked for, so long streams stay linear.
+
+Some servers cut strings by UTF-16 code units, so an emoji can arrive as a high surrogate at the
+end of one delta and the low surrogate at the start of the next. Python does not merge two
+halves that were concatenated, so a block holds a trailing high surrogate back until the next
+delta shows whether its other half follows (:func:`_pair_up`); a half that never finds its pair
+is kept as it is when the block ends (Node keeps it too, and :mod:`pi_tui.jsonio` writes it).
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class _Block:
     arguments: dict[str, Any] = field(default_factory=dict)
     open: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    high: str = ""
+    """A high surrogate that ended the last delta, waiting for its low half."""
 
     def text(self) -> str:
         if len(self.parts) > 1:
@@ -63,6 +71,29 @@ class _Block:
         if self.signature is not None:
             call.thought_signature = self.signature
         return call
+
+
+_HIGH = frozenset(chr(code) for code in range(0xD800, 0xDC00))
+"""High (leading) surrogates; a set lookup on the last character is the cheap per-delta test."""
+
+
+def _pair_up(block: _Block, delta: str) -> str:
+    """``delta`` with a held high surrogate joined to its low half, and its own trailing high
+    surrogate held back (``block.high``); what is left to add (may be empty)."""
+    held = block.high
+    if held:
+        block.high = ""
+        first = delta[0]
+        if "\udc00" <= first <= "\udfff":
+            delta = chr(0x10000 + ((ord(held) - 0xD800) << 10) + (ord(first) - 0xDC00)) + delta[1:]
+        elif ord(first) > 0xFFFF and chr(0xD800 + ((ord(first) - 0x10000) >> 10)) == held:
+            pass  # the server sent the whole character again (a final text): the half is in it
+        else:
+            delta = held + delta
+    if delta and delta[-1] in _HIGH:
+        block.high = delta[-1]
+        delta = delta[:-1]
+    return delta
 
 
 class MessageBuilder:
@@ -130,7 +161,12 @@ class MessageBuilder:
 
     def text_delta(self, index: int, delta: str) -> None:
         if delta:
-            self.blocks[index].parts.append(delta)
+            block = self.blocks[index]
+            if block.high or delta[-1] in _HIGH:
+                delta = _pair_up(block, delta)
+                if not delta:
+                    return
+            block.parts.append(delta)
             self.events.append(
                 _new_event(StreamEvent, ("text_delta", index, delta, "", None, None, None, self._snap))
             )
@@ -140,7 +176,12 @@ class MessageBuilder:
 
     def thinking_delta(self, index: int, delta: str) -> None:
         if delta:
-            self.blocks[index].parts.append(delta)
+            block = self.blocks[index]
+            if block.high or delta[-1] in _HIGH:
+                delta = _pair_up(block, delta)
+                if not delta:
+                    return
+            block.parts.append(delta)
             self.events.append(
                 _new_event(StreamEvent, ("thinking_delta", index, delta, "", None, None, None, self._snap))
             )
@@ -175,6 +216,10 @@ class MessageBuilder:
         if not fragment:
             return
         block = self.blocks[index]
+        if block.high or fragment[-1] in _HIGH:
+            fragment = _pair_up(block, fragment)
+            if not fragment:
+                return
         assert block.json is not None
         block.arguments = block.json.feed(fragment)
         self.events.append(
@@ -194,6 +239,9 @@ class MessageBuilder:
         block = self.blocks[index]
         if not block.open:
             return
+        if block.high:  # its low half never came: keep the lone half, as Node does
+            lone, block.high = block.high, ""
+            self._add_lone_half(index, block, lone)
         block.open = False
         if block.kind == "text":
             self.events.append(StreamEvent("text_end", index, content=block.text(), snapshot=self.snapshot))
@@ -207,6 +255,22 @@ class MessageBuilder:
             self.events.append(
                 StreamEvent("toolcall_end", index, tool_call=self._call(block), snapshot=self.snapshot)
             )
+
+    def _add_lone_half(self, index: int, block: _Block, lone: str) -> None:
+        """Add a held half as the block's last delta (past :func:`_pair_up`, which would hold it
+        back again)."""
+        if block.kind == "toolCall":
+            if block.json is not None:
+                block.arguments = block.json.feed(lone)
+                self.events.append(
+                    StreamEvent(
+                        "toolcall_delta", index, lone, tool_call=self._call(block), snapshot=self.snapshot
+                    )
+                )
+            return
+        block.parts.append(lone)
+        kind = "text_delta" if block.kind == "text" else "thinking_delta"
+        self.events.append(StreamEvent(kind, index, lone, snapshot=self.snapshot))  # type: ignore[arg-type]
 
     def close_all(self) -> None:
         for index, block in enumerate(self.blocks):

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
@@ -592,8 +593,8 @@ class GoogleParser(ParserBase):
 
 def _load(data: str) -> dict[str, Any]:
     try:
-        chunk = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        chunk = jsonio.loads(data)  # a lone surrogate half (an emoji cut by the server) too
+    except jsonio.JSONDecodeError:
         raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
     if isinstance(chunk, list) and len(chunk) == 1:
         chunk = chunk[0]  # tolerate the JSON-array framing used without alt=sse

@@ -24,7 +24,8 @@ def shared_client() -> httpx.AsyncClient:
     if client is None or client.is_closed:
         client = httpx.AsyncClient(
             http2=HTTP2,
-            timeout=httpx.Timeout(600.0, connect=30.0),
+            # No read timeout: a model stream is watched for silence by pi_tui.ai.stream.
+            timeout=httpx.Timeout(None, connect=30.0),
             limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=120.0),
         )
         _CLIENTS[loop] = client

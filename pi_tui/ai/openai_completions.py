@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
@@ -251,8 +252,8 @@ class CompletionsParser(ParserBase):
             self.done = True
             return
         try:
-            chunk = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            chunk = jsonio.loads(data)  # a lone surrogate half (an emoji cut by the server) too
+        except jsonio.JSONDecodeError:
             raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
         if not isinstance(chunk, dict):
             raise ProviderError(f"Unexpected data in the stream: {data[:200]}")

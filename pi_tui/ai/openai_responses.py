@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.protocol import HttpRequest, ParserBase
@@ -534,8 +535,8 @@ class ResponsesParser(ParserBase):
 
 def _load(data: str) -> dict[str, Any]:
     try:
-        payload = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        payload = jsonio.loads(data)  # a lone surrogate half (an emoji cut by the server) too
+    except jsonio.JSONDecodeError:
         raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
     if not isinstance(payload, dict):
         raise ProviderError(f"Unexpected data in the stream: {data[:200]}")

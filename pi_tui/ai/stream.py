@@ -10,6 +10,13 @@ API's parser and queues events; the caller iterates the returned :class:`Assista
   "error"``, keeping what streamed.
 - Abort: :meth:`AssistantStream.abort` cancels the task; the HTTP stream is closed at once and
   the message ends ``aborted``.
+- Stalls: a server can stop sending without closing the connection. A watchdog
+  (:class:`_Watchdog`) gives up after :class:`IdleLimits` seconds without a byte (longer before
+  the first byte, when a model may still be thinking): retried like a dropped connection when
+  nothing was streamed, an error keeping the partial reply otherwise. No per-read HTTP timeout
+  is used, so one slow read never waits longer than these limits. ``on_stall`` hears, once per
+  whole second, how long the server has been silent (after ``notice`` seconds), and once more
+  with 0 when data flows again, so a UI can say why nothing moves.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -29,7 +37,7 @@ from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.http import shared_client
-from pi_tui.ai.protocol import ApiClient
+from pi_tui.ai.protocol import ApiClient, HttpRequest
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions
@@ -48,6 +56,108 @@ class RetryInfo:
 
 
 RetryCallback = Callable[[RetryInfo], None]
+
+
+@dataclass(frozen=True, slots=True)
+class IdleLimits:
+    """How long a stream may stay silent (seconds), from ``retry.idleTimeoutSeconds`` and
+    ``retry.firstByteTimeoutSeconds``."""
+
+    between: float = 90.0
+    """After the first byte of the reply."""
+    first_byte: float = 120.0
+    """From sending the request to the first byte of the reply (headers included)."""
+    notice: float = 10.0
+    """Silence reported to ``on_stall`` from here on (or half the limit, if that is sooner)."""
+
+
+@dataclass(slots=True)
+class StallInfo:
+    idle_seconds: int
+    """Whole seconds without a byte; 0: data flows again (or the attempt ended)."""
+    timeout: float
+    """The limit that applies now; the attempt is given up when ``idle_seconds`` reaches it."""
+    received: bool
+    """Whether any byte of the reply had arrived before the silence."""
+
+
+StallCallback = Callable[[StallInfo], None]
+
+
+def notice_after(limit: float, notice: float = 10.0) -> int:
+    """When silence is first reported: ``notice`` seconds, or half a short limit (whole seconds,
+    at least 1), so a limit under 20 s still gets its notice before it fires."""
+    return max(1, math.ceil(min(notice, limit / 2)))
+
+
+def stall_text(seconds: float) -> str:
+    """The error for a stream given up after ``seconds`` of silence."""
+    return f"No data from the server for {seconds:g} s"
+
+
+class _Watchdog:
+    """Measures the silence of one attempt and ends it when a limit is reached.
+
+    The read loop only stores the time of the last chunk (:meth:`fed`); this task wakes when
+    something could be due (the limit, or the next whole second of a reported stall) and, when
+    the limit is reached, fires the attempt's ``asyncio.timeout`` scope, which cancels the HTTP
+    read cleanly and raises TimeoutError there.
+    """
+
+    def __init__(self, limits: IdleLimits, on_stall: StallCallback | None) -> None:
+        self.limits = limits
+        self.on_stall = on_stall
+        self.loop = asyncio.get_running_loop()
+        self.last = self.loop.time()
+        self.received = False
+        self.reported = 0
+        """The whole seconds last reported to ``on_stall`` (0: no stall reported)."""
+        self.fired_after: float | None = None
+        """The limit that ended the attempt, once it has."""
+
+    def fed(self) -> None:
+        """A chunk arrived (called per chunk: keep it cheap)."""
+        self.last = self.loop.time()
+        self.received = True
+        if self.reported:
+            self.resumed()
+
+    def resumed(self) -> None:
+        if self.reported:
+            self.reported = 0
+            if self.on_stall is not None:
+                self.on_stall(StallInfo(0, self.limit, self.received))
+
+    @property
+    def limit(self) -> float:
+        return self.limits.between if self.received else self.limits.first_byte
+
+    async def run(self, scope: asyncio.Timeout) -> None:
+        while True:
+            now = self.loop.time()
+            limit = self.limit
+            idle = now - self.last
+            if idle >= limit:
+                self.fired_after = limit
+                scope.reschedule(now)
+                return
+            notice = notice_after(limit, self.limits.notice)
+            if idle >= notice and notice < limit:
+                whole = int(idle)
+                if whole != self.reported:
+                    self.reported = whole
+                    if self.on_stall is not None:
+                        self.on_stall(StallInfo(whole, limit, self.received))
+                due = self.last + whole + 1
+            else:
+                due = self.last + notice
+            wake = min(due, self.last + limit)
+            if not self.received:
+                # The first byte may come any moment and switch to the shorter limit, whose
+                # notice or end is then due that much later at the earliest.
+                between = self.limits.between
+                wake = min(wake, now + min(between, notice_after(between, self.limits.notice)))
+            await asyncio.sleep(max(wake - now, 0.005))
 
 
 class WirePipeline:
@@ -125,10 +235,12 @@ def stream_message(
     *,
     on_retry: RetryCallback | None = None,
     http: httpx.AsyncClient | None = None,
+    idle: IdleLimits | None = None,
+    on_stall: StallCallback | None = None,
 ) -> AssistantStream:
     """Start streaming one assistant message; must be called inside a running event loop."""
     stream = AssistantStream()
-    runner = _Runner(model, context, options or StreamOptions(), stream, on_retry, http)
+    runner = _Runner(model, context, options or StreamOptions(), stream, on_retry, http, idle, on_stall)
     stream._task = asyncio.get_running_loop().create_task(runner.run())
     stream._task.add_done_callback(runner.on_task_done)
     return stream
@@ -151,6 +263,8 @@ class _Runner:
         stream: AssistantStream,
         on_retry: RetryCallback | None,
         http: httpx.AsyncClient | None,
+        idle: IdleLimits | None = None,
+        on_stall: StallCallback | None = None,
     ) -> None:
         self.model = model
         self.context = context
@@ -159,6 +273,8 @@ class _Runner:
         self.on_retry = on_retry
         self.http = http
         self.builder = MessageBuilder(model)
+        self.idle = idle or IdleLimits()
+        self.on_stall = on_stall
 
     async def run(self) -> None:
         # Always self.builder: a retry replaces it, and the message is the last attempt's.
@@ -220,11 +336,35 @@ class _Runner:
         return min(self.options.base_delay * 2 ** (attempt - 1), self.options.max_delay)
 
     async def _once(self, client: ApiClient, request: object) -> None:
-        from pi_tui.ai.protocol import HttpRequest
-
         assert isinstance(request, HttpRequest)
         http = self.http or shared_client()
-        timeout = httpx.Timeout(self.options.timeout, connect=30.0)
+        # No read timeout: the watchdog's idle limits decide how long a silent stream may last.
+        timeout = httpx.Timeout(None, connect=30.0)
+        watchdog = _Watchdog(self.idle, self.on_stall)
+        try:
+            async with asyncio.timeout(None) as scope:
+                watch = asyncio.get_running_loop().create_task(watchdog.run(scope))
+                try:
+                    await self._exchange(client, request, http, timeout, watchdog)
+                finally:
+                    watch.cancel()
+                    watchdog.resumed()
+        except TimeoutError:
+            if watchdog.fired_after is None:
+                raise
+            if self.builder.has_output:
+                raise ProviderError(f"{stall_text(watchdog.fired_after)}; the reply was cut") from None
+            raise ProviderError(stall_text(watchdog.fired_after), retryable=True) from None
+
+    async def _exchange(
+        self,
+        client: ApiClient,
+        request: HttpRequest,
+        http: httpx.AsyncClient,
+        timeout: httpx.Timeout,
+        watchdog: _Watchdog,
+    ) -> None:
+        """One request and its streamed answer."""
         try:
             # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
             # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
@@ -240,7 +380,9 @@ class _Runner:
                 try:
                     # aiter_bytes, not aiter_raw: httpx asks for gzip and deflate, and a server that
                     # uses them sent bytes the SSE decoder read as nothing (an empty reply).
+                    fed = watchdog.fed
                     async for chunk in response.aiter_bytes():
+                        fed()
                         push(pipeline.feed(chunk))
                     push(pipeline.close())
                 except (httpx.TransportError, httpx.StreamError, httpx.DecodingError) as error:
@@ -266,7 +408,9 @@ def http_error(status: int, body: str, headers: httpx.Headers) -> ProviderError:
     retryable = status in RETRYABLE_STATUS
     overflow = status in (400, 413) and is_context_overflow(body)
     message = f"HTTP {status}" + (f": {snippet}" if snippet else "")
-    if status == 529 or "overloaded" in body.lower():
+    if status == 429:  # too many requests or tokens for the account: not the server's load
+        message = "Rate limited by the provider (HTTP 429)" + (f": {snippet}" if snippet else "")
+    elif status == 529 or "overloaded" in body.lower():
         message = f"Provider overloaded (HTTP {status})" + (f": {snippet}" if snippet else "")
         retryable = True
     return ProviderError(

@@ -41,6 +41,10 @@ class RetrySettings(_Group):
     enabled: bool = True
     max_retries: int = Field(3, ge=0)
     base_delay_ms: int = Field(2000, ge=0)
+    idle_timeout_seconds: float = Field(90.0, gt=0)
+    """A reply that sends nothing for this long after its first byte is given up."""
+    first_byte_timeout_seconds: float = Field(120.0, gt=0)
+    """The same before the first byte (a model may think for a while before it writes)."""
 
 
 class TtsrSettings(_Group):
