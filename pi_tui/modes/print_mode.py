@@ -1,12 +1,13 @@
 """``-p``: run the prompt(s) without a UI, print the final answer (text) or every event (json).
 
 Exit codes: 0 when the last reply ended normally, 1 when it ended in an error (the message goes
-to stderr), 130 when interrupted with Ctrl+C (the run is aborted and recorded as such).
+to stderr), 130 when interrupted with Ctrl+C, 143 on SIGTERM and 129 on SIGHUP (a closed
+terminal). On each of these signals running commands are killed with everything they started,
+the run is aborted and recorded as such and the session file is closed (see ``exit_signals``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -18,6 +19,7 @@ from pi_tui.agent.events import AgentEvent
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.modes.attachments import Prompt
+from pi_tui.modes.exit_signals import STOP_SIGNALS, ExitSignals, say, signal_name
 from pi_tui.session.messages import AssistantMessage, TextContent
 from pi_tui.text_safety import clean_text, for_terminal
 
@@ -39,16 +41,12 @@ async def run_print(
     agent: AgentSession, prompts: list[Prompt], *, json_mode: bool, out: TextIO | None = None
 ) -> int:
     out = out if out is not None else sys.stdout  # looked up now: it may have been replaced
-    interrupted = False
-
-    def on_interrupt() -> None:
-        nonlocal interrupted
-        interrupted = True
-        agent.abort()
-
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    signals = ExitSignals(
+        lambda _signum: agent.abort(),
+        signals=(signal.SIGINT, *STOP_SIGNALS),
+        last_resort=agent.manager.close,
+    )
+    signals.install()
     # A failed save (disk full, I/O error) is one line on stderr; the run goes on and the entries
     # are written as soon as the file can take them.
     agent.set_save_listener(
@@ -65,8 +63,9 @@ async def run_print(
             try:
                 out.write(jsonio.dumps(event.to_json()).decode() + "\n")
                 out.flush()
-            except BrokenPipeError:
-                # The reader is gone (`| head`, or Ctrl+C took it down): stop writing, quietly.
+            except OSError:
+                # The reader is gone (`| head`, Ctrl+C took it down, the terminal was closed):
+                # stop writing, quietly.
                 unsubscribe()
                 _silence(out)
 
@@ -76,17 +75,18 @@ async def run_print(
     try:
         for prompt in prompts:
             last = await agent.prompt(prompt.text, prompt.images)
-            if interrupted or (last is not None and last.stop_reason in ("error", "aborted")):
+            ended = last is not None and last.stop_reason in ("error", "aborted")
+            if signals.received is not None or ended:
                 break
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
         agent.manager.close()
         await close_shared_client()
+        signals.remove()
 
-    if interrupted:
-        print("pi-tui: interrupted", file=sys.stderr)
-        return 130
+    if signals.received is not None:
+        received = signals.received
+        say("interrupted" if received == signal.SIGINT else f"stopped by {signal_name(received)}")
+        return signals.exit_code or 1
     if last is not None and last.stop_reason == "error":
         print(f"pi-tui: {last.error_message or 'the model request failed'}", file=sys.stderr)
         return 1

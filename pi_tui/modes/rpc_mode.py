@@ -16,7 +16,8 @@ Why the structure looks the way it does:
   pointed at stderr while the mode runs so a stray ``print`` can never corrupt the stream.
 - A bad line (invalid JSON, unknown command, wrong field) is answered with ``success: false``
   and never ends the process. End of input aborts what is running, closes the session file and
-  exits 0.
+  exits 0. SIGTERM, SIGHUP and SIGINT do the same after killing every running command with all
+  it started, and exit 128 + the signal (143, 129, 130); see ``exit_signals``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
 from pi_tui.compaction.tokens import context_tokens
+from pi_tui.modes.exit_signals import ExitSignals
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.entries import THINKING_LEVELS, MessageEntry
 from pi_tui.session.messages import (
@@ -52,6 +54,7 @@ from pi_tui.session.messages import (
     Wire,
 )
 from pi_tui.startup import Started
+from pi_tui.tools.bash import kill_running_commands
 
 READ_CHUNK = 1 << 16
 ABORT_WAIT = 10.0
@@ -710,7 +713,6 @@ class RpcServer:
 
 async def run_rpc(started: Started) -> int:
     """Serve the RPC protocol on stdin/stdout until the input ends; returns the exit code."""
-    loop = asyncio.get_running_loop()
     real_stdout = sys.stdout
     server: RpcServer | None = None
 
@@ -725,19 +727,20 @@ async def run_rpc(started: Started) -> int:
     started.agent.set_save_listener(_log)  # a failed save (disk full): one line on stderr
     unsubscribe = started.agent.subscribe(server.on_event)
     sys.stdout = sys.stderr  # nothing but protocol records may reach the real stdout
-    handled: list[signal.Signals] = []
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, request_stop)
-            handled.append(signum)
+    signals = ExitSignals(
+        lambda _signum: request_stop(),
+        signals=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP),
+        last_resort=started.agent.manager.close,
+        force_after=ABORT_WAIT + 2.0,
+    )
+    signals.install()
     stdin = sys.stdin.buffer if sys.stdin is not None else None
     try:
         await server.serve(read_lines(stdin))
     finally:
+        kill_running_commands()  # whatever ended the input, no command outlives the mode
         await server.shutdown()
         unsubscribe()
-        for signum in handled:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signum)
+        signals.remove()
         sys.stdout = real_stdout
-    return 0
+    return signals.exit_code or 0

@@ -1,7 +1,10 @@
 """``bash``: run a shell command in the working directory and return its output.
 
-The command runs in a new process group (its own session) so that abort and timeout can kill
-everything it started, grandchildren included, with one ``killpg``. Output (stdout and stderr
+The command runs in a session of its own so that abort, timeout and pi-tui's own exit can kill
+everything it started: its process group, its session and every descendant found in ``/proc``
+(see :mod:`pi_tui.tools.process_tree`), so a child that called ``setsid`` goes too. Every running
+command is listed in a registry that the exit paths (signals, the TUI's quit, end of input in
+rpc mode) empty with :func:`kill_running_commands`. Output (stdout and stderr
 merged, as in a terminal) is streamed to ``ctx.on_update`` while it runs. Only the tail is kept
 for the model; when output is cut, all of it goes to a temp file whose path the result names.
 
@@ -18,6 +21,7 @@ import contextlib
 import os
 import signal
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +32,7 @@ from typing import IO, Any
 from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import optional_number, require_str
+from pi_tui.tools.process_tree import kill_trees
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size, truncate_tail
 
 UPDATE_INTERVAL = 0.1
@@ -71,6 +76,27 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     """Signal the whole process group led by ``pid``; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+_RUNNING: set[int] = set()
+"""Shell pids (each also its group and session id) of the commands running now."""
+_RUNNING_LOCK = threading.RLock()
+"""The forced exit reads the registry from a watchdog thread, and a signal handler may read it
+in the main thread in the middle of an update (hence re-entrant)."""
+
+
+def running_commands() -> list[int]:
+    """The shells of the commands running now (tool calls and user ``!`` commands)."""
+    with _RUNNING_LOCK:
+        return sorted(_RUNNING)
+
+
+def kill_running_commands() -> int:
+    """SIGKILL every running command with everything it started; returns how many processes
+    were signalled. Synchronous and safe to call more than once: the exit paths call it first,
+    before anything that could hang, so no child outlives pi-tui whatever happens next."""
+    leaders = running_commands()
+    return kill_trees(leaders) if leaders else 0
 
 
 class OutputBuffer:
@@ -198,11 +224,11 @@ async def run_command(
     env: dict[str, str] | None = None,
     on_output: Callable[[OutputBuffer], None] | None = None,
 ) -> CommandResult:
-    """Run ``command`` in its own process group and collect its output.
+    """Run ``command`` in its own session and process group and collect its output.
 
     ``on_output`` is called (unthrottled) after each chunk. On timeout the group gets SIGTERM,
-    then SIGKILL after :data:`KILL_GRACE`. If the caller is cancelled the group is killed at once
-    and ``CancelledError`` goes on up. The returned buffer's temp file is closed but kept if
+    then the whole tree SIGKILL after :data:`KILL_GRACE`. If the caller is cancelled the tree is
+    killed at once and ``CancelledError`` goes on up. The returned buffer's temp file is closed but kept if
     the output was cut; the caller decides what to do with it.
     """
     merged_env = {**os.environ, **(env or {})}
@@ -228,6 +254,23 @@ async def run_command(
         ) from None
     finally:
         os.close(write_fd)
+    with _RUNNING_LOCK:
+        _RUNNING.add(process.pid)
+    try:
+        return await _collect(process, read_fd, buffer, timeout, on_output)
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(process.pid)
+
+
+async def _collect(
+    process: asyncio.subprocess.Process,
+    read_fd: int,
+    buffer: OutputBuffer,
+    timeout: float | None,
+    on_output: Callable[[OutputBuffer], None] | None,
+) -> CommandResult:
+    """Read the output until the shell exits (or the timeout / a cancel kills its tree)."""
 
     def on_data(data: bytes) -> None:
         buffer.add(data)
@@ -246,10 +289,10 @@ async def run_command(
             timed_out = True
             kill_group(process.pid, signal.SIGTERM)
             await _wait_group_gone(process.pid, KILL_GRACE)
-            kill_group(process.pid, signal.SIGKILL)
+            kill_trees([process.pid])
             code = await process.wait()
     except asyncio.CancelledError:
-        kill_group(process.pid, signal.SIGKILL)
+        kill_trees([process.pid])
         # Reap the shell (it dies at once) so no "still running" warning is left behind.
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(process.wait(), 0.1)

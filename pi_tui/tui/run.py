@@ -1,9 +1,20 @@
-"""Starting the interactive mode from the command line."""
+"""Starting the interactive mode from the command line, and leaving it however it ends.
+
+The app runs on a loop made here so that SIGTERM and SIGHUP (the terminal closed) are handled
+from the first frame: running commands are killed with all they started, the app shuts down as
+on /quit (the run is aborted and recorded, the session file flushed, fsynced and unlocked, the
+terminal restored) and the exit code is 128 + the signal. If the terminal is gone and the app
+cannot finish, :func:`_last_resort` does the essential part and the process ends anyway.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pi_tui.modes.attachments import Prompt
@@ -38,6 +49,8 @@ def run_interactive(
     session layers is most of the start-up time). ``resume_picker`` (``pi-tui -r``) opens the
     session picker over the new, empty session.
     """
+    from pi_tui.modes.exit_signals import ExitSignals
+    from pi_tui.tools.bash import kill_running_commands
     from pi_tui.tui.app import PiApp
     from pi_tui.tui.gitinfo import git_branch
     from pi_tui.tui.terminal_keys import restore_alt_enter
@@ -50,9 +63,64 @@ def run_interactive(
         git_branch=git_branch(Path(cwd)),
         open_resume=resume_picker,
     )
+    terminal = _saved_terminal()
+
+    def leave(_signum: int) -> None:
+        # As /quit: abort the run, record it, close the session file, exit (terminal restored).
+        if not app.call_later(app.shutdown):
+            signals.force()  # the app is not taking messages (not started, or gone)
+
+    signals = ExitSignals(leave, last_resort=lambda: _last_resort(app, terminal))
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    signals.install(loop)
     try:
-        app.run()
+        app.run(loop=loop)
+    except Exception:
+        if signals.received is None:
+            raise
+        # The terminal went away under the app (SIGHUP): what matters is done below.
     finally:
+        kill_running_commands()  # whatever way the app ended, no command outlives it
         if app.started is not None:
             app.started.agent.manager.close()
+        signals.remove()
+    if signals.received is not None:
+        return signals.exit_code or 1
     return app.return_code or 0
+
+
+def _saved_terminal() -> Any:
+    """The terminal's settings before the app changed them (None when stdin is no terminal)."""
+    with contextlib.suppress(Exception):
+        import termios
+
+        if sys.stdin is not None and sys.stdin.isatty():
+            return termios.tcgetattr(sys.stdin.fileno())
+    return None
+
+
+RESTORE_SEQUENCE = (
+    "\x1b[<u"  # pop the keyboard protocol mode
+    "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l"  # mouse reporting off
+    "\x1b[?1004l\x1b[?2004l"  # focus events and bracketed paste off
+    "\x1b[?25h\x1b[?1049l"  # cursor shown, main screen back
+)
+"""What the app turned on, turned off: for the forced exit, when the app could not do it."""
+
+
+def _last_resort(app: Any, terminal: Any) -> None:
+    """(Forced exit) close the session file and put the terminal back, each best effort."""
+    with contextlib.suppress(Exception):
+        if app.started is not None:
+            app.started.agent.manager.close()
+    with contextlib.suppress(Exception):
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        if os.isatty(fd):
+            os.set_blocking(fd, False)  # a stalled terminal must not hold the exit
+            os.write(fd, RESTORE_SEQUENCE.encode())
+    if terminal is not None:
+        with contextlib.suppress(Exception):
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, terminal)
