@@ -79,8 +79,18 @@ class LiveFeed:
     def on_agent_end(self, data: dict[str, Any]) -> None:
         self.status.activity = None
         self.status.retry_until = None
+        self.status.reply_started = None
+        self.status.stalled = 0
         self.cards.clear()
         self.changed()
+
+    def on_turn_start(self, data: dict[str, Any]) -> None:
+        """A model reply is requested now: the status line counts its time from here."""
+        self.status.reply_started = time.monotonic()
+        self.status.stalled = 0
+
+    def on_stream_stall(self, data: dict[str, Any]) -> None:
+        self.status.stalled = int(data.get("idleSeconds") or 0)
 
     def on_queue_update(self, data: dict[str, Any]) -> None:
         self.status.steering = tuple(data.get("steering", ()))
@@ -130,6 +140,8 @@ class LiveFeed:
         message = data["message"]
         entry_id = self.agent.manager.get_leaf_id()  # the message was saved just before this event
         if isinstance(message, AssistantMessage):
+            self.status.reply_started = None  # tools run next: no reply is being waited for
+            self.status.stalled = 0
             if self.reply is not None:
                 self.reply.entry_id = entry_id
             for call_id in self.reply_calls:
@@ -253,7 +265,7 @@ class LiveFeed:
 
     def on_auto_retry_start(self, data: dict[str, Any]) -> None:
         attempt, most = data.get("attempt", 1), data.get("maxAttempts", 1)
-        self.status.retry_text = f"{data.get('errorMessage') or 'Request failed'} (attempt {attempt}/{most})"
+        self.status.retry_text = f"attempt {attempt}/{most}: {data.get('errorMessage') or 'Request failed'}"
         self.status.retry_until = time.monotonic() + data.get("delayMs", 0) / 1000
 
     def on_auto_retry_end(self, data: dict[str, Any]) -> None:

@@ -1,12 +1,15 @@
 """The status line between the chat and the editor: what the agent is doing right now.
 
-A spinner with "Working... (esc to interrupt)" while a run goes, a countdown while a request
-waits to be retried, "Compacting..." during a summary, a hint after one Ctrl+C, and the queued
+A spinner with "Working... (esc to interrupt)" while a run goes (with the time the model's reply
+has taken so far, and "no data for 14 s - Esc to stop" when the server has gone silent, so a stall
+does not look like a slow model), a countdown in whole seconds while a request waits to be
+retried, "Compacting..." during a summary, a hint after one Ctrl+C, and the queued
 steering/follow-up messages. Empty (one blank line) when idle.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 from textual.content import Content
@@ -23,6 +26,10 @@ class StatusLine(Static):
     hint: reactive[str | None] = reactive(None)
     retry_until: reactive[float | None] = reactive(None)
     retry_text: reactive[str] = reactive("")
+    reply_started: reactive[float | None] = reactive(None)
+    """When the model's running reply was requested (``time.monotonic``), None between replies."""
+    stalled: reactive[int] = reactive(0)
+    """Whole seconds the server has sent nothing (0: data flows)."""
     steering: reactive[tuple[str, ...]] = reactive(())
     follow_ups: reactive[tuple[str, ...]] = reactive(())
 
@@ -50,6 +57,9 @@ class StatusLine(Static):
     def watch_retry_until(self) -> None:
         self.watch_activity(self.activity)
 
+    def watch_stalled(self) -> None:
+        self._draw()
+
     def watch_hint(self) -> None:
         self._draw()
 
@@ -61,19 +71,28 @@ class StatusLine(Static):
 
     def _draw(self) -> None:
         lines: list[Content] = []
-        if self.retry_until is not None:
-            left = max(0, round(self.retry_until - time.monotonic()))
+        now = time.monotonic()
+        if self.retry_until is not None and self.retry_until > now:
+            # Rounded up: "in 0 s" would be shown while the wait still runs. Once the wait is
+            # over the next attempt is running, and the line says so (below).
+            left = max(1, math.ceil(self.retry_until - now - 0.05))
             lines.append(
                 Content.styled(
-                    f"{SPINNER[self._frame]} {self.retry_text} (retrying in {left}s)", "$pi-warning"
+                    f"{SPINNER[self._frame]} Retrying in {left} s - Esc to cancel · {self.retry_text}",
+                    "$pi-warning",
                 )
             )
         elif self.activity:
+            elapsed = f"{elapsed_text(now - self.reply_started)} " if self.reply_started is not None else ""
+            if self.stalled:
+                tail = Content.styled(f"· no data for {self.stalled} s - Esc to stop", "$pi-warning")
+            else:
+                tail = Content.styled("(esc to interrupt)", "$pi-dim")
             lines.append(
                 Content.assemble(
                     Content.styled(f"{SPINNER[self._frame]} ", "$pi-accent"),
-                    Content.styled(f"{self.activity} ", "$pi-muted"),
-                    Content.styled("(esc to interrupt)", "$pi-dim"),
+                    Content.styled(f"{self.activity} {elapsed}", "$pi-muted"),
+                    tail,
                 )
             )
         for text in self.steering:
@@ -84,6 +103,12 @@ class StatusLine(Static):
             lines.append(Content.styled(self.hint, "$pi-warning"))
         self.display = bool(lines)
         self.update(Content("\n").join(lines))
+
+
+def elapsed_text(seconds: float) -> str:
+    """``7s``, ``1m 05s``: whole seconds, minutes once there are some."""
+    whole = max(0, int(seconds))
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m {whole % 60:02d}s"
 
 
 def _first_line(text: str, limit: int = 100) -> str:
