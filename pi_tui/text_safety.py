@@ -18,8 +18,20 @@ reject the request. Yet Python hands us such strings whenever bytes are not UTF-
    on one line, nothing reaches a terminal raw, and the model can give the name back: the file
    tools look for the unescaped name (:func:`parse_name`) first, then the path as written (see
    ``pi_tui.tools.common.resolve_path``); in bash it works as ``$'name'``. :func:`show_name`.
-3. **Terminal**: text drawn in the TUI goes through :func:`for_terminal`, which makes control
-   characters visible (``ESC`` as ``␛``) instead of letting them move the cursor or recolour.
+3. **Terminal**: only pi-tui writes escape sequences. Every string from outside (files, tool and
+   bash output, model replies, session files, names, labels, server error bodies) goes through
+   :func:`for_terminal` where it becomes something drawn (a widget's ``Content``, a Rich
+   renderable, markdown source before it is parsed, a line print mode writes to a terminal).
+   C0 controls become the Unicode Control Pictures (``ESC`` as ``␛``, ``BEL`` as ``␇``), so a
+   CSI, OSC (window title, OSC 52 clipboard), DCS or APC sequence is shown as text and never
+   starts; DEL is ``␡``; C1 controls (U+0080..U+009F, where U+009B is a one-character CSI) are
+   shown as ``\\u009b``, like :func:`show_name` does, so they read differently from a raw
+   non-UTF-8 byte ``\\x9b``. Tab and newline stay, and so does the carriage return of a CRLF
+   (harmless: the line feed follows at once). A lone carriage return is dropped: it would move
+   the cursor back to overwrite what the line showed (Textual drops it too). The result holds no
+   other control character, so applying the rule twice changes nothing, and every character is
+   mapped on its own (a CR only looks at the next one), so streamed deltas can be made safe one
+   by one. When nothing needs changing (the usual case) it costs one regex search.
 """
 
 from __future__ import annotations
@@ -37,8 +49,9 @@ _NOT_ESCAPES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _NAME_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
 _ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|([ntr\\]))")
-_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-"""Carriage returns are left to the widget (Textual drops them), so CRLF output reads cleanly."""
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]|\r(?!\n)")
+"""Every character :func:`for_terminal` changes: C0 but tab, newline and a CRLF's CR; DEL; C1; lone
+surrogates."""
 
 
 def decode_text(data: bytes) -> str:
@@ -120,6 +133,8 @@ def parse_name(shown: str) -> str | None:
 def _picture(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)
+    if code == 0x0D:
+        return ""  # a lone carriage return: dropped (see rule 3)
     if code < 0x20:
         return chr(0x2400 + code)  # the Control Pictures block: ␛ for ESC, ␇ for BEL
     if code == 0x7F:
@@ -132,8 +147,9 @@ def _picture(match: re.Match[str]) -> str:
 
 
 def for_terminal(text: str) -> str:
-    """``text`` safe to draw: newlines, tabs and carriage returns stay, every other control character is shown
-    as a visible symbol, so output from outside can never drive the terminal."""
+    """``text`` safe to draw (rule 3 above): tabs, newlines and CRLF stay, a lone carriage return goes,
+    every other control character is shown as a visible symbol, so text from outside can never drive
+    the terminal."""
     if not _TERMINAL_UNSAFE.search(text):
         return text
     return _TERMINAL_UNSAFE.sub(_picture, text)

@@ -4,9 +4,11 @@ Styles name the theme's ``$pi-*`` variables, so a theme switch recolours everyth
 rebuilding any text. These are pure functions of an item and two display switches
 (``expanded`` for Ctrl+O, ``show_thinking`` for Ctrl+T); the widgets only call them.
 
-Text that came from outside (tool output, commands, file names, prompts) goes through
-:func:`~pi_tui.text_safety.for_terminal`: Textual passes ``ESC`` and other control characters
-straight to the terminal, where a file name or a command's output could recolour or move things.
+Text that came from outside (tool output, commands, file names, prompts, labels, summaries,
+custom messages, rule texts, error messages) goes through :func:`~pi_tui.text_safety.for_terminal`
+here, where it becomes ``Content``: Textual passes ``ESC`` and other control characters straight to
+the terminal, where a file's bytes could retitle the window, clear the screen or write the
+clipboard (OSC 52). Words of our own need no pass; anything that quotes outside text does.
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ CustomRenderer = Callable[[CustomItem, bool], Content]
 _custom_renderers: dict[str, CustomRenderer] = {}
 
 
+def safe_content(content: Content) -> Content:
+    """``content`` made by someone else's code (an extension's renderer), safe to draw: unchanged
+    when its text holds no control character, else its text redrawn plain (the styling is lost,
+    as the spans would no longer line up with the longer, visible text)."""
+    plain = content.plain
+    safe = for_terminal(plain)
+    return content if safe is plain else Content(safe)
+
+
 def register_custom_renderer(custom_type: str, renderer: CustomRenderer) -> None:
     """Let an extension draw its own ``customType`` (the panel frame stays ours)."""
     _custom_renderers[custom_type] = renderer
@@ -51,7 +62,7 @@ def unregister_custom_renderer(custom_type: str) -> None:
 
 
 def label_suffix(label: str | None) -> Content:
-    return Content.styled(f"  [{label}]", "$pi-accent bold") if label else Content("")
+    return Content.styled(f"  [{for_terminal(label)}]", "$pi-accent bold") if label else Content("")
 
 
 def user_content(item: UserItem) -> Content:
@@ -194,21 +205,24 @@ def summary_content(item: SummaryItem, expanded: bool) -> Content:
         Content.styled(head, "$pi-accent bold"),
         label_suffix(item.label),
         Content("\n"),
-        Content.styled("\n".join(lines), "$pi-muted"),
+        Content.styled(for_terminal("\n".join(lines)), "$pi-muted"),
         _more_line(hidden, expanded),
     )
 
 
 def custom_content(item: CustomItem, expanded: bool) -> Content:
-    head = Content.assemble(Content.styled(f"[{item.custom_type}]", "$pi-custom-message-label bold"))
+    head = Content.styled(f"[{for_terminal(item.custom_type)}]", "$pi-custom-message-label bold")
     renderer = _custom_renderers.get(item.custom_type)
     if renderer is not None:
         try:
             body = renderer(item, expanded)
         except Exception as error:  # an extension's bug must not take the chat down
-            body = Content.styled(f"(renderer for {item.custom_type} failed: {error})", "$pi-error")
+            failed = f"(renderer for {item.custom_type} failed: {error})"
+            body = Content.styled(for_terminal(failed), "$pi-error")
+        else:
+            body = safe_content(body)
     else:
-        body = Content.styled(item.text, "$pi-custom-message-text")
+        body = Content.styled(for_terminal(item.text), "$pi-custom-message-text")
     return Content.assemble(head, label_suffix(item.label), Content("\n"), body)
 
 
@@ -217,7 +231,7 @@ def notice_content(item: RuleNoticeItem, expanded: bool) -> Content:
     rules = item.rules
     if len(rules) == 1:
         rule = rules[0]
-        head = Content.styled(f"⚠ Injecting rule: {rule.name}", "$pi-warning bold")
+        head = Content.styled(for_terminal(f"⚠ Injecting rule: {rule.name}"), "$pi-warning bold")
         body_text = rule.text
     else:
         head = Content.styled(f"⚠ Injecting {len(rules)} rules:", "$pi-warning bold")
@@ -230,7 +244,7 @@ def notice_content(item: RuleNoticeItem, expanded: bool) -> Content:
     lines, hidden = clip_lines(body_text, EXPANDED_LINES if expanded else NOTICE_COLLAPSED_LINES)
     parts = [head, label_suffix(item.label)]
     if lines:
-        parts += [Content("\n"), Content.styled("\n".join(lines), "$pi-warning")]
+        parts += [Content("\n"), Content.styled(for_terminal("\n".join(lines)), "$pi-warning")]
     parts.append(_more_line(hidden, expanded))
     return Content.assemble(*parts)
 
@@ -241,8 +255,8 @@ def _indent(text: str) -> str:
 
 def info_content(item: InfoItem) -> Content:
     style = {"error": "$pi-error", "warning": "$pi-warning"}.get(item.level, "$pi-muted")
+    text = Content.styled(for_terminal(item.text), style)
     if item.title:
-        return Content.assemble(
-            Content.styled(item.title, "$pi-accent bold"), Content("\n"), Content.styled(item.text, style)
-        )
-    return Content.styled(item.text, style)
+        title = Content.styled(for_terminal(item.title), "$pi-accent bold")
+        return Content.assemble(title, Content("\n"), text)
+    return text

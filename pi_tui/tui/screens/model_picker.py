@@ -5,11 +5,13 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pi_tui.ai.types import Model
+from pi_tui.text_safety import for_terminal
 
 
 def model_matches(model: Model, query: str) -> bool:
@@ -58,13 +60,11 @@ class ModelPicker(ModalScreen[Model | None]):
         for model in self._shown:
             mark = "● " if (model.provider, model.id) == (self.current.provider, self.current.id) else "  "
             thinking = " thinking" if model.reasoning else ""
-            options.add_option(
-                Option(
-                    f"{mark}{model.provider}/{model.id}  [dim]{_window(model.context_window)}{thinking}[/]"
-                )
-            )
+            name = for_terminal(f"{mark}{model.provider}/{model.id}  ")  # from models.json: any text
+            size = Content.styled(f"{_window(model.context_window)}{thinking}", "dim")
+            options.add_option(Option(Content.assemble(name, size)))
         if not self._shown:
-            options.add_option(Option(f"No model matches “{query}”", disabled=True))
+            options.add_option(Option(Content(for_terminal(f"No model matches “{query}”")), disabled=True))
         current = next(
             (
                 i

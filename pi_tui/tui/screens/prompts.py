@@ -1,15 +1,27 @@
-"""Small modal questions: pick one of a few choices, or type one line of text."""
+"""Small modal questions: pick one of a few choices, or type one line of text.
+
+Titles, choices and prefilled values often quote outside text (a user message to branch from, a
+label or a session name from the session file): they are drawn as plain ``Content`` (no markup, so
+``[b]`` in a message stays as typed) made terminal-safe by :func:`~pi_tui.text_safety.for_terminal`.
+"""
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from pi_tui.text_safety import for_terminal
+
+
+def plain(text: str) -> Content:
+    """Outside text as something to draw: no markup, no control character."""
+    return Content(for_terminal(text))
 
 
 class ChoiceMenu(ModalScreen[str | None]):
@@ -23,8 +35,8 @@ class ChoiceMenu(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static(self.title_text, classes="picker-title")
-            yield OptionList(*[Option(label) for _value, label in self.choices], id="choice-options")
+            yield Static(plain(self.title_text), classes="picker-title")
+            yield OptionList(*[Option(plain(label)) for _value, label in self.choices], id="choice-options")
             yield Static(self.help_text, classes="picker-help")
 
     def on_mount(self) -> None:
@@ -53,8 +65,9 @@ class TextPrompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static(self.title_text, classes="picker-title")
-            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Static(plain(self.title_text), classes="picker-title")
+            # a label or name read from a file: shown (and given back, if kept) with visible symbols
+            yield Input(for_terminal(self.value), placeholder=self.placeholder, id="prompt-input")
             yield Static(self.help_text, classes="picker-help")
 
     def on_mount(self) -> None:
@@ -85,7 +98,7 @@ class ConfirmPrompt(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static(Text(self.question), classes="picker-title")
+            yield Static(plain(self.question), classes="picker-title")
             yield Static("y yes · n or esc no", classes="picker-help")
 
     def action_answer(self, yes: bool) -> None:

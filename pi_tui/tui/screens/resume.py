@@ -38,6 +38,7 @@ from textual.widgets import Input, Static
 
 from pi_tui.session.index import TextSearch
 from pi_tui.session.listing import SessionInfo, list_all_sessions, list_sessions
+from pi_tui.text_safety import for_terminal
 from pi_tui.tui.screens.prompts import ConfirmPrompt, TextPrompt
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ LABEL_CHARS = 2_000
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """Outside text (a name, a first message, a folder) as one row, safe to draw."""
+    return for_terminal(" ".join(text.split()))
 
 
 def _short_folder(cwd: str) -> str:
@@ -261,7 +263,7 @@ class SessionList(ScrollView, can_focus=False):
         if not self.count:
             if index == 0 and self.empty_text:
                 style = base + self.get_component_rich_style("session-list--empty")
-                return self._strip(Text(self.empty_text), width, style)
+                return self._strip(Text(for_terminal(self.empty_text)), width, style)
             return Strip.blank(width, base)
         if index >= self.count:
             return Strip.blank(width, base)
@@ -427,7 +429,7 @@ class ResumePicker(ModalScreen[Path | None]):
         count = f"{info.message_count} msg{'s' if info.message_count != 1 else ''}"
         right = Text(f"{count:>9} {format_age(info.modified, self.now()):>4}", style="dim")
         if self.scope == "all":
-            folder = Text(_short_folder(info.cwd or str(info.path.parent)), style="dim")
+            folder = Text(_one_line(_short_folder(info.cwd or str(info.path.parent))), style="dim")
             folder.truncate(FOLDER_WIDTH, overflow="ellipsis", pad=True)
             right = Text.assemble(folder, " ", right)
         mark = "● " if self._is_current(info.path) else "  "
@@ -482,7 +484,7 @@ class ResumePicker(ModalScreen[Path | None]):
     def _say(self, text: str, error: bool = False) -> None:
         """One line under the list: the result of a rename or delete, or what went wrong."""
         message = self.query_one("#resume-message", Static)
-        message.update(Text(text))
+        message.update(Text(for_terminal(text)))  # may quote a name or an OS error
         message.set_class(error, "-error")
         message.display = bool(text)
 

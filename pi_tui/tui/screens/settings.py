@@ -13,10 +13,13 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from pi_tui.text_safety import for_terminal
 
 
 @dataclass(slots=True)
@@ -26,13 +29,14 @@ class SettingRow:
     choices: list[Any]
     value: Any
 
-    def shown(self) -> str:
+    def shown(self) -> Content:
+        """The row as drawn: a value from settings.json may hold any text (no markup, no escapes)."""
         value = (
             {True: "on", False: "off"}.get(self.value, self.value)
             if isinstance(self.value, bool)
             else self.value
         )
-        return f"{self.title:<22} {value}"
+        return Content(for_terminal(f"{self.title:<22} {value}"))
 
     def advance(self) -> Any:
         index = self.choices.index(self.value) if self.value in self.choices else -1

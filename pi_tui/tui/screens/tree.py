@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from pi_tui.text_safety import for_terminal
 from pi_tui.tui.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel, cut_to_width
 
 HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · enter select · esc close"
@@ -60,7 +61,9 @@ class TreeList(Widget):
         width = max(10, self.size.width)
         lines = []
         for index in window(len(model.rows), self.cursor, self.rows_shown):
-            text = model.line(index, index == self.cursor)
+            # entry texts and labels come from the session file: made safe before cutting, so the
+            # visible symbols are counted in the width and a row never spreads over two lines
+            text = for_terminal(model.line(index, index == self.cursor)).replace("\n", " ")
             text = cut_to_width(text, width)  # in columns, as pi cuts tree lines
             style = (
                 "$pi-accent bold"
@@ -139,7 +142,8 @@ class TreeScreen(ModalScreen[str | None]):
         search = self.query_one("#tree-search", Static)
         search.display = bool(model.search)
         if model.search:
-            search.update(Content.assemble(Content.styled("Search: ", "$pi-muted"), model.search))
+            typed = for_terminal(model.search)
+            search.update(Content.assemble(Content.styled("Search: ", "$pi-muted"), typed))
         counter = model.counter(cursor) if model.rows else f"(0/0){_tag(model.filter_mode)}"
         self.query_one("#tree-counter", Static).update(Content.styled(counter, "$pi-muted"))
         self.tree_list.refresh()

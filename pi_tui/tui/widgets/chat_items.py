@@ -4,6 +4,12 @@ A finished item is a single light widget (a ``Static`` of ready ``Content``); on
 being streamed holds a Textual ``Markdown`` widget, fed in coalesced chunks so the cost of a token
 does not grow with the length of the reply. When the reply ends its markdown becomes one static
 Rich rendering, so a long chat never accumulates thousands of block widgets.
+
+A reply's markdown is made terminal-safe (:func:`~pi_tui.text_safety.for_terminal`) as *source*,
+before either markdown renderer parses it: both pass an ``ESC`` inside a code span, a fenced
+block or a link target straight through, and a link target would even land inside the OSC 8
+sequence of a hyperlink. The items keep the reply's real text; only what is drawn changes. The
+rule works character by character, so each streamed chunk is made safe on its own.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from pi_tui.text_safety import for_terminal
 from pi_tui.tui import render
 from pi_tui.tui.markdown_split import freeze_point
 from pi_tui.tui.transcript import (
@@ -149,7 +156,7 @@ class MarkdownChunk(Static):
     def draw(self, code_theme: str) -> None:
         from rich.markdown import Markdown as RichMarkdown  # markdown-it: imported on first use
 
-        self.update(RichMarkdown(self.text, code_theme=code_theme, hyperlinks=False))
+        self.update(RichMarkdown(for_terminal(self.text), code_theme=code_theme, hyperlinks=False))
 
 
 class AssistantView(Vertical):
@@ -231,7 +238,7 @@ class AssistantView(Vertical):
             if not chunk:
                 continue
             self._live_text += chunk
-            await asyncio.shield(self._live.append(chunk))
+            await asyncio.shield(self._live.append(for_terminal(chunk)))
             if len(self._live_text) > FREEZE_AFTER:
                 await self._freeze(KEEP_LIVE)
 
@@ -248,7 +255,7 @@ class AssistantView(Vertical):
         self._live_text = rest
         with self.app.batch_update():
             await self.mount(chunk, before=self._live)
-            await self._live.update(rest)
+            await self._live.update(for_terminal(rest))
 
     async def finish(self) -> None:
         """The reply ended: stop streaming and draw what was still live, once."""
@@ -294,7 +301,7 @@ class AssistantView(Vertical):
         thinking = self.item.thinking.strip()
         self._thinking.display = bool(thinking) and self.show_thinking
         if self._thinking.display:
-            self._thinking.update(Content.styled(thinking, "$pi-thinking-text italic"))
+            self._thinking.update(Content.styled(for_terminal(thinking), "$pi-thinking-text italic"))
 
     def _draw_error(self) -> None:
         """The line under a reply: its ``[label]`` and, if it failed, why."""
@@ -311,9 +318,9 @@ class AssistantView(Vertical):
         parts = []
         if message is not None:
             style = "$pi-muted" if item.stop_reason == "aborted" else "$pi-error"
-            parts.append(Content.styled(message, style))
+            parts.append(Content.styled(for_terminal(message), style))  # quotes a server's words
         if item.label:
-            parts.append(Content.styled(f"[{item.label}]", "$pi-accent bold"))
+            parts.append(Content.styled(f"[{for_terminal(item.label)}]", "$pi-accent bold"))
         self._error.display = bool(parts)
         if parts:
             self._error.update(Content("  ").join(parts))

@@ -6,6 +6,13 @@ while the agent runs); Up/Down walk the prompt history from the first/last line;
 ``[paste #1 +120 lines]`` marker so the editor stays readable, and is expanded on submit.
 
 The editor decides nothing about the agent: it posts messages and the app acts on them.
+
+Text can reach the editor from outside: the prompt history holds a resumed session's messages,
+/tree and /branch put a message back, a paste may carry anything. ``TextArea`` draws ``ESC`` as it
+is, so every text going in (:meth:`PromptEditor.load_text`, :meth:`PromptEditor.edit`) gets
+:func:`~pi_tui.text_safety.for_terminal` first: the editor holds, shows and sends the visible
+symbols, never a live escape sequence. A large paste kept behind a marker is not shown, and
+is sent as pasted.
 """
 
 from __future__ import annotations
@@ -17,10 +24,13 @@ from typing import Protocol
 
 from textual import events
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
+from textual.widgets.text_area import Edit, EditResult
 
+from pi_tui.text_safety import for_terminal
 from pi_tui.tui.completion import Candidate, Completion
 
 PASTE_MARKER_LINES = 10
@@ -47,15 +57,21 @@ Completer = Callable[[str, str, bool], Completion | None]
 """(line before the cursor, whole text, explicit Tab) -> candidates."""
 
 
+def _candidate_line(candidate: Candidate) -> Content:
+    """A menu row: ``@`` candidates are file names, which may hold anything (brackets that would
+    read as markup, escape sequences), so the row is plain content made terminal-safe."""
+    line = Content(for_terminal(candidate.display))
+    if candidate.description:
+        line = Content.assemble(line, "  ", Content.styled(for_terminal(candidate.description), "dim"))
+    return line
+
+
 class CompletionMenu(OptionList, can_focus=False):
     """The candidates under discussion; the editor keeps the focus and drives it."""
 
     def show(self, completion: Completion) -> None:
         self.clear_options()
-        self.add_options(
-            Option(f"{c.display}  [dim]{c.description}[/]" if c.description else c.display)
-            for c in completion.candidates
-        )
+        self.add_options(Option(_candidate_line(c)) for c in completion.candidates)
         self.highlighted = 0
         self.display = True
 
@@ -89,6 +105,15 @@ class PromptEditor(TextArea):
         self.keymap: KeyMap | None = None
         self._pastes: dict[int, str] = {}
         self._paste_counter = 0
+
+    # --- what goes in ------------------------------------------------------------------------------
+
+    def load_text(self, text: str) -> None:
+        super().load_text(for_terminal(text))
+
+    def edit(self, edit: Edit) -> EditResult:
+        edit.text = for_terminal(edit.text)
+        return super().edit(edit)
 
     # --- submitting ------------------------------------------------------------------------------
 
@@ -194,7 +219,8 @@ class PromptEditor(TextArea):
     # --- completion --------------------------------------------------------------------------------
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if self._history_index is not None and self.text != self.prompt_history[self._history_index]:
+        index = self._history_index
+        if index is not None and self.text != for_terminal(self.prompt_history[index]):
             self._history_index = None
         if self._completion is not None or self.text.startswith("/"):
             self._complete(explicit=False)

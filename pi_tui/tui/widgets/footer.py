@@ -3,6 +3,8 @@ context use, model, thinking level).
 
 The figures are computed by ``pi_tui.tui.stats``; the app calls :meth:`PiFooter.show_state`
 when they may have changed (a reply ended, the model or thinking level changed, a new session).
+The folder, branch, session name and model id are outside text (a folder or branch name, a
+name from a session file) and are made terminal-safe here, where they are drawn.
 The totals are cached per session file and only new entries are added, so a redraw costs the
 same on a long session as on a short one.
 """
@@ -16,6 +18,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
+from pi_tui.text_safety import for_terminal
 from pi_tui.tui.stats import (
     UsageTotals,
     add_raw_usage,
@@ -58,14 +61,15 @@ class PiFooter(Static):
             totals, context_tokens, model.context_window, agent.settings.compaction.enabled
         )
         level = context_level(context_tokens, model.context_window)
-        right = footer_model_text(model.id, agent.thinking_level, model.reasoning)
+        right = for_terminal(footer_model_text(model.id, agent.thinking_level, model.reasoning))
         width = max(self.size.width, 40)
         gap = max(1, width - len(usage) - len(right) - 2)
         usage_style = {"error": "$pi-error", "warning": "$pi-warning"}.get(level, "$pi-dim")
         self.update(
             Content.assemble(
                 Content.styled(
-                    footer_path_line(Path(cwd), git_branch, manager.get_session_name()), "$pi-dim"
+                    _one_row(footer_path_line(Path(cwd), git_branch, manager.get_session_name())),
+                    "$pi-dim",
                 ),
                 "\n",
                 Content.styled(usage, usage_style),
@@ -77,9 +81,14 @@ class PiFooter(Static):
 
     def show_path(self, cwd: str, git_branch: str | None) -> None:
         """Before the agent has started: where we are, nothing counted yet."""
-        self.update(Content.styled(footer_path_line(Path(cwd), git_branch, None), "$pi-dim"))
+        self.update(Content.styled(_one_row(footer_path_line(Path(cwd), git_branch, None)), "$pi-dim"))
 
     def on_resize(self) -> None:
         last = getattr(self, "_last", None)
         if last is not None:
             self.show_state(*last)
+
+
+def _one_row(text: str) -> str:
+    """The path line, safe to draw and on one row even when a name holds a newline."""
+    return for_terminal(text).replace("\n", " ")

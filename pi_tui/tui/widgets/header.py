@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from pi_tui import __version__
+from pi_tui.text_safety import for_terminal
 
 KEY_HINTS = (
     ("esc", "interrupt"),
@@ -64,5 +65,6 @@ class PiHeader(Static):
             )
         ]
         if self.loaded:
-            lines.append(Content.styled("Loaded: " + ", ".join(self.loaded), "$pi-dim"))
+            # file names of context files and extensions: anything a folder holds
+            lines.append(Content.styled(for_terminal("Loaded: " + ", ".join(self.loaded)), "$pi-dim"))
         self.update(Content("\n").join(lines))
