@@ -5,7 +5,6 @@ the render helpers that apply it: no control character from outside survives int
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from textual.content import Content
@@ -71,13 +70,13 @@ def test_the_rule_is_idempotent_and_works_chunk_by_chunk() -> None:
         assert joined.replace("\r", "") == once.replace("\r", "")
 
 
-def test_clean_text_takes_no_more_than_one_search() -> None:
-    """The streaming path calls the rule on every chunk: 1 MB of clean text costs about one regex
-    scan (well under 50 ms even on a slow machine)."""
+def test_clean_text_is_not_copied() -> None:
+    """The streaming path calls the rule on every chunk: a clean text (the usual case) is one
+    regex scan and comes back as the same object, not a rebuilt copy."""
     text = "word " * 200_000
-    started = time.perf_counter()
     assert for_terminal(text) is text
-    assert time.perf_counter() - started < 0.05
+    crlf = "line\r\n" * 1000
+    assert for_terminal(crlf) == crlf
 
 
 def _no_controls(content: Content) -> str:
