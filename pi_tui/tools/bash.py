@@ -234,8 +234,8 @@ async def run_command(
     merged_env = {**os.environ, **(env or {})}
     buffer = OutputBuffer()
     read_fd, write_fd = os.pipe()
-    try:
-        process = await asyncio.create_subprocess_exec(
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             user_shell(merged_env),
             "-c",
             command,
@@ -246,21 +246,56 @@ async def run_command(
             stderr=write_fd,
             start_new_session=True,
         )
+    )
+    try:
+        process = await _started(spawn)
     except OSError as error:
         os.close(read_fd)
         buffer.finish(keep_file=False)
         raise ToolError(
             f"Could not start the shell in {show_name(cwd)}: {error.strerror or error}."
         ) from None
+    except asyncio.CancelledError:
+        os.close(read_fd)
+        buffer.finish(keep_file=False)
+        raise
     finally:
         os.close(write_fd)
-    with _RUNNING_LOCK:
-        _RUNNING.add(process.pid)
     try:
         return await _collect(process, read_fd, buffer, timeout, on_output)
     finally:
         with _RUNNING_LOCK:
             _RUNNING.discard(process.pid)
+
+
+async def _started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> asyncio.subprocess.Process:
+    """The started shell, registered as running; a cancel while it starts kills its tree.
+
+    asyncio runs the shell before ``create_subprocess_exec`` returns; cancelled in between, it
+    kills the shell alone, and whatever the shell had already put in the background lived on
+    (the Ctrl+C race of issue 13: ``sleep 30 &`` survived about 1 run in 15). So the start is
+    shielded from the cancel, finished, and then the whole tree is killed.
+    """
+    cancelled = False
+    while True:
+        try:
+            process = await asyncio.shield(spawn)
+            break
+        except asyncio.CancelledError:
+            cancelled = True
+            if spawn.done():
+                process = spawn.result()  # an OSError goes on up as usual
+                break
+    with _RUNNING_LOCK:
+        _RUNNING.add(process.pid)
+    if cancelled:
+        kill_trees([process.pid])
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(process.wait(), 0.1)
+        with _RUNNING_LOCK:
+            _RUNNING.discard(process.pid)
+        raise asyncio.CancelledError
+    return process
 
 
 async def _collect(

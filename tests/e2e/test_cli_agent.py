@@ -215,9 +215,11 @@ def test_ctrl_c_during_stream_and_during_long_bash(agent_dir: Path, project: Pat
             text=True,
         )
         deadline = time.monotonic() + 20
-        while not (project / "child.pid").exists() and time.monotonic() < deadline:
+        pid_file = project / "child.pid"
+        # The shell creates the file before `echo` writes to it: wait for the whole line.
+        while not (pid_file.exists() and pid_file.read_text().endswith("\n")) and time.monotonic() < deadline:
             time.sleep(0.02)
-        child = int((project / "child.pid").read_text())
+        child = int(pid_file.read_text())
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
         process.wait(timeout=10)

@@ -11,6 +11,8 @@ status and keeps the pane open, so the terminal's modes can be checked after the
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import random
@@ -25,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from pi_tui.tools.bash import run_command
 from pi_tui.tools.process_tree import kill_trees, process_table
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.tmux import TmuxPane
@@ -112,6 +115,39 @@ def test_kill_trees_reaches_children_that_left_the_group_or_lost_their_parent() 
             os.kill(pid, signal.SIGKILL)
         shell.kill()
         shell.wait()
+
+
+def with_marker(marker: bytes) -> list[int]:
+    """Processes whose command line holds ``marker``."""
+    found = []
+    for name in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if name.isdigit() and marker in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+    return found
+
+
+def test_a_cancel_while_the_shell_starts_kills_what_it_already_started(tmp_path: Path) -> None:
+    """The Ctrl+C race: the shell already runs (and has put a job in the background) while
+    asyncio has not yet handed it over; a cancel at that moment must still kill the job."""
+    number = f"305{unique()}"
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(run_command(f"sleep {number} & sleep 30", tmp_path))
+        while not with_marker(f"sleep {number} &".encode()):  # let the loop start the shell...
+            await asyncio.sleep(0)
+        # ...then hold the loop (as a busy machine does) until the job runs, and cancel.
+        assert poll(lambda: sleepers((number,)), 10), "the background sleep never ran"
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(scenario())
+        assert poll(lambda: not sleepers((number,)), 3), "the background job survived the cancel"
+    finally:
+        for pid in sleepers((number,)):
+            os.kill(pid, signal.SIGKILL)
 
 
 class Scenario:
