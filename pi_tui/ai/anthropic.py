@@ -19,9 +19,8 @@ from typing import Any
 
 import orjson
 
-from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
@@ -320,11 +319,11 @@ class MessagesParser(ParserBase):
 
     def on_event(self, event: str, data: str) -> None:
         try:
-            payload = jsonio.loads(data)  # space-padded JSON as it is; a lone surrogate half too
-        except jsonio.JSONDecodeError:
+            payload = orjson.loads(data)  # takes the API's space-padded JSON as it is
+        except orjson.JSONDecodeError:
             if not data or data.isspace():
                 return
-            raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+            payload = lenient_json(data)
         if payload.__class__ is not dict:
             raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
         if payload.get("type") == "content_block_delta":

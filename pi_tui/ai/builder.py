@@ -15,9 +15,11 @@ is kept as it is when the block ends (Node keeps it too, and :mod:`pi_tui.jsonio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui import jsonio
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.partial_json import PartialJson
 from pi_tui.ai.types import Model, compute_cost
@@ -73,6 +75,7 @@ class _Block:
         return call
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _HIGH = frozenset(chr(code) for code in range(0xD800, 0xDC00))
 """High (leading) surrogates; a set lookup on the last character is the cheap per-delta test."""
 
@@ -94,6 +97,16 @@ def _pair_up(block: _Block, delta: str) -> str:
         block.high = delta[-1]
         delta = delta[:-1]
     return delta
+
+
+def _with_lone_halves(text: str) -> dict[str, Any] | None:
+    """Arguments whose JSON holds a surrogate half that never found its pair, which the partial
+    parser (orjson) cuts short: parsed as Node would, keeping the half. None when that fails."""
+    try:
+        value = jsonio.loads(text)
+    except jsonio.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class MessageBuilder:
@@ -162,7 +175,7 @@ class MessageBuilder:
     def text_delta(self, index: int, delta: str) -> None:
         if delta:
             block = self.blocks[index]
-            if block.high or delta[-1] in _HIGH:
+            if block.high or delta[-1] >= "\ud800":
                 delta = _pair_up(block, delta)
                 if not delta:
                     return
@@ -177,7 +190,7 @@ class MessageBuilder:
     def thinking_delta(self, index: int, delta: str) -> None:
         if delta:
             block = self.blocks[index]
-            if block.high or delta[-1] in _HIGH:
+            if block.high or delta[-1] >= "\ud800":
                 delta = _pair_up(block, delta)
                 if not delta:
                     return
@@ -216,7 +229,7 @@ class MessageBuilder:
         if not fragment:
             return
         block = self.blocks[index]
-        if block.high or fragment[-1] in _HIGH:
+        if block.high or fragment[-1] >= "\ud800":
             fragment = _pair_up(block, fragment)
             if not fragment:
                 return
@@ -251,7 +264,9 @@ class MessageBuilder:
             )
         else:
             if block.json is not None:
-                block.arguments = block.json.final()
+                text = block.json.text
+                lenient = _with_lone_halves(text) if _SURROGATE.search(text) else None
+                block.arguments = lenient or block.json.final()
             self.events.append(
                 StreamEvent("toolcall_end", index, tool_call=self._call(block), snapshot=self.snapshot)
             )

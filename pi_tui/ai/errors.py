@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from pi_tui import jsonio
+
 
 class ProviderError(Exception):
     """A request or stream failed.
@@ -47,3 +51,17 @@ def is_context_overflow(message: str | None) -> bool:
     """Whether a provider's error text says the request did not fit the model's context."""
     text = (message or "").lower()
     return any(marker in text for marker in OVERFLOW_MARKERS)
+
+
+def lenient_json(data: str) -> Any:
+    """An SSE event's JSON that orjson refused: parsed again as Node would, else a clear error.
+
+    Some servers cut strings by UTF-16 code units, so an event may end its text with a lone
+    surrogate escape (``"\\ud83d"``, the first half of an emoji whose second half starts the next
+    event). That is valid JSON which orjson refuses; :func:`pi_tui.jsonio.loads` keeps the half
+    and the message builder joins it with its pair. Only this rare path pays for the fallback.
+    """
+    try:
+        return jsonio.loads(data)
+    except jsonio.JSONDecodeError:
+        raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None

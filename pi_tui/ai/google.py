@@ -15,9 +15,8 @@ from typing import Any
 
 import orjson
 
-from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
@@ -593,9 +592,9 @@ class GoogleParser(ParserBase):
 
 def _load(data: str) -> dict[str, Any]:
     try:
-        chunk = jsonio.loads(data)  # a lone surrogate half (an emoji cut by the server) too
-    except jsonio.JSONDecodeError:
-        raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+        chunk = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        chunk = lenient_json(data)
     if isinstance(chunk, list) and len(chunk) == 1:
         chunk = chunk[0]  # tolerate the JSON-array framing used without alt=sse
     if not isinstance(chunk, dict):

@@ -14,9 +14,8 @@ from typing import Any
 
 import orjson
 
-from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
@@ -252,9 +251,9 @@ class CompletionsParser(ParserBase):
             self.done = True
             return
         try:
-            chunk = jsonio.loads(data)  # a lone surrogate half (an emoji cut by the server) too
-        except jsonio.JSONDecodeError:
-            raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            chunk = lenient_json(data)
         if not isinstance(chunk, dict):
             raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
         if event == "error" or "error" in chunk:

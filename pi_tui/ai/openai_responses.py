@@ -24,9 +24,8 @@ from typing import Any
 
 import orjson
 
-from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.errors import ProviderError
+from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
@@ -535,9 +534,9 @@ class ResponsesParser(ParserBase):
 
 def _load(data: str) -> dict[str, Any]:
     try:
-        payload = jsonio.loads(data)  # a lone surrogate half (an emoji cut by the server) too
-    except jsonio.JSONDecodeError:
-        raise ProviderError(f"Malformed JSON in the stream: {data[:200]}") from None
+        payload = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        payload = lenient_json(data)
     if not isinstance(payload, dict):
         raise ProviderError(f"Unexpected data in the stream: {data[:200]}")
     return payload

@@ -273,6 +273,22 @@ def test_a_half_that_never_finds_its_pair_is_kept_and_saved(tmp_path: Path) -> N
     assert json.loads(line)["message"]["content"][0]["text"] == "cut \ud83dnext"
 
 
+def test_tool_call_arguments_with_a_half_that_never_finds_its_pair_are_kept() -> None:
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "echo", "arguments": ""}}
+    body = (
+        completions_chunk({"role": "assistant", "tool_calls": [call]})
+        + completions_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a":"x\\ud83d'}}]})
+        + completions_chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'y"}'}}]})
+        + completions_chunk({}, "tool_calls")
+    ).replace(b"\\\\ud83d", b"\\ud83d")
+    assert b'"{\\"a\\":\\"x\\ud83d"' in body, body  # a lone escape in the SSE event's JSON
+    with ModelServer(RawStream(body)) as server:
+        message, _ = run(lambda: collect(server.model(), options(), IdleLimits()))
+    assert message.stop_reason == "toolUse", message.error_message
+    (tool_call,) = message.content
+    assert isinstance(tool_call, ToolCall) and tool_call.arguments == {"a": "x\ud83dy"}
+
+
 # --- rate limits ---------------------------------------------------------------------------------
 
 
