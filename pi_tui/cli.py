@@ -105,9 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _user_input_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the command line that the user can fix (exit 2), if anything.
 
-    Bytes that are not UTF-8 reach Python as lone surrogates (U+DC80..U+DCFF): sent on, they
-    would be the model's "\ufffd" garble, so the user is told which byte instead. A
-    ``--session-dir`` whose parent is missing is almost always a typo, not a tree to create.
+    A ``--session-dir`` whose parent is missing is almost always a typo, not a tree to create.
+    Bytes of a message that are not UTF-8 are no failure: they are sent as U+FFFD (one rule for
+    bytes everywhere, as pi reads its argv), but the user is told which byte, once.
     """
     from pathlib import Path
 
@@ -115,12 +115,14 @@ def _user_input_problem(args: argparse.Namespace) -> str | None:
 
     for message in args.messages or ():
         for position, character in enumerate(message):
-            if "\udc80" <= character <= "\udcff":
+            if "\udc80" <= character <= "\udcff":  # how Python hands over a byte that is not UTF-8
                 byte = ord(character) - 0xDC00
-                return (
-                    f"the message is not valid UTF-8 (byte 0x{byte:02x} at character {position + 1}); "
-                    "check the terminal's or the script's encoding"
+                print(
+                    f"pi-tui: the message is not valid UTF-8 (byte 0x{byte:02x} at character "
+                    f"{position + 1}); such bytes are sent as \ufffd",
+                    file=sys.stderr,
                 )
+                break
     if args.session_dir:
         folder = Path(args.session_dir).expanduser()
         if not folder.exists() and not folder.parent.is_dir():

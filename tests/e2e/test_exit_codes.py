@@ -52,10 +52,14 @@ def one_line(result: subprocess.CompletedProcess[bytes], state: Path) -> str:
     return line
 
 
-def test_a_message_that_is_not_utf8(project: Path, state: Path) -> None:
-    line = one_line(run("-p", b"caf\xe9 au lait", cwd=project), state)
+def test_a_message_that_is_not_utf8_is_sent_and_said(project: Path, state: Path) -> None:
+    """Not a failure (bytes decode as U+FFFD everywhere, issue 11), but the user hears of it."""
+    result = run("--no-session", "-p", b"caf\xe9 au lait", cwd=project)
+    assert result.returncode == 0, result.stderr
+    [line] = result.stderr.decode().splitlines()
     assert line.startswith("pi-tui: the message is not valid UTF-8 (byte 0xe9 at character 4)")
-    assert not list(project.rglob("*.jsonl"))
+    assert "caf\ufffd au lait" in result.stdout.decode()
+    assert not (state / "pi-tui").exists()
 
 
 def test_a_session_dir_whose_parent_is_missing(project: Path, tmp_path: Path, state: Path) -> None:

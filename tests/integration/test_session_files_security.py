@@ -304,6 +304,20 @@ def test_an_unwritable_session_dir_is_one_line_and_exit_2(project: Path, tmp_pat
             drop_root_powers=True,
         )
     )
+    # (a missing parent is refused before anything is tried: almost always a typo)
+    assert line == f"pi-tui: --session-dir {inner}: its parent folder {folder / 'more'} does not exist"
+    line = one_line_exit_2(
+        cli(
+            "--session-dir",
+            str(folder / "more"),
+            "--model",
+            "offline/demo",
+            "-p",
+            "hi",
+            cwd=project,
+            drop_root_powers=True,
+        )
+    )
     assert line == f"pi-tui: Cannot create session folder {folder / 'more'}: Permission denied"
 
 

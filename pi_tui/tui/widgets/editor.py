@@ -101,6 +101,8 @@ class PromptEditor(TextArea):
         self.completer: Completer | None = None
         self.menu: CompletionMenu | None = None
         self._completion: Completion | None = None
+        self._menu_moved = False
+        """The user moved in the open menu (Up/Down): only then does Enter take its row."""
         self.agent_running = False
         self.keymap: KeyMap | None = None
         self._pastes: dict[int, str] = {}
@@ -153,7 +155,12 @@ class PromptEditor(TextArea):
         key = event.key
         actions = self._actions(key)
         handled = True
-        if self._completion is not None and key in ("up", "down", "tab", "enter", "escape"):
+        if self._completion is not None and key == "enter" and not self._menu_moved:
+            # Keys typed in a burst reach us before the menu has caught up with them; Enter runs
+            # exactly what the editor holds ("/thinking high" lost its argument to a stale row).
+            self._close_menu()
+            self.submit()
+        elif self._completion is not None and key in ("up", "down", "tab", "enter", "escape"):
             self._menu_key(key)
         elif "follow_up" in actions and self.agent_running:
             self.submit(follow_up=True)
@@ -239,11 +246,14 @@ class PromptEditor(TextArea):
         if explicit and len(completion.candidates) == 1:
             self._apply(completion, completion.candidates[0])
             return
+        if self._completion is None or self._completion.candidates != completion.candidates:
+            self._menu_moved = False  # new rows: a move made among the old ones does not count
         self._completion = completion
         self.menu.show(completion)
 
     def _close_menu(self) -> None:
         self._completion = None
+        self._menu_moved = False
         if self.menu is not None:
             self.menu.hide()
 
@@ -252,10 +262,16 @@ class PromptEditor(TextArea):
         if key == "escape":
             self._close_menu()
         elif key == "up":
+            self._menu_moved = True
             self.menu.action_cursor_up()
         elif key == "down":
+            self._menu_moved = True
             self.menu.action_cursor_down()
         else:
+            if not self._menu_moved:  # Tab after a burst: complete what is typed now, not the old rows
+                self._complete(explicit=False)
+                if self._completion is None:
+                    return
             index = self.menu.highlighted or 0
             candidate = self._completion.candidates[index]
             self._apply(self._completion, candidate)
