@@ -131,6 +131,16 @@ def _user_input_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _shown(text: str) -> str:
+    """Listing text as printed: on a terminal its control characters are made visible (names and
+    titles come from files); a pipe gets the exact text."""
+    if not sys.stdout.isatty():
+        return text
+    from pi_tui.text_safety import for_terminal
+
+    return for_terminal(text)
+
+
 def _crash_log() -> str:
     """Write the current traceback to the log folder; returns its path.
 
@@ -246,7 +256,7 @@ def _list_models(search: str) -> int:
     if not models:
         print(f'No models match "{search}".')
         return 0
-    print(format_model_list(models))
+    print(_shown(format_model_list(models)))
     return 0
 
 
@@ -263,7 +273,7 @@ def _list_rules(cwd: str) -> int:
         return fail(str(error))
     report = DiscoveryReport()
     _manager, bucketed = discover_and_bucket(cwd, settings, report)
-    print(format_rule_list(bucketed, Path(cwd), report))
+    print(_shown(format_rule_list(bucketed, Path(cwd), report)))
     return 0
 
 
@@ -280,5 +290,5 @@ def _list_sessions(cwd: str, session_dir: str | None) -> int:
     for info in sessions:
         title = info.name or info.first_message.replace("\n", " ")[:60] or "(no messages)"
         stamp = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-        print(f"{stamp}  {info.id[:8]}  {info.message_count:>4} msgs  {title}")
+        print(_shown(f"{stamp}  {info.id[:8]}  {info.message_count:>4} msgs  {title}"))
     return 0

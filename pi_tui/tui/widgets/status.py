@@ -17,6 +17,8 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from pi_tui.text_safety import for_terminal
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -76,9 +78,10 @@ class StatusLine(Static):
             # Rounded up: "in 0 s" would be shown while the wait still runs. Once the wait is
             # over the next attempt is running, and the line says so (below).
             left = max(1, math.ceil(self.retry_until - now - 0.05))
+            why = for_terminal(self.retry_text)  # a provider's words
             lines.append(
                 Content.styled(
-                    f"{SPINNER[self._frame]} Retrying in {left} s - Esc to cancel · {self.retry_text}",
+                    f"{SPINNER[self._frame]} Retrying in {left} s - Esc to cancel · {why}",
                     "$pi-warning",
                 )
             )
@@ -96,9 +99,9 @@ class StatusLine(Static):
                 )
             )
         for text in self.steering:
-            lines.append(Content.styled(f"↳ steering: {_first_line(text)}", "$pi-muted"))
+            lines.append(Content.styled(f"↳ steering: {for_terminal(_first_line(text))}", "$pi-muted"))
         for text in self.follow_ups:
-            lines.append(Content.styled(f"↳ follow-up: {_first_line(text)}", "$pi-muted"))
+            lines.append(Content.styled(f"↳ follow-up: {for_terminal(_first_line(text))}", "$pi-muted"))
         if self.hint:
             lines.append(Content.styled(self.hint, "$pi-warning"))
         self.display = bool(lines)

@@ -1,0 +1,31 @@
+"""The status line quotes provider errors and queued prompts: their control characters are
+shown, never sent to the terminal (a 503 body once retitled the window through the retry line)."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import App, ComposeResult
+
+from pi_tui.tui.widgets.status import StatusLine
+
+EVIL = "\x1b]0;PWN-RETRY\x07\x1b[2Jgone"
+
+
+class _Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+
+
+async def test_retry_reason_and_queued_prompts_are_drawn_as_symbols() -> None:
+    app = _Host()
+    async with app.run_test() as pilot:
+        status = app.query_one(StatusLine)
+        status.retry_text = f"Server error (HTTP 503): {EVIL}"
+        status.retry_until = time.monotonic() + 30
+        status.steering = (f"steer {EVIL}",)
+        status.follow_ups = (f"later {EVIL}",)
+        await pilot.pause()
+        shown = str(status.render())
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert shown.count("␛]0;PWN-RETRY␇␛[2Jgone") == 3
