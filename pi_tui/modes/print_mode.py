@@ -1,7 +1,8 @@
 """``-p``: run the prompt(s) without a UI, print the final answer (text) or every event (json).
 
 Exit codes: 0 when the last reply ended normally, 1 when it ended in an error (the message goes
-to stderr), 130 when interrupted with Ctrl+C, 143 on SIGTERM and 129 on SIGHUP (a closed
+to stderr), 2 when session entries could not be saved (a full disk: said on stderr), 130 when
+interrupted with Ctrl+C, 143 on SIGTERM and 129 on SIGHUP (a closed
 terminal). On each of these signals running commands are killed with everything they started,
 the run is aborted and recorded as such and the session file is closed (see ``exit_signals``).
 """
@@ -15,7 +16,7 @@ import sys
 from typing import TextIO
 
 from pi_tui import jsonio
-from pi_tui.agent.events import AgentEvent
+from pi_tui.agent.events import AgentEvent, progress_line
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.modes.attachments import Prompt
@@ -53,6 +54,14 @@ async def run_print(
         lambda text: print(f"pi-tui: {for_terminal(clean_text(text))}", file=sys.stderr, flush=True)
     )
 
+    def show_progress(event: AgentEvent) -> None:
+        """Retries and stalls on stderr, as the TUI's status line shows them."""
+        line = progress_line(event)
+        if line is not None:
+            print(f"pi-tui: {for_terminal(line)}", file=sys.stderr, flush=True)
+
+    agent.subscribe(show_progress)
+
     if json_mode:
         # jsonio, not orjson: a session read from disk may hold a lone surrogate (see jsonio),
         # which must come out as its JSON escape instead of ending the run.
@@ -88,10 +97,22 @@ async def run_print(
         say("interrupted" if received == signal.SIGINT else f"stopped by {signal_name(received)}")
         return signals.exit_code or 1
     if last is not None and last.stop_reason == "error":
-        print(f"pi-tui: {last.error_message or 'the model request failed'}", file=sys.stderr)
+        error = for_terminal(last.error_message or "the model request failed")
+        print(f"pi-tui: {error}", file=sys.stderr)
         return 1
     if not json_mode:
         text = clean_text(final_text(last))
+        if _is_terminal(out):  # a terminal gets no escape sequence from the model; a pipe the exact text
+            text = for_terminal(text)
         out.write(text + ("" if text.endswith("\n") else "\n"))
         out.flush()
+    if agent.manager.unsaved_count:
+        return 2  # the reply was printed, but the session lost entries ("Lost on exit" was said)
     return 0
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False

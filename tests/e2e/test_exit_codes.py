@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_session_files_security import saved_session
+from tests.support.small_disk import small_disk
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 SETPRIV = shutil.which("setpriv")
@@ -91,3 +92,24 @@ def test_a_good_run_is_0(project: Path, state: Path) -> None:
     result = run("--no-session", "-p", "hi", cwd=project)
     assert result.returncode == 0, result.stderr
     assert not (state / "pi-tui").exists()
+
+
+def test_a_full_disk(project: Path, tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reply is printed; the entries that could not be saved are said lost, exit 2."""
+    with small_disk(tmp_path, monkeypatch) as disk:
+        if not disk.real:
+            pytest.skip("a real small disk needs root and mount (CI has both)")
+        sessions = disk.path / "sessions"
+        first = run("--session-dir", str(sessions), "-p", "first", cwd=project)
+        assert first.returncode == 0, first.stderr
+        (path,) = sessions.glob("*.jsonl")
+        before = path.read_bytes()
+        disk.fill()
+        result = run("--session-dir", str(sessions), "-c", "-p", "second " + "x" * 6000, cwd=project)
+        stderr = result.stderr.decode()
+        assert result.returncode == 2, stderr
+        assert "offline demo" in result.stdout.decode()
+        assert "No space left on device" in stderr and "Lost on exit" in stderr
+        assert "Traceback" not in stderr and not (state / "pi-tui").exists()
+        disk.free()
+        assert path.read_bytes() == before
