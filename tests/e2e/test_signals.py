@@ -252,7 +252,9 @@ def test_rpc_mode_sigterm_kills_the_tool_children(tmp_path: Path, agent_dir: Pat
 
 
 @needs_tmux
-@pytest.mark.parametrize(("how", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("kill-session", 129)])
+@pytest.mark.parametrize(
+    ("how", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("kill-session", 129), ("ctrl-d", 0)]
+)
 def test_tui_exit_kills_the_tool_children(tmp_path: Path, agent_dir: Path, how: str, code: int) -> None:
     scenario = Scenario(tmp_path, agent_dir)
     wrapper = tmp_path / "wrapper.py"
@@ -270,6 +272,8 @@ def test_tui_exit_kills_the_tool_children(tmp_path: Path, agent_dir: Path, how: 
             pid = int(pid_file.read_text())
             if how == "kill-session":
                 pane.tmux("kill-session", "-t", pane.session)
+            elif how == "ctrl-d":  # the TUI's own way out (empty editor), as the user leaves
+                pane.press("C-d")
             else:
                 os.kill(pid, getattr(signal, how))
             assert poll(status.exists, 10), f"pi-tui did not end; the pane showed:\n{pane.capture()}"
