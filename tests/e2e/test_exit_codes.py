@@ -113,3 +113,35 @@ def test_a_full_disk(project: Path, tmp_path: Path, state: Path, monkeypatch: py
         assert "Traceback" not in stderr and not (state / "pi-tui").exists()
         disk.free()
         assert path.read_bytes() == before
+
+
+def test_print_mode_says_retries_and_silences_on_stderr(agent_dir: Path, project: Path, state: Path) -> None:
+    """A 429, then a reply whose server goes quiet for a while: both are said on stderr."""
+    import json
+
+    from tests.support.model_server import HttpError, ModelServer, RawStream
+
+    (agent_dir / "settings.json").write_text('{"retry": {"idleTimeoutSeconds": 2}}\n')
+    events = (
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"slow answer here"}}]}\n\n'
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    quiet = RawStream(
+        events, event_delay=1.4
+    )  # silent 1.4 s twice: past the notice (1 s), short of the limit
+    limited = HttpError(429, message="Slow down", headers={"Retry-After": "1"})
+    with ModelServer(limited, quiet) as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        result = subprocess.run(
+            [SCRIPT, "--no-session", "--model", "test/m", "-p", "hi"],
+            capture_output=True,
+            cwd=project,
+            timeout=60,
+        )
+    stderr = result.stderr.decode().splitlines()
+    assert result.returncode == 0, stderr
+    assert result.stdout.decode() == "slow answer here\n"
+    assert stderr[0].startswith("pi-tui: Rate limited by the provider (HTTP 429)")
+    assert "retrying in 1 s (attempt 1/3) - Ctrl+C to cancel" in stderr[0]
+    assert "pi-tui: no data for 1 s - Ctrl+C to stop" in stderr
