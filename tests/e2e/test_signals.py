@@ -202,7 +202,9 @@ class Scenario:
 
 
 @pytest.mark.parametrize(
-    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)]
+    ("signum", "code"),
+    [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)],
+    ids=["SIGTERM", "SIGHUP", "SIGINT"],
 )
 def test_print_mode_signal_kills_the_tool_children(
     tmp_path: Path, agent_dir: Path, signum: int, code: int
