@@ -42,6 +42,7 @@ from pi_tui.ai.registry import get_client
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
+from pi_tui.redact import redact_secrets
 from pi_tui.session.messages import AssistantMessage
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -374,6 +375,9 @@ class _Runner:
             ) as response:
                 if response.status_code >= 400:
                     body = (await response.aread()).decode("utf-8", "replace")
+                    # A server may quote what it was sent (a key, a models.json header): the
+                    # error is shown, saved and printed, so those values never appear in it.
+                    body = redact_secrets(body, known=_credential_values(request.headers))
                     raise http_error(response.status_code, body, response.headers)
                 pipeline = WirePipeline(client, self.builder)
                 push = self.stream._push
@@ -400,6 +404,24 @@ class _Runner:
 def describe(error: BaseException) -> str:
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+_NOT_SECRET_HEADERS = frozenset(
+    {"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta"}
+)
+
+
+def _credential_values(headers: dict[str, str]) -> list[str]:
+    """The request's header values that may be credentials (all but the plainly public ones)."""
+    values: list[str] = []
+    for name, value in headers.items():
+        if name.lower() in _NOT_SECRET_HEADERS:
+            continue
+        values.append(value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.lower() in ("bearer", "basic"):
+            values.append(token)
+    return values
 
 
 def http_error(status: int, body: str, headers: httpx.Headers) -> ProviderError:

@@ -87,3 +87,20 @@ def test_redact_keeps_ordinary_text() -> None:
     assert redact_secrets("x-api-key: abcdefgh123", environ={}) == f"x-api-key: {REDACTED}"
     known = redact_secrets("value 0123456789 here", known=["0123456789"], environ={})
     assert known == f"value {REDACTED} here"
+
+
+def test_an_error_body_quoting_the_key_or_a_header_shows_neither(server: ModelServer, tmp_path: Path) -> None:
+    from tests.support.model_server import HttpError
+
+    server.queue(HttpError(401, message=f"Invalid key test-key; you sent {HEADER_NAME}: {HEADER_VALUE}"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_tui", "--provider", "test", "--model", "m", "--no-session", "-p", "hi"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "Invalid key" in done.stderr and REDACTED in done.stderr
+    assert HEADER_VALUE not in done.stderr and "test-key" not in done.stderr
