@@ -82,12 +82,25 @@ def run_interactive(
         # The terminal went away under the app (SIGHUP): what matters is done below.
     finally:
         kill_running_commands()  # whatever way the app ended, no command outlives it
+        lost = False
         if app.started is not None:
-            app.started.agent.manager.close()
+            manager = app.started.agent.manager
+            # The chat is gone: a last failure to save (a full disk) is said on stderr.
+            manager.save_listener = _say_on_stderr
+            manager.close()
+            lost = manager.unsaved_count > 0
         signals.remove()
     if signals.received is not None:
         return signals.exit_code or 1
+    if lost and not app.return_code:
+        return 2  # the user must hear that the session was not all saved, in the code too
     return app.return_code or 0
+
+
+def _say_on_stderr(text: str) -> None:
+    from pi_tui.text_safety import clean_text, for_terminal
+
+    print(f"pi-tui: {for_terminal(clean_text(text))}", file=sys.stderr, flush=True)
 
 
 def _saved_terminal() -> Any:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,47 @@ def test_print_mode_says_retries_and_silences_on_stderr(agent_dir: Path, project
     assert stderr[0].startswith("pi-tui: Rate limited by the provider (HTTP 429)")
     assert "retrying in 1 s (attempt 1/3) - Ctrl+C to cancel" in stderr[0]
     assert "pi-tui: no data for 1 s - Ctrl+C to stop" in stderr
+
+
+def test_the_tui_says_lost_entries_and_exits_2(
+    agent_dir: Path, project: Path, tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interactive mode on a disk that fills up: after Ctrl+D the entries it could not save
+    are said on the terminal, and the exit code is 2."""
+    import shlex
+
+    from tests.support.tmux import TmuxPane
+
+    with small_disk(tmp_path, monkeypatch) as disk:
+        if not disk.real:
+            pytest.skip("a real small disk needs root and mount (CI has both)")
+        sessions = disk.path / "sessions"
+        status = tmp_path / "status"
+        argv = [SCRIPT, "--model", "offline/demo", "--session-dir", str(sessions)]
+        command = f"{shlex.join(argv)}; echo $? > {shlex.quote(str(status))}; sleep 30"
+        pane = TmuxPane.start(
+            ["sh", "-c", command],
+            cwd=project,
+            env={"PI_CODING_AGENT_DIR": str(agent_dir), "PI_TUI_OFFLINE_DELAY": "0"},
+        )
+        try:
+            pane.wait_for(lambda s: "demo" in s.splitlines()[-1], "the footer", timeout=15)
+            pane.type("hello\r")
+            pane.wait_for(lambda s: "offline demo" in s, "the first answer", timeout=15)
+            disk.fill()
+            pane.type("second " + "x" * 6000 + "\r")
+            pane.wait_for(
+                lambda s: "No space left on device" in s, "the save failure in the chat", timeout=15
+            )
+            pane.press("C-d")
+            screen = pane.wait_for(lambda s: "Lost on exit" in s and s, "the lost entries said", timeout=15)
+            assert "Traceback" not in screen
+            for _ in range(100):
+                if status.exists() and status.read_text().strip():
+                    break
+                time.sleep(0.05)
+            assert status.read_text().strip() == "2"
+        finally:
+            pane.kill()
+            disk.free()
+        assert not (state / "pi-tui").exists()
