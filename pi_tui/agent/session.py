@@ -389,7 +389,10 @@ class AgentSession:
     def context_tokens_if_built(self) -> int | None:
         """:meth:`context_tokens`, or None while the context is not built yet: the footer must
         not make a long session's first screen wait for every message to be read."""
-        return self.context_tokens() if self.manager.context_is_built else None
+        manager = self.manager
+        if manager.context_is_built or manager.has_built_context or len(manager) <= SMALL_SESSION_ENTRIES:
+            return self.context_tokens()  # at hand, grown from the last build, or cheap to build
+        return None
 
     async def _maybe_compact(self) -> None:
         """Automatic compaction when the context leaves less than ``reserveTokens`` free."""
@@ -737,6 +740,10 @@ class AgentSession:
         self._record(message)
         self.manager.sync()
         return message
+
+
+SMALL_SESSION_ENTRIES = 2_000
+"""Sessions up to this size have their context built whenever the footer asks (milliseconds)."""
 
 
 def rule_summary(rule: Any) -> dict[str, Any]:

@@ -804,6 +804,11 @@ class SessionManager:
         )
 
     @property
+    def has_built_context(self) -> bool:
+        """A context was built for this session before (a later build mostly grows it)."""
+        return self._context_cache is not None
+
+    @property
     def context_is_built(self) -> bool:
         """Whether :meth:`build_session_context` would answer from its cache right now."""
         cached = self._context_cache

@@ -82,3 +82,17 @@ async def test_the_tail_is_drawn_before_the_session_is_loaded(
         loaded = [item.text for item in app.chat.items if isinstance(item, UserItem | AssistantItem)]
         assert loaded[-len(preview) :] == preview
         assert "answer 299" in screen_text(app)
+
+
+async def test_a_short_session_always_shows_its_token_count(
+    project: Path, tmp_path: Path, server: ModelServer
+) -> None:
+    path = long_session(project, tmp_path / "sessions", 3)
+    app = make_app(project, session=str(path), model="test/m")
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause()
+        app.agent.set_thinking_level("off")  # an entry after the last build: the context is stale
+        app.refresh_footer()
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "?/" not in footer and "%/" in footer
