@@ -228,7 +228,9 @@ class PromptEditor(TextArea):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         index = self._history_index
         if index is not None and self.text != for_terminal(self.prompt_history[index]):
-            self._history_index = None
+            self._history_index = index = None
+        if index is not None:
+            return  # a prompt recalled from the history: Up and Down keep walking it, no menu
         if self._completion is not None or self.text.startswith("/"):
             self._complete(explicit=False)
 
