@@ -154,8 +154,13 @@ async def test_enter_while_running_steers_and_alt_enter_queues_a_follow_up(
         assert app.busy
         assert [q.text for q in app.agent.steering] == ["steer this"]
         assert [q.text for q in app.agent.follow_ups] == ["and later"]
-        assert "steering: steer this" in screen_text(app)
-        assert "follow-up: and later" in screen_text(app)
+        # The status line redraws on its next frame, not within the key press: wait for it.
+        for _ in range(100):
+            shown = screen_text(app)
+            if "steering: steer this" in shown and "follow-up: and later" in shown:
+                break
+            await pilot.pause(0.02)
+        assert "steering: steer this" in shown and "follow-up: and later" in shown
         await settle(pilot, app, timeout=15)
         prompts = [item.text for item in app.chat.items if isinstance(item, UserItem)]
         assert prompts == ["start", "steer this", "and later"]
