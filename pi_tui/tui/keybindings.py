@@ -30,7 +30,7 @@ ACTIONS: dict[str, KeyAction] = {
     "newline": KeyAction("Insert a new line", ("shift+enter", "alt+enter")),
     "follow_up": KeyAction("Queue a follow-up message while the agent runs", ("alt+enter",)),
     "abort": KeyAction("Stop the running agent", ("escape",)),
-    "clear": KeyAction("Clear the editor", ("ctrl+c",)),
+    "clear": KeyAction("Clear the editor (twice: quit; Esc stops a reply)", ("ctrl+c",)),
     "exit": KeyAction("Quit (when the editor is empty)", ("ctrl+d",)),
     "history_prev": KeyAction("Previous prompt from history", ("up",)),
     "history_next": KeyAction("Next prompt from history", ("down",)),
