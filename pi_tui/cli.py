@@ -287,8 +287,20 @@ def _list_sessions(cwd: str, session_dir: str | None) -> int:
     if not sessions:
         print("No sessions for this folder yet.")
         return 0
+    # ``--session PREFIX`` searches this folder's sessions first and stops at the first match there,
+    # so a prefix unique in this list is one it accepts. UUIDv7 ids made in the same moment share
+    # long beginnings: each id gets the shortest prefix (8 characters at least) no other id starts with.
+    ids = sorted(info.id for info in sessions)
+    shared: dict[str, int] = {}
+    for before, after in ((ids[index - 1], ids[index]) for index in range(1, len(ids))):
+        pairs = zip(before, after, strict=False)
+        common = next((at for at, (one, other) in enumerate(pairs) if one != other), len(before))
+        shared[before] = max(shared.get(before, 0), common)
+        shared[after] = max(shared.get(after, 0), common)
+    prefixes = {key: key[: max(8, shared.get(key, 0) + 1)] for key in ids}
+    width = max(len(prefix) for prefix in prefixes.values())
     for info in sessions:
         title = info.name or info.first_message.replace("\n", " ")[:60] or "(no messages)"
         stamp = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-        print(_shown(f"{stamp}  {info.id[:8]}  {info.message_count:>4} msgs  {title}"))
+        print(_shown(f"{stamp}  {prefixes[info.id]:<{width}}  {info.message_count:>4} msgs  {title}"))
     return 0
