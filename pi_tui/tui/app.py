@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.theme import Theme as RichTheme
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.command import Hit, Hits, Provider
 from textual.reactive import reactive
 
@@ -27,7 +27,7 @@ from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
 from pi_tui.tui.completion import Completion, complete_command, complete_path
 from pi_tui.tui.keybindings import KeyBindingsLoad, load_keybindings
-from pi_tui.tui.theme import ThemeLoad, available_themes, load_theme, to_textual_theme
+from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_theme, to_textual_theme
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
 from pi_tui.tui.widgets.chat import ChatView
 from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
@@ -36,6 +36,10 @@ from pi_tui.tui.widgets.header import PiHeader
 from pi_tui.tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from textual.screen import Screen
+
     from pi_tui.modes.attachments import Prompt
     from pi_tui.start_options import StartOptions
     from pi_tui.startup import Started
@@ -58,6 +62,10 @@ APP_ACTIONS = {
     "cycle_thinking": "cycle_thinking",
     "expand": "toggle_expanded",
     "toggle_thinking": "toggle_thinking",
+    "page_up": "chat_page_up",
+    "page_down": "chat_page_down",
+    "chat_top": "chat_top",
+    "chat_bottom": "chat_bottom",
 }
 """Key-binding actions handled by the app (the editor handles submit, newline, history...)."""
 
@@ -431,6 +439,40 @@ class PiApp(App[None]):
         console.push_theme(theme)
         self._markdown_theme_pushed = True
 
+    def _validate_theme(self, theme_name: str) -> str:
+        """Keep the current pi theme when something sets a theme that is not one.
+
+        Textual's own themes (nord, gruvbox, ... from its theme picker or ``action_toggle_dark``)
+        lack the ``$pi-*`` colours, and the stylesheet stops the app with an undefined-variable
+        error under them; refusing here, before the watcher runs, means no theme can crash it.
+        """
+        theme = self.get_theme(theme_name)
+        if theme is not None and is_pi_theme(theme):
+            return theme_name
+        kind = "a Textual theme" if theme is not None else "not a known theme"
+        warning = (
+            f'"{theme_name}" is {kind}, not a pi theme: keeping "{self.pi_theme_name}". '
+            "Pick a theme in /settings."
+        )
+        if self.is_mounted:
+            self.call_later(self.say, warning, "warning")
+        else:
+            self.theme_problems.append(warning)
+        return self.theme
+
+    def action_change_theme(self) -> None:
+        """Textual's theme picker would offer its own themes; pi-tui's is the /settings theme row."""
+        self.run_slash("settings", "")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette's own entries: pi-tui's actions only (the slash commands come from
+        :class:`SlashProvider`). Textual's (Theme, Keys, Maximize, Screenshot, Quit) are left
+        out: they bypass pi-tui's themes, squeeze the chat or fail in a terminal app."""
+        yield SystemCommand("Select model", "Choose the model, as /model", self.action_model_picker)
+        yield SystemCommand("Cycle thinking level", "The model's next level", self.action_cycle_thinking)
+        yield SystemCommand("Expand tool output", "Show or fold long output", self.action_toggle_expanded)
+        yield SystemCommand("Toggle thinking", "Show or hide thinking", self.action_toggle_thinking)
+
     def switch_theme(self, name: str) -> list[str]:
         """Switch at run time; returns the problems found in the theme file."""
         self.theme_problems = []
@@ -618,6 +660,18 @@ class PiApp(App[None]):
 
     def action_toggle_thinking(self) -> None:
         self.show_thinking = not self.show_thinking
+
+    def action_chat_page_up(self) -> None:
+        self.chat.page_up()
+
+    def action_chat_page_down(self) -> None:
+        self.chat.page_down()
+
+    def action_chat_top(self) -> None:
+        self.chat.to_top()
+
+    def action_chat_bottom(self) -> None:
+        self.chat.to_bottom()
 
     def watch_expanded(self, expanded: bool) -> None:
         if self.is_mounted:

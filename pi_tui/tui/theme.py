@@ -36,6 +36,7 @@ __all__ = [
     "ThemeLoad",
     "available_themes",
     "builtin_themes_dir",
+    "is_pi_theme",
     "load_theme",
     "palette_to_hex",
     "textual_variable_name",
@@ -350,6 +351,15 @@ def available_themes(agent_dir: str | Path | None) -> dict[str, Path]:
 def textual_variable_name(token: str) -> str:
     """The .tcss variable for a pi token: ``toolSuccessBg`` -> ``pi-tool-success-bg``."""
     return "pi-" + re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", token).lower()
+
+
+def is_pi_theme(theme: TextualTheme) -> bool:
+    """Whether a Textual theme defines every ``$pi-*`` variable the app's stylesheet uses.
+
+    Textual's own themes (nord, gruvbox, ...) define none of them, and the stylesheet fails to
+    parse under such a theme, so the app only ever accepts themes that pass this check.
+    """
+    return all(textual_variable_name(token) in theme.variables for token in REQUIRED_TOKENS)
 
 
 def to_textual_theme(theme: Theme) -> TextualTheme:
