@@ -39,6 +39,10 @@ ACTIONS: dict[str, KeyAction] = {
     "cycle_thinking": KeyAction("Cycle the thinking level", ("shift+tab",)),
     "expand": KeyAction("Collapse or expand tool output", ("ctrl+o",)),
     "toggle_thinking": KeyAction("Collapse or expand thinking blocks", ("ctrl+t",)),
+    "page_up": KeyAction("Scroll the chat up a page (at the top: earlier history)", ("pageup",)),
+    "page_down": KeyAction("Scroll the chat down a page", ("pagedown",)),
+    "chat_top": KeyAction("Scroll the chat to the top (again: earlier history)", ("ctrl+home",)),
+    "chat_bottom": KeyAction("Scroll the chat to the newest message", ("ctrl+end",)),
 }
 """Our actions in the order /hotkeys lists them."""
 
@@ -57,6 +61,9 @@ PI_ACTION_NAMES: dict[str, str] = {
     "app.thinking.cycle": "cycle_thinking",
     "app.tools.expand": "expand",
     "app.thinking.toggle": "toggle_thinking",
+    # pi scrolls its editor by a page; here the chat is what scrolls (pi's chat is the terminal's).
+    "tui.editor.pageUp": "page_up",
+    "tui.editor.pageDown": "page_down",
 }
 """pi's namespaced ids for the actions we share."""
 
@@ -74,6 +81,8 @@ PI_LEGACY_NAMES: dict[str, str] = {
     "cycleThinkingLevel": "app.thinking.cycle",
     "expandTools": "app.tools.expand",
     "toggleThinking": "app.thinking.toggle",
+    "pageUp": "tui.editor.pageUp",
+    "pageDown": "tui.editor.pageDown",
 }
 """The ids pi used before namespacing; pi still accepts them, so do we."""
 
@@ -126,8 +135,6 @@ PI_OTHER_ACTIONS = frozenset(
         "tui.editor.deleteWordForward",
         "tui.editor.jumpBackward",
         "tui.editor.jumpForward",
-        "tui.editor.pageDown",
-        "tui.editor.pageUp",
         "tui.editor.undo",
         "tui.editor.yank",
         "tui.editor.yankPop",
@@ -161,8 +168,6 @@ PI_OTHER_ACTIONS = frozenset(
         "jumpBackward",
         "jumpForward",
         "newSession",
-        "pageDown",
-        "pageUp",
         "pasteImage",
         "renameSession",
         "resume",

@@ -196,6 +196,31 @@ class ChatView(VerticalScroll, can_focus=False):
         if new <= 0 and old > 0 and self._first > 0:
             self.run_worker(self.load_older(), exclusive=True, group="older")
 
+    # --- keyboard scrolling (the editor keeps the focus, so the app forwards these keys) ----------
+
+    def page_up(self) -> None:
+        """Up one page; at the top, mount the previous batch as the mouse wheel would."""
+        if self.scroll_y <= 0:
+            if self._first > 0:
+                self.run_worker(self.load_older(), exclusive=True, group="older")
+            return
+        self.scroll_to(y=self.scroll_y - self.scrollable_content_region.height, animate=False, immediate=True)
+
+    def page_down(self) -> None:
+        """Down one page; reaching the bottom follows new output again."""
+        self.scroll_to(y=self.scroll_y + self.scrollable_content_region.height, animate=False, immediate=True)
+
+    def to_top(self) -> None:
+        """To the top of the mounted window; when it is already there, one older batch comes in."""
+        if self.scroll_y <= 0:
+            self.page_up()
+        else:
+            self.scroll_to(y=0, animate=False, immediate=True)
+
+    def to_bottom(self) -> None:
+        """To the newest item, following new output again."""
+        self.scroll_end(animate=False, immediate=True)
+
     # --- display switches --------------------------------------------------------------------------
 
     def watch_expanded(self, expanded: bool) -> None:

@@ -1,0 +1,97 @@
+"""The chat scrolls from the keyboard while the editor keeps the focus: PageUp / PageDown by a
+page, Ctrl+Home / Ctrl+End to the top and the bottom; PageUp at the top mounts older history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pi_tui.tui.transcript import InfoItem
+from pi_tui.tui.widgets.chat import FIRST_WINDOW
+from tests.support.model_server import ModelServer
+from tests.tui.conftest import make_app, screen_text, settle
+from tests.tui.test_long_session_open import long_session
+
+TURNS = 60  # 120 chat items: more than the first window mounts
+
+
+async def opened(pilot, app, last: str) -> None:
+    for _ in range(500):
+        if app.agent is not None and last in screen_text(app):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def test_page_keys_scroll_the_chat_and_reach_older_items(
+    project: Path, tmp_path: Path, server: ModelServer
+) -> None:
+    path = long_session(project, tmp_path / "sessions", TURNS)
+    app = make_app(project, session=str(path), model="test/m")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app, f"answer {TURNS - 1}")
+        chat = app.chat
+        assert app.focused is app.editor
+        mounted = chat.mounted_count
+        assert mounted <= FIRST_WINDOW + 5 and len(chat.items) > mounted
+        bottom = chat.scroll_y
+        assert bottom > 0 and bottom == chat.max_scroll_y
+
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert chat.scroll_y < bottom
+        assert bottom - chat.scroll_y >= chat.scrollable_content_region.height - 1
+        assert f"answer {TURNS - 1}" not in screen_text(app)
+
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert chat.scroll_y == chat.max_scroll_y
+
+        for _ in range(60):
+            await pilot.press("pageup")
+            await pilot.pause(0.01)
+            if chat.mounted_count > mounted:
+                break
+        assert chat.mounted_count > mounted, "PageUp at the top mounts the previous batch"
+        await pilot.pause()
+        assert chat.scroll_y > 0, "the view stays on what was shown; older items are above it"
+
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert chat.scroll_y == chat.max_scroll_y
+        assert f"answer {TURNS - 1}" in screen_text(app)
+
+        # Ctrl+Home goes to the top of what is mounted; pressed there, the previous batch comes in.
+        for _ in range(10):
+            await pilot.press("ctrl+home")
+            await pilot.pause(0.02)
+            if chat.mounted_count == len(chat.items):
+                break
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert chat.mounted_count == len(chat.items) and chat.scroll_y == 0
+        assert "question 0" in screen_text(app)
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+
+        # At the bottom the chat follows new output again.
+        await pilot.press(*"one more", "enter")
+        await settle(pilot, app)
+        assert chat.scroll_y == chat.max_scroll_y
+        assert app.editor.text == ""
+
+
+async def test_hotkeys_lists_the_scroll_keys_and_keybindings_json_rebinds_them(
+    project: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "keybindings.json").write_text(json.dumps({"tui.editor.pageUp": "alt+u"}))
+    app = make_app(project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"/hotkeys")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        text = [item.text for item in app.chat.items if isinstance(item, InfoItem)][-1]
+        assert "Alt+U " in text and "PageDown " in text and "Ctrl+Home " in text and "Ctrl+End " in text
+        assert "PageUp " not in text
+        assert not app.keys.problems
