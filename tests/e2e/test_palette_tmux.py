@@ -1,0 +1,74 @@
+"""Ctrl+P, "Theme", Enter, "nord", Enter in the installed ``pi-tui``, through a real terminal.
+
+That key sequence used to open Textual's own theme picker and set its ``nord`` theme, which has
+none of the ``$pi-*`` colours: the app exited with a stylesheet error. Now the palette only has
+pi-tui's entries ("Theme" finds /settings, whose theme row offers pi themes only), and the app
+must still be running and answer a prompt from the offline model afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_tui_tmux import SCRIPT, editor_text
+from tests.support.tmux import TmuxPane
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
+]
+
+
+def idle(screen: str) -> bool:
+    """The chat screen with an empty editor and the offline model named in the footer."""
+    return editor_text(screen) == "" and "demo" in screen.splitlines()[-1]
+
+
+def theme_row(screen: str) -> str | None:
+    """The value on the settings panel's Theme row (None when the panel is not showing)."""
+    found = re.search(r"│\s*Theme\s+(\S+)", screen)
+    return found.group(1) if found else None
+
+
+def test_palette_theme_nord_leaves_the_app_running(agent_dir: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    status_file = tmp_path / "exit-status"
+    pane = TmuxPane.start(
+        [SCRIPT, "--model", "offline/demo"],
+        cwd=project,
+        env={
+            "PI_CODING_AGENT_DIR": str(agent_dir),
+            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
+            "PI_TUI_OFFLINE_DELAY": "0",
+        },
+        width=100,
+        height=30,
+        status_file=status_file,
+    )
+    try:
+        pane.wait_for(idle, "the chat with an empty editor", timeout=15)
+        pane.press("C-p")
+        pane.wait_for(lambda s: "🔎" in s, "the command palette")
+        pane.type("Theme")
+        pane.wait_for(lambda s: "/settings" in s, "the palette finding /settings for 'Theme'")
+        screen = pane.capture() or ""
+        assert "Change the current theme" not in screen, screen  # Textual's own Theme command
+        pane.press("Enter")
+        pane.wait_for(lambda s: "Settings" in s and "Theme" in s, "pi-tui's settings panel")
+        pane.type("nord")
+        pane.press("Enter")
+        row = pane.wait_for(lambda s: theme_row(s) == "light" and theme_row(s), "the theme row now 'light'")
+        assert row == "light" and pane.alive() and not status_file.exists()
+        pane.press("Escape")
+        pane.wait_for(lambda s: idle(s) and theme_row(s) is None, "the settings panel closed")
+        pane.type("marmalade")
+        pane.press("Enter")
+        pane.wait_for(lambda s: "You wrote “marmalade”" in s, "the offline model's reply")
+        assert pane.alive() and not status_file.exists()
+    finally:
+        pane.kill()
