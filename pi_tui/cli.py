@@ -69,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--no-session", action="store_true", help="keep nothing on disk")
     sessions.add_argument("--list-sessions", action="store_true", help="list this folder's sessions and exit")
     sessions.add_argument(
-        "--export", nargs="+", metavar=("SESSION", "OUT"), help="write a session as HTML and exit"
+        "--export",
+        nargs="+",
+        metavar=("SESSION", "OUT.jsonl"),
+        help="write the session's current branch to OUT.jsonl (pi's format) and exit",
     )
     agent = parser.add_argument_group("agent")
     agent.add_argument("--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)")
@@ -131,6 +134,33 @@ def _user_input_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _export(values: list[str], cwd: str, session_dir: str | None) -> int:
+    """``--export SESSION [OUT.jsonl]``: the current branch as a straight session file."""
+    from pathlib import Path
+
+    from pi_tui.session import SessionManager
+    from pi_tui.session.errors import SessionError
+    from pi_tui.session.export import default_export_name, export_jsonl
+    from pi_tui.start_options import StartOptions
+    from pi_tui.startup import StartupError, find_session
+
+    if len(values) > 2:
+        return fail("--export takes a session and at most one output file")
+    output = Path(values[1] if len(values) == 2 else default_export_name())
+    if output.suffix.lower() != ".jsonl":
+        return fail(f"--export writes .jsonl files; {output} is not one (HTML export is not in pi-tui yet)")
+    try:
+        source = find_session(values[0], StartOptions(cwd=cwd, session_dir=session_dir))
+        manager = SessionManager.open(source, read_only=True)
+        written = export_jsonl(manager, Path(cwd) / output)
+    except (StartupError, SessionError) as error:
+        return fail(str(error))
+    except OSError as error:
+        return fail(f"Cannot write {output}: {error.strerror or error}")
+    print(_shown(f"Session exported to: {written}"))
+    return 0
+
+
 def _shown(text: str) -> str:
     """Listing text as printed: on a terminal its control characters are made visible (names and
     titles come from files); a pipe gets the exact text."""
@@ -178,7 +208,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         return _list_rules(cwd)
     if args.export:
-        return fail("HTML export is not part of this version yet (it comes with the export feature)")
+        return _export(args.export, cwd, args.session_dir)
     if args.resume and (args.print or args.mode != "text"):
         return fail("-r opens the session picker, which needs the interactive mode (drop -p / --mode)")
     if args.mode == "rpc":

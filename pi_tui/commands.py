@@ -57,6 +57,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("clone", "Continue in a new session holding the current path"),
     SlashCommand("label", "Label the last message (empty text removes it)", usage="[text]"),
     SlashCommand("name", "Name this session", usage="<name>"),
+    SlashCommand("export", "Write the current branch to a session file (pi's format)", usage="[file.jsonl]"),
 )
 
 

@@ -7,6 +7,7 @@ Commands talk to the user through ``app.say`` and never raise for a user mistake
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,6 +284,23 @@ async def clone(app: PiApp, args: str) -> None:
     from pi_tui.tui.navigation import clone_command
 
     await clone_command(app, args)
+
+
+@command("export")
+async def export(app: PiApp, args: str) -> None:
+    from pi_tui.session.export import default_export_name, export_jsonl
+
+    output = Path(args.strip() or default_export_name())
+    if output.suffix.lower() != ".jsonl":
+        why = f"/export writes .jsonl files; {output} is not one (HTML export is not in pi-tui yet)."
+        app.say(why, "error")
+        return
+    try:
+        written = await asyncio.to_thread(export_jsonl, app.agent.manager, Path(app.cwd) / output)
+    except OSError as error:
+        app.say(f"Cannot write {output}: {error.strerror or error}", "error")
+        return
+    app.say(f"Session exported to: {written}")
 
 
 @command("label")

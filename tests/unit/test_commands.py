@@ -10,11 +10,12 @@ from pi_tui.commands import BUILTIN_COMMANDS, CommandRegistry, SlashCommand, par
 def test_builtins_are_the_documented_set() -> None:
     names = {command.name for command in BUILTIN_COMMANDS}
     expected = ["new", "session", "compact", "model", "thinking", "copy", "rules", "hotkeys", "settings"]
-    assert names == {*expected, "quit", "tree", "resume", "branch", "clone", "label", "name"}
+    assert names == {*expected, "quit", "tree", "resume", "branch", "clone", "label", "name", "export"}
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
     assert by_name["compact"].usage == "[instructions]"
     assert by_name["model"].usage == "[query]"
     assert by_name["thinking"].usage == "[level]"
+    assert by_name["export"].usage == "[file.jsonl]"
     assert by_name["quit"].aliases == ("exit",)
     assert all(command.source == "builtin" and command.description for command in BUILTIN_COMMANDS)
 
@@ -68,7 +69,7 @@ def test_register_and_unregister() -> None:
 def test_complete_puts_name_matches_before_alias_matches() -> None:
     registry = CommandRegistry()
     registry.register(SlashCommand("extract", "Pull out a function", source="extension"))
-    assert [command.name for command in registry.complete("/ex")] == ["extract", "quit"]
+    assert [command.name for command in registry.complete("/ex")] == ["export", "extract", "quit"]
     assert [command.name for command in registry.complete("t")] == ["thinking", "tree"]
     assert [command.name for command in registry.complete("/S")] == ["session", "settings"]
     assert len(registry.complete("/")) == len(BUILTIN_COMMANDS) + 1
