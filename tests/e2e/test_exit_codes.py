@@ -35,6 +35,13 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+def no_real_disk() -> None:
+    """The installed script cannot be handed an injected ENOSPC: it needs a real small disk."""
+    if os.environ.get("CI"):
+        pytest.fail("a real small disk needs root and mount; CI must provide both (see .ci/run)")
+    pytest.skip("a real small disk needs root and mount")
+
+
 def run(*args: str | bytes, cwd: Path, drop_root_powers: bool = False) -> subprocess.CompletedProcess[bytes]:
     prefix: list[str] = []
     if drop_root_powers and AS_ROOT:
@@ -99,7 +106,7 @@ def test_a_full_disk(project: Path, tmp_path: Path, state: Path, monkeypatch: py
     """The reply is printed; the entries that could not be saved are said lost, exit 2."""
     with small_disk(tmp_path, monkeypatch) as disk:
         if not disk.real:
-            pytest.skip("a real small disk needs root and mount (CI has both)")
+            no_real_disk()
         sessions = disk.path / "sessions"
         first = run("--session-dir", str(sessions), "-p", "first", cwd=project)
         assert first.returncode == 0, first.stderr
@@ -159,7 +166,7 @@ def test_the_tui_says_lost_entries_and_exits_2(
 
     with small_disk(tmp_path, monkeypatch) as disk:
         if not disk.real:
-            pytest.skip("a real small disk needs root and mount (CI has both)")
+            no_real_disk()
         sessions = disk.path / "sessions"
         status = tmp_path / "status"
         argv = [SCRIPT, "--model", "offline/demo", "--session-dir", str(sessions)]
