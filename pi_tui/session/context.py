@@ -182,19 +182,10 @@ def session_settings(path: Iterable[RawEntry]) -> SessionContext:
     settings = SessionContext()
     # The last word on the model and on the thinking level wins, so both are looked for from
     # the end (on a long branch they are found within a few entries); injected rules add up.
-    for entry in reversed(path):
-        if entry.get("type") in ("model_change", "message"):
-            probe = SessionContext()
-            _note_settings(probe, entry)
-            if probe.model is not None:
-                settings.model = probe.model
-                break
-    for entry in reversed(path):
-        if entry.get("type") == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            if level is None or level in THINKING_LEVELS:
-                settings.thinking_level = "off" if level is None else level  # oh-my-pi: null is off
-                break
+    settings.model = next(filter(None, map(_model_of, reversed(path))), None)
+    level = next(filter(None, map(_thinking_of, reversed(path))), None)
+    if level is not None:
+        settings.thinking_level = level
     for entry in path:
         if entry.get("type") == "ttsr_injection":
             _note_settings(settings, entry)
@@ -231,27 +222,39 @@ def _note_settings(context: SessionContext, entry: RawEntry) -> Any:
     """Apply what ``entry`` says about the model, thinking level or injected rules; its type."""
     kind = entry.get("type")
     if kind == "thinking_level_change":
-        level = entry.get("thinkingLevel")
-        if level is None:  # oh-my-pi writes null for "off"
-            context.thinking_level = "off"
-        elif level in THINKING_LEVELS:
-            context.thinking_level = level
-    elif kind == "model_change":
-        model = _model_from_change(entry)
-        if model is not None:
-            context.model = model
-    elif kind == "message":
-        message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            provider, model_id = message.get("provider"), message.get("model")
-            if isinstance(provider, str) and isinstance(model_id, str):
-                context.model = ModelRef(provider, model_id)
+        context.thinking_level = _thinking_of(entry) or context.thinking_level
+    elif kind in ("model_change", "message"):
+        context.model = _model_of(entry) or context.model
     elif kind == "ttsr_injection":
         rules = entry.get("injectedRules")
         for name in rules if isinstance(rules, list) else ():
             if isinstance(name, str) and name not in context.injected_ttsr_rules:
                 context.injected_ttsr_rules.append(name)
     return kind
+
+
+def _model_of(entry: RawEntry) -> ModelRef | None:
+    """The model ``entry`` says is in use: a model change, or the model of an assistant reply."""
+    kind = entry.get("type")
+    if kind == "model_change":
+        return _model_from_change(entry)
+    if kind == "message":
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            provider, model_id = message.get("provider"), message.get("model")
+            if isinstance(provider, str) and isinstance(model_id, str):
+                return ModelRef(provider, model_id)
+    return None
+
+
+def _thinking_of(entry: RawEntry) -> str | None:
+    """The thinking level a ``thinking_level_change`` sets (oh-my-pi writes null for "off")."""
+    if entry.get("type") != "thinking_level_change":
+        return None
+    level = entry.get("thinkingLevel")
+    if level is None:
+        return "off"
+    return level if level in THINKING_LEVELS else None
 
 
 def _model_from_change(entry: RawEntry) -> ModelRef | None:

@@ -46,7 +46,7 @@ from pi_tui.config.paths import cache_dir
 from pi_tui.jsonio import JSONDecodeError, dumps, loads
 from pi_tui.session.errors import SessionFileError
 from pi_tui.session.ids import parse_iso
-from pi_tui.session.listing import SessionInfo, message_time, text_of
+from pi_tui.session.listing import SessionInfo, counted_message, session_name
 from pi_tui.session.reader import BOM, parse_header
 from pi_tui.session.reader import _title_slot as title_slot
 
@@ -114,22 +114,14 @@ class Summary:
         """Fold one accepted entry in, as ``listing.session_info`` does."""
         kind = raw.get("type")
         if kind == "session_info":
-            value = raw.get("name")
-            self.name = value.strip() if isinstance(value, str) and value.strip() else None
-        elif kind == "message":
-            message = raw.get("message")
-            if not isinstance(message, dict):
-                return
-            role = message.get("role")
-            if role not in ("user", "assistant"):
-                return
+            self.name = session_name(raw)
+        elif kind == "message" and (counted := counted_message(raw)) is not None:
+            role, text, moment = counted
             self.count += 1
-            text = text_of(message.get("content"))
             if text:
                 self._add_text(text)
             if role == "user" and not self.first_message:
                 self.first_message = text[:FIRST_MESSAGE_CHARS]
-            moment = message_time(message.get("timestamp")) or parse_iso(str(raw.get("timestamp", "")))
             if moment is not None:
                 self.last_time = moment
 

@@ -95,22 +95,14 @@ def session_info(path: Path) -> SessionInfo | None:
     for raw in loaded.entries:
         kind = raw.get("type")
         if kind == "session_info":
-            value = raw.get("name")
-            name = value.strip() if isinstance(value, str) and value.strip() else None
-        elif kind == "message":
-            message = raw.get("message")
-            if not isinstance(message, dict):
-                continue
-            role = message.get("role")
-            if role not in ("user", "assistant"):
-                continue
+            name = session_name(raw)
+        elif kind == "message" and (counted := counted_message(raw)) is not None:
+            role, text, moment = counted
             count += 1
-            text = text_of(message.get("content"))
             if text:
                 texts.append(text)
             if role == "user" and not first_message:
                 first_message = text
-            moment = message_time(message.get("timestamp")) or parse_iso(str(raw.get("timestamp", "")))
             if moment is not None:
                 last_time = moment
     created = parse_iso(str(header.get("timestamp", ""))) or datetime.fromtimestamp(_mtime(path), UTC)
@@ -126,6 +118,25 @@ def session_info(path: Path) -> SessionInfo | None:
         first_message=first_message,
         all_messages_text=" ".join(texts),
     )
+
+
+def session_name(raw: dict[str, Any]) -> str | None:
+    """The name a ``session_info`` entry sets (None: it clears the name)."""
+    value = raw.get("name")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def counted_message(raw: dict[str, Any]) -> tuple[str, str, datetime | None] | None:
+    """``(role, text, time)`` of a ``message`` entry the listing counts (user and assistant
+    messages), else None. The one rule shared by :func:`session_info` and the sessions index."""
+    message = raw.get("message")
+    if not isinstance(message, dict):
+        return None
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        return None
+    moment = message_time(message.get("timestamp")) or parse_iso(str(raw.get("timestamp", "")))
+    return role, text_of(message.get("content")), moment
 
 
 def message_time(stamp: Any) -> datetime | None:

@@ -10,10 +10,8 @@ Limits are set to a second or three so every test ends in a few seconds.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,12 +20,12 @@ import pytest
 from pi_tui.agent.events import AgentEvent, progress_line
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.events import StreamEvent
-from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.stream import IdleLimits, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.config.settings import Settings, SettingsError, load_settings
 from pi_tui.session import SessionManager
 from pi_tui.session.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from tests.integration.test_agent_session import run
 from tests.support.builders import user
 from tests.support.model_server import (
     API_KINDS,
@@ -41,16 +39,6 @@ from tests.support.model_server import (
 
 T = TypeVar("T")
 EMOJI = "\U0001f600"
-
-
-def run(make: Callable[[], Awaitable[T]]) -> T:
-    async def main() -> T:
-        try:
-            return await make()
-        finally:
-            await close_shared_client()
-
-    return asyncio.run(main())
 
 
 def options(**overrides: Any) -> StreamOptions:
