@@ -273,7 +273,7 @@ class PiApp(App[None]):
         for problem in self.theme_problems + self.keys.problems:  # after show_session, which redraws
             self.say(problem, "warning")
         if self.initial_prompts:
-            self._start_run(self._run_initial(self.initial_prompts))
+            self.start_work(self._run_initial(self.initial_prompts))
         if self.open_resume:
             self.run_slash("resume", "")
 
@@ -529,9 +529,10 @@ class PiApp(App[None]):
         if self.agent.is_streaming:
             self.agent.steer(text)  # Enter while running steers; Alt+Enter queues a follow-up
             return
-        self._start_run(self.agent.prompt(text))
+        self.start_work(self.agent.prompt(text))
 
-    def _start_run(self, work: Any) -> None:
+    def start_work(self, work: Any) -> None:
+        """Run ``work`` as the agent run: the editor shows it running and Escape stops it."""
         self.editor.agent_running = True
         self._run = asyncio.ensure_future(self._guarded(work))
 
@@ -555,13 +556,34 @@ class PiApp(App[None]):
     def track_cancellable(self, work: asyncio.Future[Any] | None) -> None:
         self._cancellable = work
 
+    def run_background(self, work: Any, *, group: str) -> Any:
+        return self.run_worker(work, group=group, exit_on_error=False)
+
+    def show_hint(self, text: str, seconds: float = 2.0) -> None:
+        self.status.hint = text
+        self.set_timer(seconds, self._clear_hint)
+
+    def set_activity(self, text: str | None) -> None:
+        self.status.activity = text
+
+    def offer_editor_text(self, text: str) -> None:
+        if text and not self.editor.text:
+            self.editor.load_text(text)
+            self.editor.move_cursor(self.editor.document.end)
+
+    def show_label(self, entry_id: str, label: str | None) -> None:
+        self.chat.set_label(entry_id, label)
+
+    def last_answer_text(self) -> str | None:
+        return self.chat.last_assistant_text()
+
     def run_bash(self, command: str, exclude: bool) -> None:
         if self.busy:
             self.say("Wait for the agent to finish (or press Esc) before running a command.", "warning")
             return
         self.feed.bash_started(command, exclude)
         self.status.activity = "Running..."
-        self._start_run(self.agent.run_bash(command, exclude_from_context=exclude))
+        self.start_work(self.agent.run_bash(command, exclude_from_context=exclude))
 
     def run_slash(self, name: str, args: str) -> None:
         from pi_tui.tui.slash import run_command

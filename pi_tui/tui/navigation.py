@@ -17,7 +17,7 @@ from pi_tui.tui.screens.tree import TreeScreen
 from pi_tui.tui.tree_model import TreeModel, raw_text
 
 if TYPE_CHECKING:
-    from pi_tui.tui.app import PiApp
+    from pi_tui.tui.host import CommandHost
 
 SUMMARY_CHOICES = [
     ("none", "No summary"),
@@ -26,7 +26,7 @@ SUMMARY_CHOICES = [
 ]
 
 
-def build_tree_model(app: PiApp, filter_mode: str | None = None) -> TreeModel:
+def build_tree_model(app: CommandHost, filter_mode: str | None = None) -> TreeModel:
     manager = app.agent.manager
     return TreeModel(
         manager.get_tree(),
@@ -36,7 +36,7 @@ def build_tree_model(app: PiApp, filter_mode: str | None = None) -> TreeModel:
     )
 
 
-async def ask_label(app: PiApp, entry_id: str) -> bool:
+async def ask_label(app: CommandHost, entry_id: str) -> bool:
     """The label prompt for one entry; saves at once (empty removes). True when it changed."""
     manager = app.agent.manager
     current = manager.get_label(entry_id)
@@ -45,11 +45,11 @@ async def ask_label(app: PiApp, entry_id: str) -> bool:
         return False
     manager.append_label_change(entry_id, text or None)
     manager.sync()
-    app.chat.set_label(entry_id, text or None)
+    app.show_label(entry_id, text or None)
     return True
 
 
-async def open_tree(app: PiApp, select: str | None = None) -> None:
+async def open_tree(app: CommandHost, select: str | None = None) -> None:
     if app.busy:
         app.say("Wait for the agent to finish (or press Esc) before moving in the tree.", "warning")
         return
@@ -65,7 +65,7 @@ async def open_tree(app: PiApp, select: str | None = None) -> None:
                     entry_id, manager.get_label(entry_id), manager.get_label_timestamp(entry_id)
                 )
 
-        app.run_worker(work(), group="label")
+        app.run_background(work(), group="label")
 
     screen = TreeScreen(lambda mode: build_tree_model(app, mode), on_label=label_selected, select=select)
     choice = await app.push_screen_wait(screen)
@@ -91,43 +91,41 @@ async def open_tree(app: PiApp, select: str | None = None) -> None:
     await navigate(app, choice, summarize=summarize, focus=focus or None)
 
 
-async def navigate(app: PiApp, entry_id: str, *, summarize: bool, focus: str | None) -> None:
+async def navigate(app: CommandHost, entry_id: str, *, summarize: bool, focus: str | None) -> None:
     """Move to ``entry_id``; a summary runs as cancellable work (Escape)."""
     from pi_tui.agent.session import CompactionFailed
 
     task = asyncio.ensure_future(app.agent.navigate_tree(entry_id, summarize=summarize, custom_focus=focus))
     if summarize:
-        app.status.activity = "Summarizing the branch..."
+        app.set_activity("Summarizing the branch...")
         app.track_cancellable(task)
     try:
         result = await task
     except asyncio.CancelledError:
-        app.status.activity = None
+        app.set_activity(None)
         app.say("Branch summarization cancelled.", "warning")
         await open_tree(app, select=entry_id)
         return
     except CompactionFailed as error:
-        app.status.activity = None
+        app.set_activity(None)
         app.say(f"Branch summary failed: {error}", "error")
         return
     finally:
         app.track_cancellable(None)
-    app.status.activity = None
+    app.set_activity(None)
     await app.show_session()
-    if result.editor_text and not app.editor.text:
-        app.editor.load_text(result.editor_text)
-        app.editor.move_cursor(app.editor.document.end)
+    app.offer_editor_text(result.editor_text or "")
     app.say("Navigated to selected point.")
 
 
-def newest_message_id(app: PiApp) -> str | None:
+def newest_message_id(app: CommandHost) -> str | None:
     for entry in reversed(app.agent.manager.get_branch()):
         if entry.type in ("message", "custom_message"):
             return entry.id
     return None
 
 
-async def label_command(app: PiApp, args: str) -> None:
+async def label_command(app: CommandHost, args: str) -> None:
     """``/label [text]``: label the newest message on the current path (prompt without text)."""
     target = newest_message_id(app)
     if target is None:
@@ -137,13 +135,13 @@ async def label_command(app: PiApp, args: str) -> None:
     if args:
         manager.append_label_change(target, args)
         manager.sync()
-        app.chat.set_label(target, args)
+        app.show_label(target, args)
         app.say(f"Labelled the last message [{args}].")
         return
     await ask_label(app, target)
 
 
-async def branch_command(app: PiApp, args: str) -> None:
+async def branch_command(app: CommandHost, args: str) -> None:
     """``/branch``: a new session file holding the path up to a chosen user message's parent."""
     from pi_tui.tui.transcript import blocks_text
 
@@ -163,12 +161,10 @@ async def branch_command(app: PiApp, args: str) -> None:
     entry = manager.get_entry(chosen)
     text = blocks_text(entry.message.content)
     await continue_in_copy(app, entry.parent_id, "Branched into a new session")
-    if not app.editor.text:
-        app.editor.load_text(text)
-        app.editor.move_cursor(app.editor.document.end)
+    app.offer_editor_text(text)
 
 
-async def clone_command(app: PiApp, args: str) -> None:
+async def clone_command(app: CommandHost, args: str) -> None:
     """``/clone``: a new session file holding the current path; continue there."""
     leaf = app.agent.manager.get_leaf_id()
     if leaf is None:
@@ -177,7 +173,7 @@ async def clone_command(app: PiApp, args: str) -> None:
     await continue_in_copy(app, leaf, "Cloned into a new session")
 
 
-async def continue_in_copy(app: PiApp, leaf_id: str | None, what: str) -> None:
+async def continue_in_copy(app: CommandHost, leaf_id: str | None, what: str) -> None:
     """The manager switches to a new file holding root..leaf (a root: an empty session)."""
     from pi_tui.session import SessionManager
 

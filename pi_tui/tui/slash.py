@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.session.entries import THINKING_LEVELS
 
 if TYPE_CHECKING:
-    from pi_tui.tui.app import PiApp
+    from pi_tui.tui.host import CommandHost
 
-Handler = Callable[["PiApp", str], Awaitable[None]]
+Handler = Callable[["CommandHost", str], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {}
 
 
@@ -29,7 +29,7 @@ def command(name: str) -> Callable[[Handler], Handler]:
     return register
 
 
-async def run_command(app: PiApp, name: str, args: str) -> None:
+async def run_command(app: CommandHost, name: str, args: str) -> None:
     spec = app.commands.get(name)
     handler = HANDLERS.get(spec.name) if spec is not None else None
     if spec is None or handler is None:
@@ -43,7 +43,7 @@ async def run_command(app: PiApp, name: str, args: str) -> None:
         app.say(f"/{spec.name} failed: {type(error).__name__}: {error}", "error")
 
 
-def _needs_idle(app: PiApp, what: str) -> bool:
+def _needs_idle(app: CommandHost, what: str) -> bool:
     if app.busy:
         app.say(f"Wait for the agent to finish (or press Esc) before {what}.", "warning")
         return False
@@ -51,12 +51,12 @@ def _needs_idle(app: PiApp, what: str) -> bool:
 
 
 @command("quit")
-async def quit_app(app: PiApp, args: str) -> None:
+async def quit_app(app: CommandHost, args: str) -> None:
     await app.shutdown()
 
 
 @command("new")
-async def new_session(app: PiApp, args: str) -> None:
+async def new_session(app: CommandHost, args: str) -> None:
     if not _needs_idle(app, "starting a new session"):
         return
     from pi_tui.session import SessionManager
@@ -71,7 +71,7 @@ async def new_session(app: PiApp, args: str) -> None:
 
 
 @command("session")
-async def session_info(app: PiApp, args: str) -> None:
+async def session_info(app: CommandHost, args: str) -> None:
     from collections import Counter
 
     from pi_tui.tui.stats import UsageTotals, add_raw_usage, format_tokens
@@ -103,7 +103,7 @@ async def session_info(app: PiApp, args: str) -> None:
 
 
 @command("compact")
-async def compact(app: PiApp, args: str) -> None:
+async def compact(app: CommandHost, args: str) -> None:
     if not _needs_idle(app, "compacting"):
         return
     from pi_tui.agent.session import CompactionFailed
@@ -116,11 +116,11 @@ async def compact(app: PiApp, args: str) -> None:
         if result is None:
             app.say("Nothing to compact yet: the conversation is too short.")
 
-    app._start_run(work())
+    app.start_work(work())
 
 
 @command("model")
-async def model(app: PiApp, args: str) -> None:
+async def model(app: CommandHost, args: str) -> None:
     from pi_tui.ai.types import Model
     from pi_tui.tui.screens.model_picker import ModelPicker
 
@@ -146,7 +146,7 @@ async def model(app: PiApp, args: str) -> None:
     app.push_screen(ModelPicker(models, app.agent.model), chosen)
 
 
-def _switch_model(app: PiApp, picked: Any) -> None:
+def _switch_model(app: CommandHost, picked: Any) -> None:
     if (picked.provider, picked.id) == (app.agent.model.provider, app.agent.model.id):
         return
     app.agent.set_model(picked)
@@ -155,7 +155,7 @@ def _switch_model(app: PiApp, picked: Any) -> None:
 
 
 @command("thinking")
-async def thinking(app: PiApp, args: str) -> None:
+async def thinking(app: CommandHost, args: str) -> None:
     agent = app.agent
     if not args:
         app.say(
@@ -175,12 +175,11 @@ async def thinking(app: PiApp, args: str) -> None:
     app.refresh_footer()
 
 
-def cycle_thinking(app: PiApp) -> None:
+def cycle_thinking(app: CommandHost) -> None:
     """Shift+Tab: the next thinking level the model supports."""
     agent = app.agent
     if not agent.model.reasoning:
-        app.status.hint = f"{agent.model.id} does not support thinking"
-        app.set_timer(2, app._clear_hint)
+        app.show_hint(f"{agent.model.id} does not support thinking")
         return
     levels = list(THINKING_LEVELS)
     level = levels[(levels.index(agent.thinking_level) + 1) % len(levels)]
@@ -189,10 +188,10 @@ def cycle_thinking(app: PiApp) -> None:
 
 
 @command("copy")
-async def copy(app: PiApp, args: str) -> None:
+async def copy(app: CommandHost, args: str) -> None:
     from pi_tui.tui.clipboard import copy_text
 
-    text = app.chat.last_assistant_text()
+    text = app.last_answer_text()
     if text is None:
         app.say("There is no answer to copy yet.", "warning")
         return
@@ -201,7 +200,7 @@ async def copy(app: PiApp, args: str) -> None:
 
 
 @command("rules")
-async def rules(app: PiApp, args: str) -> None:
+async def rules(app: CommandHost, args: str) -> None:
     from pi_tui.startup import discover_and_bucket
     from pi_tui.ttsr.rules import DiscoveryReport, format_rule_list
 
@@ -211,14 +210,14 @@ async def rules(app: PiApp, args: str) -> None:
 
 
 @command("hotkeys")
-async def hotkeys(app: PiApp, args: str) -> None:
+async def hotkeys(app: CommandHost, args: str) -> None:
     from pi_tui.tui.keybindings import hotkeys_text
 
     app.say(hotkeys_text(app.keys.bindings), title="Keys")
 
 
 @command("settings")
-async def settings(app: PiApp, args: str) -> None:
+async def settings(app: CommandHost, args: str) -> None:
     from pi_tui.tui.screens.settings import SettingRow, SettingsScreen
     from pi_tui.tui.theme import available_themes
 
@@ -231,14 +230,14 @@ async def settings(app: PiApp, args: str) -> None:
 
 
 @command("tree")
-async def tree(app: PiApp, args: str) -> None:
+async def tree(app: CommandHost, args: str) -> None:
     from pi_tui.tui.navigation import open_tree
 
     await open_tree(app)
 
 
 @command("resume")
-async def resume(app: PiApp, args: str) -> None:
+async def resume(app: CommandHost, args: str) -> None:
     """Pick a past session and continue in it (also what ``pi-tui -r`` opens at start)."""
     if not _needs_idle(app, "switching sessions"):
         return
@@ -269,7 +268,7 @@ async def resume(app: PiApp, args: str) -> None:
 
 
 @command("branch")
-async def branch(app: PiApp, args: str) -> None:
+async def branch(app: CommandHost, args: str) -> None:
     if not _needs_idle(app, "branching"):
         return
     from pi_tui.tui.navigation import branch_command
@@ -278,7 +277,7 @@ async def branch(app: PiApp, args: str) -> None:
 
 
 @command("clone")
-async def clone(app: PiApp, args: str) -> None:
+async def clone(app: CommandHost, args: str) -> None:
     if not _needs_idle(app, "cloning"):
         return
     from pi_tui.tui.navigation import clone_command
@@ -287,7 +286,7 @@ async def clone(app: PiApp, args: str) -> None:
 
 
 @command("export")
-async def export(app: PiApp, args: str) -> None:
+async def export(app: CommandHost, args: str) -> None:
     from pi_tui.session.export import default_export_name, export_jsonl
 
     output = Path(args.strip() or default_export_name())
@@ -304,14 +303,14 @@ async def export(app: PiApp, args: str) -> None:
 
 
 @command("label")
-async def label(app: PiApp, args: str) -> None:
+async def label(app: CommandHost, args: str) -> None:
     from pi_tui.tui.navigation import label_command
 
     await label_command(app, args)
 
 
 @command("name")
-async def name(app: PiApp, args: str) -> None:
+async def name(app: CommandHost, args: str) -> None:
     manager = app.agent.manager
     if not args:
         current = manager.get_session_name()

@@ -1,0 +1,98 @@
+"""What a slash command (and, later, an extension) may do to the interactive app.
+
+Commands and the navigation flows are written against :class:`CommandHost`, not against the
+Textual app class: they say things, start work the user can stop with Escape, switch sessions,
+push screens and read the agent. The app implements the protocol with public methods, so a
+command never reaches into the app's private state and the app module is the only one that
+imports the others (no app -> slash -> app circle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.worker import Worker
+
+    from pi_tui.commands import CommandRegistry
+    from pi_tui.startup import Started
+    from pi_tui.tui.keybindings import KeyBindingsLoad
+
+ScreenResult = TypeVar("ScreenResult")
+
+
+class CommandHost(Protocol):
+    """The interactive app as commands see it."""
+
+    cwd: str
+    agent_dir: Path
+    commands: CommandRegistry
+    keys: KeyBindingsLoad
+    started: Started | None
+    agent: Any
+    """The :class:`~pi_tui.agent.session.AgentSession` (None only before the agent started)."""
+    pi_theme_name: str
+    show_thinking: bool
+
+    # --- telling the user -------------------------------------------------------------------------
+
+    def say(self, text: str, level: str = "info", title: str | None = None) -> None:
+        """A message from pi-tui in the chat (never saved in the session)."""
+
+    def show_hint(self, text: str, seconds: float = 2.0) -> None:
+        """A short line above the editor that goes away by itself."""
+
+    def set_activity(self, text: str | None) -> None:
+        """What is going on now (``Summarizing...``), shown until set to None."""
+
+    def refresh_footer(self) -> None:
+        """Redraw the footer after the model, thinking level, name or usage changed."""
+
+    # --- work -------------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """An agent run or cancellable work is going on."""
+
+    def start_work(self, work: Awaitable[Any]) -> None:
+        """Run ``work`` as the agent run: the editor shows it running and Escape stops it."""
+
+    def track_cancellable(self, work: Any) -> None:
+        """Escape cancels ``work`` (a future) until it is set back to None."""
+
+    def run_background(self, work: Coroutine[Any, Any, Any], *, group: str) -> Worker[Any]:
+        """Work that must not block the command (a prompt screen inside a screen's callback)."""
+
+    # --- sessions and screens ---------------------------------------------------------------------
+
+    async def switch_session(self, manager: Any, *, restore_model: bool = True) -> None:
+        """Continue in another session (resumed, branched, new) and draw it."""
+
+    async def show_session(self) -> None:
+        """Redraw the chat from the current branch (after moving in the tree)."""
+
+    async def shutdown(self) -> None:
+        """Leave the app cleanly."""
+
+    def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any:
+        """Show a screen; ``callback`` gets its result."""
+
+    async def push_screen_wait(self, screen: Screen[ScreenResult]) -> ScreenResult:
+        """Show a screen and wait for its result."""
+
+    # --- the editor and the chat ------------------------------------------------------------------
+
+    def offer_editor_text(self, text: str) -> None:
+        """Put ``text`` in the editor unless the user has already typed something there."""
+
+    def show_label(self, entry_id: str, label: str | None) -> None:
+        """A label changed: the chat shows it on the entry's item."""
+
+    def last_answer_text(self) -> str | None:
+        """The text of the newest answer in the chat (for /copy)."""
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """Put ``text`` on the terminal's clipboard (OSC 52)."""
