@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.theme import Theme as RichTheme
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.command import Hit, Hits, Provider
 from textual.reactive import reactive
@@ -26,7 +27,7 @@ from pi_tui.commands import CommandRegistry, parse_slash
 from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
 from pi_tui.tui.completion import Completion, complete_command, complete_path
-from pi_tui.tui.keybindings import KeyBindingsLoad, load_keybindings
+from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, load_keybindings
 from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_theme, to_textual_theme
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
 from pi_tui.tui.widgets.chat import ChatView
@@ -55,19 +56,12 @@ DOUBLE_PRESS_SECONDS = 0.6
 """Two Escapes (or Ctrl+Cs) closer than this count as a double press."""
 THEME_POLL_SECONDS = 1.0
 
-APP_ACTIONS = {
-    "clear": "clear_or_exit",
-    "exit": "exit_if_empty",
-    "model_picker": "model_picker",
-    "cycle_thinking": "cycle_thinking",
-    "expand": "toggle_expanded",
-    "toggle_thinking": "toggle_thinking",
-    "page_up": "chat_page_up",
-    "page_down": "chat_page_down",
-    "chat_top": "chat_top",
-    "chat_bottom": "chat_bottom",
+SCREEN_KEY_SCOPES: dict[str, tuple[str, ...]] = {
+    "TreeScreen": ("tree", "select"),
+    "ResumePicker": ("sessions", "select"),
+    "ScopedModelsScreen": ("models", "select"),
 }
-"""Key-binding actions handled by the app (the editor handles submit, newline, history...)."""
+"""Which key-binding scopes a picker screen answers to (any other pushed screen: "select")."""
 
 
 class SlashProvider(Provider):
@@ -144,9 +138,7 @@ class PiApp(App[None]):
         """Work Escape cancels that is not an agent run (a branch summary)."""
         super().__init__()
         self._install_theme(self.pi_theme_name, first=True)
-        for action, keys in self.keys.bindings.items():
-            if action in APP_ACTIONS and keys:
-                self._bindings.bind(",".join(keys), APP_ACTIONS[action], show=False, priority=True)
+        self._bind_app_keys()
         hide = early.hide_thinking_block if early else bool(peek_setting(self.cwd, "hideThinkingBlock"))
         self.set_reactive(PiApp.show_thinking, not hide)
 
@@ -186,6 +178,7 @@ class PiApp(App[None]):
         self.chat.show_thinking = self.show_thinking
         editor.focus()
         self.set_interval(THEME_POLL_SECONDS, self._reload_theme_if_changed)
+        self.app_resume_signal.subscribe(self, self._redraw_after_resume)
         if self.started is not None:
             await self._agent_ready(self.started)
         else:
@@ -645,7 +638,155 @@ class PiApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Our keys belong to the chat screen; pickers and panels get theirs.
-        return not (action in APP_ACTIONS.values() and len(self.screen_stack) > 1)
+        return not (action == "app_key" and len(self.screen_stack) > 1)
+
+    def _bind_app_keys(self) -> None:
+        """Each key of the chat scope goes to :meth:`action_app_key`, which runs the first of
+        its actions that applies (Ctrl+C copies a mouse selection, else clears the editor)."""
+        keys = {
+            key
+            for action, spec in ACTIONS.items()
+            if spec.scope == "app"
+            for key in self.keys.bindings.get(action, ())
+        }
+        for key in sorted(keys):
+            self._bindings.bind(key, f"app_key({key!r})", show=False, priority=True)
+
+    def action_app_key(self, key: str) -> None:
+        for action in self.keys.action_for(key, "app"):
+            handler = getattr(self, f"_key_{action}", None)
+            if handler is not None and handler() is not False:
+                return
+        self.editor.run_key(key)  # not for the chat now (Ctrl+D with text): the editor's meaning
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key pressed on a picker screen becomes the key that screen listens for, so every
+        pi key id works there as keybindings.json says (Ctrl+N for the named filter...)."""
+        if isinstance(event, events.Key) and not event.is_forwarded and len(self.screen_stack) > 1:
+            event = self._translated_key(event)
+        await super().on_event(event)
+
+    def _translated_key(self, event: events.Key) -> events.Key:
+        scopes = SCREEN_KEY_SCOPES.get(type(self.screen).__name__, ("select",))
+        for scope in scopes:
+            actions = self.keys.action_for(event.key, scope)
+            if actions:
+                wanted = self.keys.default_key(actions[0])
+                if wanted is None or wanted == event.key:
+                    return event
+                character = wanted if len(wanted) == 1 else None
+                return events.Key(wanted, character)
+        return event
+
+    # --- the chat's key actions (``_key_<action>``; False: not for now, let the editor have it)
+
+    def _key_clear(self) -> None:
+        self.action_clear_or_exit()
+
+    def _key_copy(self) -> bool:
+        selected = self.screen.get_selected_text()
+        if not selected:
+            return False
+        from pi_tui.tui.clipboard import copy_text
+
+        result = copy_text(selected, self.copy_to_clipboard)
+        self.screen.clear_selection()
+        self.show_hint(result.message, 3)
+        return True
+
+    def _key_exit(self) -> bool:
+        if self.editor.text:
+            return False
+        self.run_worker(self.shutdown(), group="exit")
+        return True
+
+    def _key_suspend(self) -> None:
+        from textual.app import SuspendNotSupported
+
+        try:
+            self.action_suspend_process()
+        except SuspendNotSupported:
+            self.show_hint("This terminal cannot suspend pi-tui.")
+
+    def _redraw_after_resume(self, _app: object) -> None:
+        """Back from Ctrl+Z (``fg``): the shell drew over the screen, so all of it is drawn again."""
+        self.refresh(layout=True)
+
+    def _key_model_picker(self) -> None:
+        self.action_model_picker()
+
+    def _key_cycle_thinking(self) -> None:
+        self.action_cycle_thinking()
+
+    def _key_expand(self) -> None:
+        self.action_toggle_expanded()
+
+    def _key_toggle_thinking(self) -> None:
+        self.action_toggle_thinking()
+
+    def _key_page_up(self) -> None:
+        self.chat.page_up()
+
+    def _key_page_down(self) -> None:
+        self.chat.page_down()
+
+    def _key_chat_top(self) -> None:
+        self.chat.to_top()
+
+    def _key_chat_bottom(self) -> None:
+        self.chat.to_bottom()
+
+    def _key_new_session(self) -> None:
+        self.run_slash("new", "")
+
+    def _key_open_tree(self) -> None:
+        self.run_slash("tree", "")
+
+    def _key_fork(self) -> None:
+        self.run_slash("fork", "")
+
+    def _key_resume(self) -> None:
+        self.run_slash("resume", "")
+
+    def _key_dequeue(self) -> None:
+        """Alt+Up: queued steering and follow-up messages come back into the editor to edit."""
+        queued = self.agent.clear_queues() if self.agent is not None else []
+        if not queued:
+            self.show_hint("No queued messages to bring back.")
+            return
+        restored = "\n".join(item.text for item in queued)
+        current = self.editor.text
+        self.editor.load_text(f"{restored}\n{current}" if current else restored)
+        self.editor.move_cursor(self.editor.document.end)
+
+    def _key_paste_image(self) -> None:
+        """Ctrl+V: the clipboard's image is saved to a file and its path typed in, as pi does;
+        the model reads it with the read tool, which hands images over as images."""
+        from pi_tui.tui.clipboard import read_clipboard_image, save_clipboard_image
+
+        image = read_clipboard_image()
+        if image.data is None:
+            self.show_hint(f"No image pasted: {image.reason}.", 6)
+            return
+        try:
+            path = save_clipboard_image(image)
+        except OSError as error:
+            self.say(f"Could not save the pasted image: {error.strerror or error}", "error")
+            return
+        self.editor.insert(str(path))
+
+    def _key_external_editor(self) -> None:
+        """Ctrl+G: the message goes to $VISUAL/$EDITOR in a temporary file and comes back edited."""
+        from pi_tui.tui.external_editor import EditorProblem, edit_in_external_editor
+
+        try:
+            edited = edit_in_external_editor(self.editor.text, self.suspend)
+        except EditorProblem as problem:
+            self.say(str(problem), "warning")
+            return
+        if edited is not None:
+            self.editor.load_text(edited)
+            self.editor.move_cursor(self.editor.document.end)
 
     def action_clear_or_exit(self) -> None:
         now = time.monotonic()
@@ -663,10 +804,6 @@ class PiApp(App[None]):
     def _clear_hint(self) -> None:
         self.status.hint = None
 
-    def action_exit_if_empty(self) -> None:
-        if not self.editor.text:
-            self.run_worker(self.shutdown(), group="exit")
-
     def action_model_picker(self) -> None:
         self.run_slash("model", "")
 
@@ -682,18 +819,6 @@ class PiApp(App[None]):
 
     def action_toggle_thinking(self) -> None:
         self.show_thinking = not self.show_thinking
-
-    def action_chat_page_up(self) -> None:
-        self.chat.page_up()
-
-    def action_chat_page_down(self) -> None:
-        self.chat.page_down()
-
-    def action_chat_top(self) -> None:
-        self.chat.to_top()
-
-    def action_chat_bottom(self) -> None:
-        self.chat.to_bottom()
 
     def watch_expanded(self, expanded: bool) -> None:
         if self.is_mounted:

@@ -169,3 +169,83 @@ def copy_text(
         osc52_failure or "the terminal clipboard (OSC 52) is not available here",
     ]
     return CopyResult(False, "none", f"Could not copy: {'; '.join(reasons)}.")
+
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+"""Image formats the models take, best first."""
+IMAGE_SUFFIXES = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
+PASTE_IMAGE_HINT = (
+    "no clipboard tool that can hand over an image was found: install wl-clipboard (Wayland) "
+    "or xclip (X11), or pngpaste on macOS; or save the image and type @path/to/image.png"
+)
+
+
+@dataclass(slots=True)
+class ClipboardImage:
+    """An image read from the clipboard, or why there is none (``data`` None)."""
+
+    data: bytes | None
+    mime_type: str = ""
+    reason: str = ""
+
+
+def _read(argv: Sequence[str], env: Mapping[str, str] | None) -> bytes | None:
+    try:
+        completed = subprocess.run(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=TOOL_TIMEOUT,
+            env=dict(env) if env is not None else None,
+            check=False,
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    return completed.stdout if completed.returncode == 0 and completed.stdout else None
+
+
+def _best_type(listed: bytes | None) -> str | None:
+    offered = {line.strip().lower() for line in (listed or b"").decode("utf-8", "replace").splitlines()}
+    return next((kind for kind in IMAGE_TYPES if kind in offered), None)
+
+
+def read_clipboard_image(env: Mapping[str, str] | None = None) -> ClipboardImage:
+    """The clipboard's image through the system tool for this desktop (wl-paste, xclip, pngpaste).
+
+    The tools are asked which types the clipboard holds first, so text on the clipboard is never
+    mistaken for an image; every failure comes back as a reason the user can act on.
+    """
+    env = os.environ if env is None else env
+    path = env.get("PATH", "")
+    tried = False
+    if env.get("WAYLAND_DISPLAY") and (tool := shutil.which("wl-paste", path=path)):
+        tried = True
+        kind = _best_type(_read([tool, "--list-types"], env))
+        data = _read([tool, "--type", kind, "--no-newline"], env) if kind else None
+        if data:
+            return ClipboardImage(data, kind or "")
+    if env.get("DISPLAY") and (tool := shutil.which("xclip", path=path)):
+        tried = True
+        kind = _best_type(_read([tool, "-selection", "clipboard", "-t", "TARGETS", "-o"], env))
+        data = _read([tool, "-selection", "clipboard", "-t", kind, "-o"], env) if kind else None
+        if data:
+            return ClipboardImage(data, kind or "")
+    if sys.platform == "darwin" and (tool := shutil.which("pngpaste", path=path)):
+        tried = True
+        data = _read([tool, "-"], env)
+        if data:
+            return ClipboardImage(data, "image/png")
+    if tried:
+        return ClipboardImage(None, reason="the clipboard holds no image")
+    return ClipboardImage(None, reason=PASTE_IMAGE_HINT)
+
+
+def save_clipboard_image(image: ClipboardImage, folder: Path | None = None) -> Path:
+    """Write the image to a temporary file the prompt can point at (as pi does)."""
+    assert image.data is not None
+    import uuid
+
+    suffix = IMAGE_SUFFIXES.get(image.mime_type, "png")
+    target = (folder or Path(tempfile.gettempdir())) / f"pi-tui-clipboard-{uuid.uuid4().hex[:12]}.{suffix}"
+    target.write_bytes(image.data)
+    return target

@@ -16,56 +16,205 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+SCOPES: dict[str, str] = {
+    "app": "Chat",
+    "editor": "Editor",
+    "select": "Lists and pickers",
+    "tree": "/tree",
+    "sessions": "/resume",
+    "models": "/scoped-models",
+}
+"""Where a key works, in the order /hotkeys lists them. A key may mean different things in
+different scopes (Ctrl+D quits from the chat and deletes a session in /resume), never two
+things in one scope unless the user binds it so."""
+
 
 @dataclass(frozen=True, slots=True)
 class KeyAction:
-    """One configurable action: what it does (for /hotkeys) and its default Textual keys."""
+    """One configurable action: what it does (for /hotkeys), its default Textual keys, the scope
+    it works in and pi's id for it (the name pi's keybindings.json uses)."""
 
     description: str
     defaults: tuple[str, ...]
+    scope: str = "app"
+    pi_id: str | None = None
+
+
+def _action(description: str, defaults: tuple[str, ...], scope: str, pi_id: str | None = None) -> KeyAction:
+    return KeyAction(description, defaults, scope, pi_id)
 
 
 ACTIONS: dict[str, KeyAction] = {
-    "submit": KeyAction("Send the message", ("enter",)),
-    "newline": KeyAction("Insert a new line", ("shift+enter", "alt+enter")),
-    "follow_up": KeyAction("Queue a follow-up message while the agent runs", ("alt+enter",)),
-    "abort": KeyAction("Stop the running agent", ("escape",)),
-    "clear": KeyAction("Clear the editor (twice: quit; Esc stops a reply)", ("ctrl+c",)),
-    "exit": KeyAction("Quit (when the editor is empty)", ("ctrl+d",)),
-    "history_prev": KeyAction("Previous prompt from history", ("up",)),
-    "history_next": KeyAction("Next prompt from history", ("down",)),
-    "complete": KeyAction("Complete a command or file path", ("tab",)),
-    "model_picker": KeyAction("Open the model picker", ("ctrl+l",)),
-    "cycle_thinking": KeyAction("Cycle the thinking level", ("shift+tab",)),
-    "expand": KeyAction("Collapse or expand tool output", ("ctrl+o",)),
-    "toggle_thinking": KeyAction("Collapse or expand thinking blocks", ("ctrl+t",)),
-    "page_up": KeyAction("Scroll the chat up a page (at the top: earlier history)", ("pageup",)),
-    "page_down": KeyAction("Scroll the chat down a page", ("pagedown",)),
-    "chat_top": KeyAction("Scroll the chat to the top (again: earlier history)", ("ctrl+home",)),
-    "chat_bottom": KeyAction("Scroll the chat to the newest message", ("ctrl+end",)),
-}
-"""Our actions in the order /hotkeys lists them."""
-
-PI_ACTION_NAMES: dict[str, str] = {
-    "tui.input.submit": "submit",
-    "tui.input.newLine": "newline",
-    "app.message.followUp": "follow_up",
-    "app.interrupt": "abort",
-    "app.clear": "clear",
-    "app.exit": "exit",
-    # pi's editor moves the cursor up and, on the first line, walks back through history.
-    "tui.editor.cursorUp": "history_prev",
-    "tui.editor.cursorDown": "history_next",
-    "tui.input.tab": "complete",
-    "app.model.select": "model_picker",
-    "app.thinking.cycle": "cycle_thinking",
-    "app.tools.expand": "expand",
-    "app.thinking.toggle": "toggle_thinking",
+    # --- the chat (app-wide keys while no picker is open) ---
+    "copy": _action("Copy the text selected with the mouse", ("ctrl+c",), "app", "tui.input.copy"),
+    "clear": _action("Clear the editor (twice: quit; Esc stops a reply)", ("ctrl+c",), "app", "app.clear"),
+    "exit": _action("Quit (when the editor is empty)", ("ctrl+d",), "app", "app.exit"),
+    "suspend": _action("Suspend to the shell (fg comes back)", ("ctrl+z",), "app", "app.suspend"),
+    "model_picker": _action("Open the model picker", ("ctrl+l",), "app", "app.model.select"),
+    "cycle_thinking": _action("Cycle the thinking level", ("shift+tab",), "app", "app.thinking.cycle"),
+    "expand": _action("Collapse or expand tool output", ("ctrl+o",), "app", "app.tools.expand"),
+    "toggle_thinking": _action(
+        "Collapse or expand thinking blocks", ("ctrl+t",), "app", "app.thinking.toggle"
+    ),
+    "external_editor": _action(
+        "Edit the message in $VISUAL / $EDITOR", ("ctrl+g",), "app", "app.editor.external"
+    ),
+    "dequeue": _action(
+        "Bring queued messages back into the editor", ("alt+up",), "app", "app.message.dequeue"
+    ),
+    "paste_image": _action(
+        "Paste an image from the clipboard", ("ctrl+v",), "app", "app.clipboard.pasteImage"
+    ),
+    "new_session": _action("Start a new session (/new)", (), "app", "app.session.new"),
+    "open_tree": _action("Open the session tree (/tree)", (), "app", "app.session.tree"),
+    "fork": _action("Fork the session from an earlier prompt (/fork)", (), "app", "app.session.fork"),
+    "resume": _action("Resume a session (/resume)", (), "app", "app.session.resume"),
     # pi scrolls its editor by a page; here the chat is what scrolls (pi's chat is the terminal's).
-    "tui.editor.pageUp": "page_up",
-    "tui.editor.pageDown": "page_down",
+    "cycle_model_forward": _action(
+        "Next model of the scoped list", ("ctrl+p",), "app", "app.model.cycleForward"
+    ),
+    "cycle_model_backward": _action(
+        "Previous model of the scoped list", ("ctrl+shift+p",), "app", "app.model.cycleBackward"
+    ),
+    "page_up": _action(
+        "Scroll the chat up a page (at the top: earlier history)", ("pageup",), "app", "tui.editor.pageUp"
+    ),
+    "page_down": _action("Scroll the chat down a page", ("pagedown",), "app", "tui.editor.pageDown"),
+    "chat_top": _action("Scroll the chat to the top (again: earlier history)", ("ctrl+home",), "app"),
+    "chat_bottom": _action("Scroll the chat to the newest message", ("ctrl+end",), "app"),
+    # --- the editor ---
+    "submit": _action("Send the message", ("enter",), "editor", "tui.input.submit"),
+    "newline": _action("Insert a new line", ("shift+enter", "alt+enter"), "editor", "tui.input.newLine"),
+    "follow_up": _action(
+        "Queue a follow-up message while the agent runs", ("alt+enter",), "editor", "app.message.followUp"
+    ),
+    "abort": _action(
+        "Stop the running agent (twice on an empty editor: /tree)", ("escape",), "editor", "app.interrupt"
+    ),
+    "complete": _action("Complete a command or file path", ("tab",), "editor", "tui.input.tab"),
+    # pi's editor moves the cursor up and, on the first line, walks back through history.
+    "history_prev": _action(
+        "Cursor up; on the first line: previous prompt", ("up",), "editor", "tui.editor.cursorUp"
+    ),
+    "history_next": _action(
+        "Cursor down; on the last line: next prompt", ("down",), "editor", "tui.editor.cursorDown"
+    ),
+    "cursor_left": _action("Cursor left", ("left", "ctrl+b"), "editor", "tui.editor.cursorLeft"),
+    "cursor_right": _action("Cursor right", ("right", "ctrl+f"), "editor", "tui.editor.cursorRight"),
+    "word_left": _action(
+        "Cursor a word left", ("alt+left", "ctrl+left", "alt+b"), "editor", "tui.editor.cursorWordLeft"
+    ),
+    "word_right": _action(
+        "Cursor a word right", ("alt+right", "ctrl+right", "alt+f"), "editor", "tui.editor.cursorWordRight"
+    ),
+    "line_start": _action("Start of the line", ("home", "ctrl+a"), "editor", "tui.editor.cursorLineStart"),
+    "line_end": _action("End of the line", ("end", "ctrl+e"), "editor", "tui.editor.cursorLineEnd"),
+    "jump_forward": _action(
+        "Jump forward to the next character typed",
+        ("ctrl+right_square_bracket",),
+        "editor",
+        "tui.editor.jumpForward",
+    ),
+    "jump_backward": _action(
+        "Jump back to the character typed",
+        ("alt+ctrl+right_square_bracket",),
+        "editor",
+        "tui.editor.jumpBackward",
+    ),
+    "delete_backward": _action(
+        "Delete the character before the cursor", ("backspace",), "editor", "tui.editor.deleteCharBackward"
+    ),
+    "delete_forward": _action(
+        "Delete the character under the cursor",
+        ("delete", "ctrl+d"),
+        "editor",
+        "tui.editor.deleteCharForward",
+    ),
+    "delete_word_backward": _action(
+        "Delete the word before the cursor",
+        ("ctrl+w", "alt+backspace"),
+        "editor",
+        "tui.editor.deleteWordBackward",
+    ),
+    "delete_word_forward": _action(
+        "Delete the word after the cursor", ("alt+d", "alt+delete"), "editor", "tui.editor.deleteWordForward"
+    ),
+    "delete_to_line_start": _action(
+        "Delete to the start of the line", ("ctrl+u",), "editor", "tui.editor.deleteToLineStart"
+    ),
+    "delete_to_line_end": _action(
+        "Delete to the end of the line", ("ctrl+k",), "editor", "tui.editor.deleteToLineEnd"
+    ),
+    "yank": _action("Paste the text deleted last", ("ctrl+y",), "editor", "tui.editor.yank"),
+    "yank_pop": _action(
+        "After a paste: cycle through earlier deleted text", ("alt+y",), "editor", "tui.editor.yankPop"
+    ),
+    "undo": _action("Undo", ("ctrl+minus",), "editor", "tui.editor.undo"),
+    # --- lists and pickers ---
+    "select_up": _action("Move up", ("up",), "select", "tui.select.up"),
+    "select_down": _action("Move down", ("down",), "select", "tui.select.down"),
+    "select_page_up": _action("Move up a page", ("pageup",), "select", "tui.select.pageUp"),
+    "select_page_down": _action("Move down a page", ("pagedown",), "select", "tui.select.pageDown"),
+    "select_confirm": _action("Choose", ("enter",), "select", "tui.select.confirm"),
+    "select_cancel": _action("Close without choosing", ("escape", "ctrl+c"), "select", "tui.select.cancel"),
+    # --- /tree ---
+    "tree_fold_or_up": _action(
+        "Fold the branch, or go up", ("ctrl+left", "alt+left"), "tree", "app.tree.foldOrUp"
+    ),
+    "tree_unfold_or_down": _action(
+        "Unfold the branch, or go down", ("ctrl+right", "alt+right"), "tree", "app.tree.unfoldOrDown"
+    ),
+    "tree_edit_label": _action("Label the entry", ("L",), "tree", "app.tree.editLabel"),
+    "tree_label_times": _action("Show or hide label times", ("T",), "tree", "app.tree.toggleLabelTimestamp"),
+    "tree_filter_default": _action("Filter: default view", ("ctrl+d",), "tree", "app.tree.filter.default"),
+    "tree_filter_no_tools": _action(
+        "Filter: hide tool results", ("ctrl+t",), "tree", "app.tree.filter.noTools"
+    ),
+    "tree_filter_user_only": _action(
+        "Filter: your messages only", ("ctrl+u",), "tree", "app.tree.filter.userOnly"
+    ),
+    "tree_filter_labeled_only": _action(
+        "Filter: labelled entries only", ("ctrl+l",), "tree", "app.tree.filter.labeledOnly"
+    ),
+    "tree_filter_all": _action("Filter: every entry", ("ctrl+a",), "tree", "app.tree.filter.all"),
+    "tree_filter_next": _action("Next filter", ("ctrl+o",), "tree", "app.tree.filter.cycleForward"),
+    "tree_filter_previous": _action(
+        "Previous filter", ("ctrl+shift+o",), "tree", "app.tree.filter.cycleBackward"
+    ),
+    # --- /resume ---
+    "session_named_only": _action(
+        "Named sessions only, or all", ("ctrl+n",), "sessions", "app.session.toggleNamedFilter"
+    ),
+    "session_path": _action(
+        "Show or hide the session's path", ("ctrl+p",), "sessions", "app.session.togglePath"
+    ),
+    "session_sort": _action("Change the sort order", ("ctrl+s",), "sessions", "app.session.toggleSort"),
+    "session_rename": _action("Rename the session", ("ctrl+r",), "sessions", "app.session.rename"),
+    "session_delete": _action(
+        "Delete the session (asks first)", ("ctrl+d",), "sessions", "app.session.delete"
+    ),
+    "session_delete_quick": _action(
+        "Delete the session when the search is empty",
+        ("ctrl+backspace",),
+        "sessions",
+        "app.session.deleteNoninvasive",
+    ),
+    # --- /scoped-models ---
+    "models_save": _action("Save the selection", ("ctrl+s",), "models", "app.models.save"),
+    "models_enable_all": _action("Turn every model on", ("ctrl+a",), "models", "app.models.enableAll"),
+    "models_clear_all": _action("Turn every model off", ("ctrl+x",), "models", "app.models.clearAll"),
+    "models_toggle_provider": _action(
+        "Turn the provider's models on or off", ("ctrl+p",), "models", "app.models.toggleProvider"
+    ),
+    "models_up": _action("Move the model up the cycle order", ("alt+up",), "models", "app.models.reorderUp"),
+    "models_down": _action(
+        "Move the model down the cycle order", ("alt+down",), "models", "app.models.reorderDown"
+    ),
 }
-"""pi's namespaced ids for the actions we share."""
+"""Every action in the order /hotkeys lists them (grouped by scope)."""
+
+PI_ACTION_NAMES: dict[str, str] = {spec.pi_id: name for name, spec in ACTIONS.items() if spec.pi_id}
+"""pi's namespaced ids -> our action names: every id pi 0.73.1 has is one of ours."""
 
 PI_LEGACY_NAMES: dict[str, str] = {
     "submit": "tui.input.submit",
@@ -74,124 +223,61 @@ PI_LEGACY_NAMES: dict[str, str] = {
     "interrupt": "app.interrupt",
     "clear": "app.clear",
     "exit": "app.exit",
+    "suspend": "app.suspend",
+    "copy": "tui.input.copy",
     "cursorUp": "tui.editor.cursorUp",
     "cursorDown": "tui.editor.cursorDown",
+    "cursorLeft": "tui.editor.cursorLeft",
+    "cursorRight": "tui.editor.cursorRight",
+    "cursorWordLeft": "tui.editor.cursorWordLeft",
+    "cursorWordRight": "tui.editor.cursorWordRight",
+    "cursorLineStart": "tui.editor.cursorLineStart",
+    "cursorLineEnd": "tui.editor.cursorLineEnd",
+    "jumpForward": "tui.editor.jumpForward",
+    "jumpBackward": "tui.editor.jumpBackward",
+    "pageUp": "tui.editor.pageUp",
+    "pageDown": "tui.editor.pageDown",
+    "deleteCharBackward": "tui.editor.deleteCharBackward",
+    "deleteCharForward": "tui.editor.deleteCharForward",
+    "deleteWordBackward": "tui.editor.deleteWordBackward",
+    "deleteWordForward": "tui.editor.deleteWordForward",
+    "deleteToLineStart": "tui.editor.deleteToLineStart",
+    "deleteToLineEnd": "tui.editor.deleteToLineEnd",
+    "yank": "tui.editor.yank",
+    "yankPop": "tui.editor.yankPop",
+    "undo": "tui.editor.undo",
     "tab": "tui.input.tab",
+    "selectUp": "tui.select.up",
+    "selectDown": "tui.select.down",
+    "selectPageUp": "tui.select.pageUp",
+    "selectPageDown": "tui.select.pageDown",
+    "selectConfirm": "tui.select.confirm",
+    "selectCancel": "tui.select.cancel",
     "selectModel": "app.model.select",
+    "cycleModelForward": "app.model.cycleForward",
+    "cycleModelBackward": "app.model.cycleBackward",
     "cycleThinkingLevel": "app.thinking.cycle",
     "expandTools": "app.tools.expand",
     "toggleThinking": "app.thinking.toggle",
-    "pageUp": "tui.editor.pageUp",
-    "pageDown": "tui.editor.pageDown",
+    "externalEditor": "app.editor.external",
+    "dequeue": "app.message.dequeue",
+    "pasteImage": "app.clipboard.pasteImage",
+    "newSession": "app.session.new",
+    "tree": "app.session.tree",
+    "fork": "app.session.fork",
+    "resume": "app.session.resume",
+    "toggleSessionNamedFilter": "app.session.toggleNamedFilter",
+    "toggleSessionPath": "app.session.togglePath",
+    "toggleSessionSort": "app.session.toggleSort",
+    "renameSession": "app.session.rename",
+    "deleteSession": "app.session.delete",
+    "deleteSessionNoninvasive": "app.session.deleteNoninvasive",
+    "treeFoldOrUp": "app.tree.foldOrUp",
+    "treeUnfoldOrDown": "app.tree.unfoldOrDown",
+    "treeEditLabel": "app.tree.editLabel",
+    "treeToggleLabelTimestamp": "app.tree.toggleLabelTimestamp",
 }
 """The ids pi used before namespacing; pi still accepts them, so do we."""
-
-PI_OTHER_ACTIONS = frozenset(
-    {
-        "app.clipboard.pasteImage",
-        "app.editor.external",
-        "app.message.dequeue",
-        "app.model.cycleBackward",
-        "app.model.cycleForward",
-        "app.models.clearAll",
-        "app.models.enableAll",
-        "app.models.reorderDown",
-        "app.models.reorderUp",
-        "app.models.save",
-        "app.models.toggleProvider",
-        "app.session.delete",
-        "app.session.deleteNoninvasive",
-        "app.session.fork",
-        "app.session.new",
-        "app.session.rename",
-        "app.session.resume",
-        "app.session.toggleNamedFilter",
-        "app.session.togglePath",
-        "app.session.toggleSort",
-        "app.session.tree",
-        "app.suspend",
-        "app.tree.editLabel",
-        "app.tree.filter.all",
-        "app.tree.filter.cycleBackward",
-        "app.tree.filter.cycleForward",
-        "app.tree.filter.default",
-        "app.tree.filter.labeledOnly",
-        "app.tree.filter.noTools",
-        "app.tree.filter.userOnly",
-        "app.tree.foldOrUp",
-        "app.tree.toggleLabelTimestamp",
-        "app.tree.unfoldOrDown",
-        "tui.editor.cursorLeft",
-        "tui.editor.cursorLineEnd",
-        "tui.editor.cursorLineStart",
-        "tui.editor.cursorRight",
-        "tui.editor.cursorWordLeft",
-        "tui.editor.cursorWordRight",
-        "tui.editor.deleteCharBackward",
-        "tui.editor.deleteCharForward",
-        "tui.editor.deleteToLineEnd",
-        "tui.editor.deleteToLineStart",
-        "tui.editor.deleteWordBackward",
-        "tui.editor.deleteWordForward",
-        "tui.editor.jumpBackward",
-        "tui.editor.jumpForward",
-        "tui.editor.undo",
-        "tui.editor.yank",
-        "tui.editor.yankPop",
-        "tui.input.copy",
-        "tui.select.cancel",
-        "tui.select.confirm",
-        "tui.select.down",
-        "tui.select.pageDown",
-        "tui.select.pageUp",
-        "tui.select.up",
-        "copy",
-        "cursorLeft",
-        "cursorLineEnd",
-        "cursorLineStart",
-        "cursorRight",
-        "cursorWordLeft",
-        "cursorWordRight",
-        "cycleModelBackward",
-        "cycleModelForward",
-        "deleteCharBackward",
-        "deleteCharForward",
-        "deleteSession",
-        "deleteSessionNoninvasive",
-        "deleteToLineEnd",
-        "deleteToLineStart",
-        "deleteWordBackward",
-        "deleteWordForward",
-        "dequeue",
-        "externalEditor",
-        "fork",
-        "jumpBackward",
-        "jumpForward",
-        "newSession",
-        "pasteImage",
-        "renameSession",
-        "resume",
-        "selectCancel",
-        "selectConfirm",
-        "selectDown",
-        "selectPageDown",
-        "selectPageUp",
-        "selectUp",
-        "suspend",
-        "toggleSessionNamedFilter",
-        "toggleSessionPath",
-        "toggleSessionSort",
-        "tree",
-        "treeEditLabel",
-        "treeFoldOrUp",
-        "treeToggleLabelTimestamp",
-        "treeUnfoldOrDown",
-        "undo",
-        "yank",
-        "yankPop",
-    }
-)
-"""pi actions pi-tui has no counterpart for: valid in a shared file, so not reported."""
 
 _MODIFIERS = ("alt", "ctrl", "shift")  # Textual lists modifiers in alphabetical order
 _SPECIAL_KEYS = {
@@ -332,13 +418,23 @@ class KeyBindingsLoad:
             raise KeyError(f"unknown key binding action {action!r}")
         return self.bindings.get(action, ())
 
-    def action_for(self, key: str) -> list[str]:
-        """Every action ``key`` triggers (``alt+enter`` is both a new line and a follow-up)."""
+    def action_for(self, key: str, scope: str | None = None) -> list[str]:
+        """Every action ``key`` triggers in ``scope`` (all scopes when None): ``alt+enter`` is
+        both a new line and a follow-up in the editor."""
         try:
             wanted = to_textual_key(key)
         except ValueError:
             wanted = key
-        return [action for action in ACTIONS if wanted in self.bindings.get(action, ())]
+        return [
+            action
+            for action, spec in ACTIONS.items()
+            if (scope is None or spec.scope == scope) and wanted in self.bindings.get(action, ())
+        ]
+
+    def default_key(self, action: str) -> str | None:
+        """The key a screen listens for when it does ``action`` (its first default)."""
+        defaults = ACTIONS[action].defaults
+        return defaults[0] if defaults else None
 
 
 def _resolve_action(name: str) -> str | None:
@@ -408,9 +504,10 @@ def load_keybindings(agent_dir: Path) -> KeyBindingsLoad:
     for name, value in data.items():
         action = _resolve_action(name)
         if action is None:
-            if name not in PI_OTHER_ACTIONS:
-                known = ", ".join(ACTIONS)
-                result.problems.append(f'{path}: unknown action "{name}" ignored (known: {known})')
+            result.problems.append(
+                f'{path}: unknown action "{name}" ignored (pi\'s ids such as "app.model.select" '
+                "and pi-tui's names are listed in /hotkeys)"
+            )
             continue
         keys, problem = _parse_keys(value)
         if keys is None:
@@ -424,29 +521,45 @@ def load_keybindings(agent_dir: Path) -> KeyBindingsLoad:
     return result
 
 
-_FIXED_ROWS_AFTER = (
+_FIXED_ROWS = (
+    ("Enter while running", "Steer: send the message to the running agent"),
+    ("Escape twice (empty editor)", "Open /tree (the doubleEscapeAction setting)"),
+    ("/", "Slash commands (Tab completes, Enter runs)"),
     ("!cmd", "Run a shell command and add its output to the context"),
     ("!!cmd", "Run a shell command without adding it to the context"),
     ("@path then Tab", "Complete a file path"),
+    ("Mouse drag", "Select chat text (Ctrl+C or the copy key copies it)"),
 )
 
 
-def hotkeys_text(bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad) -> str:
-    """The /hotkeys table: every key the user can press and what it does, aligned in columns."""
+def hotkeys_text(
+    bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad, palette_key: str | None = None
+) -> str:
+    """The /hotkeys table: every key the user can press and what it does, by where it works,
+    with pi's id for each action (the name to use in keybindings.json)."""
     table = bindings.bindings if isinstance(bindings, KeyBindingsLoad) else bindings
 
     def keys_of(action: str) -> str:
         keys = table.get(action, ACTIONS[action].defaults)
         return ", ".join(display_key(key) for key in keys) or "(unbound)"
 
-    rows: list[tuple[str, str]] = [
-        (keys_of(action), spec.description) for action, spec in ACTIONS.items() if action != "follow_up"
-    ]
-    rows.append((f"{keys_of('submit')} while running", "Steer: send the message to the running agent"))
-    rows.append((f"{keys_of('follow_up')} while running", "Queue a follow-up for when the agent is done"))
-    rows.append(("Escape twice (empty editor)", "Open /tree"))
-    rows.extend(_FIXED_ROWS_AFTER)
-    width = max(len(keys) for keys, _ in rows)
-    lines = ["Keyboard shortcuts", ""]
-    lines.extend(f"  {keys.ljust(width)}  {description}" for keys, description in rows)
+    sections: list[tuple[str, list[tuple[str, str, str]]]] = []
+    for scope, title in SCOPES.items():
+        rows = [
+            (keys_of(action), spec.description, spec.pi_id or action)
+            for action, spec in ACTIONS.items()
+            if spec.scope == scope
+        ]
+        if scope == "app" and palette_key:
+            rows.append((display_key(palette_key), "Command palette: commands, settings and actions", "-"))
+        sections.append((title, rows))
+    sections.append(("Also", [(keys, text, "") for keys, text in _FIXED_ROWS]))
+    width = max(len(keys) for _, rows in sections for keys, _, _ in rows)
+    text_width = max(len(text) for _, rows in sections for _, text, _ in rows)
+    lines = ["Keyboard shortcuts (rebind in keybindings.json with the id on the right)"]
+    for title, rows in sections:
+        lines += ["", title]
+        lines.extend(
+            f"  {keys.ljust(width)}  {text.ljust(text_width)}  {pi_id}".rstrip() for keys, text, pi_id in rows
+        )
     return "\n".join(lines)

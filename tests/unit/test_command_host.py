@@ -15,14 +15,14 @@ COMMAND_MODULES = ("pi_tui/tui/slash.py", "pi_tui/tui/navigation.py")
 
 def test_command_modules_do_not_import_the_app() -> None:
     code = "import sys, pi_tui.tui.slash, pi_tui.tui.navigation; print('pi_tui.tui.app' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert result.stdout.strip() == "False"
 
 
 def _host_members() -> set[str]:
-    return {name for name in dir(CommandHost) if not name.startswith("_")} | set(
-        CommandHost.__annotations__
-    )
+    return {name for name in dir(CommandHost) if not name.startswith("_")} | set(CommandHost.__annotations__)
 
 
 def test_commands_use_only_the_host_interface() -> None:

@@ -34,8 +34,12 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
     assert loaded.keys_for("follow_up") == ("alt+enter",)
     assert loaded.keys_for("model_picker") == ("ctrl+l",)
     assert loaded.keys_for("cycle_thinking") == ("shift+tab",)
-    assert loaded.action_for("alt+enter") == ["newline", "follow_up"]
-    assert loaded.action_for("escape") == ["abort"]
+    assert loaded.action_for("alt+enter", "editor") == ["newline", "follow_up"]
+    assert loaded.action_for("escape", "editor") == ["abort"]
+    assert loaded.action_for("escape", "select") == ["select_cancel"]
+    assert loaded.action_for("ctrl+d", "app") == ["exit"]
+    assert loaded.action_for("ctrl+d", "sessions") == ["session_delete"]
+    assert loaded.action_for("ctrl+c", "app") == ["copy", "clear"]  # a selection is copied first
     assert loaded.action_for("f5") == []
     assert all(spec.description for spec in ACTIONS.values())
     with pytest.raises(KeyError):
@@ -105,8 +109,8 @@ def test_pi_namespaced_legacy_and_own_names_are_accepted(tmp_path: Path) -> None
     assert loaded.keys_for("history_prev") == ("up", "ctrl+p")
     assert loaded.keys_for("follow_up") == ("ctrl+f",)
     assert loaded.keys_for("submit") == ("enter",)  # untouched actions keep their defaults
-    assert loaded.action_for("ctrl+l") == []
-    assert loaded.action_for("ctrl+k") == ["model_picker"]
+    assert loaded.action_for("ctrl+l", "app") == []
+    assert loaded.action_for("ctrl+k", "app") == ["model_picker"]
 
 
 def test_namespaced_id_wins_over_legacy_and_ours_wins_over_both(tmp_path: Path) -> None:
@@ -118,14 +122,96 @@ def test_namespaced_id_wins_over_legacy_and_ours_wins_over_both(tmp_path: Path) 
     assert load_keybindings(tmp_path).keys_for("model_picker") == ("ctrl+y",)
 
 
-def test_pi_actions_we_lack_are_skipped_quietly(tmp_path: Path) -> None:
-    write(
-        tmp_path,
-        {"tui.editor.cursorLeft": ["left", "ctrl+b"], "app.session.tree": "ctrl+x", "yank": "ctrl+y"},
-    )
+def test_every_pi_action_id_is_ours(tmp_path: Path) -> None:
+    """pi 0.73.1's ids (namespaced and legacy) all bind a pi-tui action: none is skipped."""
+    pi_ids = [
+        *(
+            f"tui.editor.{name}"
+            for name in [
+                "cursorUp",
+                "cursorDown",
+                "cursorLeft",
+                "cursorRight",
+                "cursorWordLeft",
+                "cursorWordRight",
+                "cursorLineStart",
+                "cursorLineEnd",
+                "jumpForward",
+                "jumpBackward",
+                "pageUp",
+                "pageDown",
+                "deleteCharBackward",
+                "deleteCharForward",
+                "deleteWordBackward",
+                "deleteWordForward",
+                "deleteToLineStart",
+                "deleteToLineEnd",
+                "yank",
+                "yankPop",
+                "undo",
+            ]
+        ),
+        *(f"tui.input.{name}" for name in ("newLine", "submit", "tab", "copy")),
+        *(f"tui.select.{name}" for name in ("up", "down", "pageUp", "pageDown", "confirm", "cancel")),
+        *(
+            f"app.{name}"
+            for name in [
+                "interrupt",
+                "clear",
+                "exit",
+                "suspend",
+                "thinking.cycle",
+                "model.cycleForward",
+                "model.cycleBackward",
+                "model.select",
+                "tools.expand",
+                "thinking.toggle",
+                "session.toggleNamedFilter",
+                "editor.external",
+                "message.followUp",
+                "message.dequeue",
+                "clipboard.pasteImage",
+                "session.new",
+                "session.tree",
+                "session.fork",
+                "session.resume",
+                "tree.foldOrUp",
+                "tree.unfoldOrDown",
+                "tree.editLabel",
+                "tree.toggleLabelTimestamp",
+                "session.togglePath",
+                "session.toggleSort",
+                "session.rename",
+                "session.delete",
+                "session.deleteNoninvasive",
+                "models.save",
+                "models.enableAll",
+                "models.clearAll",
+                "models.toggleProvider",
+                "models.reorderUp",
+                "models.reorderDown",
+                "tree.filter.default",
+                "tree.filter.noTools",
+                "tree.filter.userOnly",
+                "tree.filter.labeledOnly",
+                "tree.filter.all",
+                "tree.filter.cycleForward",
+                "tree.filter.cycleBackward",
+            ]
+        ),
+    ]
+    write(tmp_path, dict.fromkeys(pi_ids, "f9"))
     loaded = load_keybindings(tmp_path)
     assert loaded.problems == []
-    assert loaded.bindings == default_bindings()
+    rebound = {action for action, keys in loaded.bindings.items() if keys == ("f9",)}
+    assert len(rebound) == len(pi_ids)  # each id moved its own action
+    write(tmp_path, {"yank": "f8", "treeEditLabel": "f7", "selectCancel": "f6", "pasteImage": "f5"})
+    loaded = load_keybindings(tmp_path)
+    assert loaded.problems == []
+    assert loaded.keys_for("yank") == ("f8",)
+    assert loaded.keys_for("tree_edit_label") == ("f7",)
+    assert loaded.keys_for("select_cancel") == ("f6",)
+    assert loaded.keys_for("paste_image") == ("f5",)
 
 
 def test_problems_name_the_file_and_key_and_keep_defaults(tmp_path: Path) -> None:
@@ -174,27 +260,34 @@ def test_an_empty_list_unbinds(tmp_path: Path) -> None:
     write(tmp_path, {"app.thinking.toggle": []})
     loaded = load_keybindings(tmp_path)
     assert loaded.keys_for("toggle_thinking") == ()
-    assert loaded.action_for("ctrl+t") == []
+    assert loaded.action_for("ctrl+t", "app") == []
 
 
 def test_hotkeys_text_lists_every_key_aligned() -> None:
-    text = hotkeys_text(KeyBindingsLoad())
+    text = hotkeys_text(KeyBindingsLoad(), palette_key="ctrl+k")
     lines = text.splitlines()
-    assert lines[0] == "Keyboard shortcuts"
-    rows = [line for line in lines[2:] if line.strip()]
-    matches = [re.fullmatch(r"  (\S.*?)\s{2,}(\S.*)", row) for row in rows]
-    assert all(matches)
+    assert lines[0].startswith("Keyboard shortcuts")
+    rows = [line for line in lines[1:] if line.startswith("  ")]
+    matches = [re.fullmatch(r"  (\S.*?)\s{2,}(\S.*?)(?:\s{2,}(\S+))?", row) for row in rows]
+    assert all(matches), [row for row, match in zip(rows, matches, strict=True) if not match]
     assert len({match.start(2) for match in matches if match}) == 1  # descriptions share one column
-    by_key = {match.group(1): match.group(2) for match in matches if match}
-    assert by_key["Enter"] == "Send the message"
-    assert by_key["Shift+Enter, Alt+Enter"] == "Insert a new line"
-    assert by_key["Ctrl+L"] == "Open the model picker"
-    assert by_key["Shift+Tab"] == "Cycle the thinking level"
-    assert by_key["Enter while running"].startswith("Steer")
-    assert by_key["Alt+Enter while running"].startswith("Queue a follow-up")
-    assert by_key["Escape twice (empty editor)"] == "Open /tree"
-    assert "shell command" in by_key["!cmd"] and "without adding" in by_key["!!cmd"]
-    assert by_key["@path then Tab"] == "Complete a file path"
+    by_text = {match.group(2): match.group(1) for match in matches if match}
+    assert by_text["Send the message"] == "Enter"
+    assert by_text["Insert a new line"] == "Shift+Enter, Alt+Enter"
+    assert by_text["Open the model picker"] == "Ctrl+L"
+    assert by_text["Cycle the thinking level"] == "Shift+Tab"
+    assert by_text["Suspend to the shell (fg comes back)"] == "Ctrl+Z"
+    assert by_text["Edit the message in $VISUAL / $EDITOR"] == "Ctrl+G"
+    assert by_text["Bring queued messages back into the editor"] == "Alt+Up"
+    assert by_text["Paste an image from the clipboard"] == "Ctrl+V"
+    assert by_text["Paste the text deleted last"] == "Ctrl+Y"
+    assert by_text["Command palette: commands, settings and actions"] == "Ctrl+K"
+    assert by_text["Steer: send the message to the running agent"] == "Enter while running"
+    assert by_text["Open /tree (the doubleEscapeAction setting)"] == "Escape twice (empty editor)"
+    for action, spec in ACTIONS.items():  # every action has its row, named by pi's id when pi has one
+        assert any(line.rstrip().endswith(spec.pi_id or action) for line in rows), action
+    for title in ("Chat", "Editor", "Lists and pickers", "/tree", "/resume", "/scoped-models"):
+        assert title in lines
 
 
 def test_hotkeys_text_reflects_overrides(tmp_path: Path) -> None:
@@ -202,6 +295,7 @@ def test_hotkeys_text_reflects_overrides(tmp_path: Path) -> None:
         tmp_path, {"app.model.select": "ctrl+k", "app.message.followUp": "ctrl+f", "app.thinking.toggle": []}
     )
     text = hotkeys_text(load_keybindings(tmp_path).bindings)
-    assert "Ctrl+K" in text and "Ctrl+L" not in text
-    assert "Ctrl+F while running" in text
+    assert re.search(r"^  Ctrl\+K +Open the model picker", text, re.M)
+    assert not re.search(r"^  Ctrl\+L +Open the model picker", text, re.M)
+    assert "Ctrl+F " in text and "Queue a follow-up" in text
     assert "(unbound)" in text

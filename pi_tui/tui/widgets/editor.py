@@ -37,20 +37,18 @@ PASTE_MARKER_LINES = 10
 PASTE_MARKER_CHARS = 1000
 _MARKER = re.compile(r"\[paste #(\d+) (?:\+\d+ lines|\d+ chars)\]")
 
-DEFAULT_KEYS: dict[str, list[str]] = {
-    "enter": ["submit"],
-    "shift+enter": ["newline"],
-    "alt+enter": ["newline", "follow_up"],
-    "escape": ["abort"],
-    "tab": ["complete"],
-    "up": ["history_prev"],
-    "down": ["history_next"],
-}
-"""Used when no key map is given (the app passes the user's bindings)."""
+KILL_RING_SIZE = 30
+"""Deleted texts kept for Ctrl+Y / Alt+Y."""
 
 
 class KeyMap(Protocol):
-    def action_for(self, key: str) -> list[str]: ...
+    def action_for(self, key: str, scope: str | None = None) -> list[str]: ...
+
+
+def _default_keymap() -> KeyMap:
+    from pi_tui.tui.keybindings import KeyBindingsLoad
+
+    return KeyBindingsLoad()
 
 
 Completer = Callable[[str, str, bool], Completion | None]
@@ -80,9 +78,18 @@ class CompletionMenu(OptionList, can_focus=False):
         self.clear_options()
 
 
-class PromptEditor(TextArea):
+class PromptEditor(TextArea, inherit_bindings=False):
+    """TextArea's own keys (Ctrl+Z undo, Ctrl+Y redo, Ctrl+V paste...) are left out: every
+    editing key is one of pi's actions in the key map, so keybindings.json decides them all."""
+
     BINDINGS = [
         Binding("ctrl+j", "newline", "newline", show=False),
+        Binding("shift+left", "cursor_left(True)", show=False),
+        Binding("shift+right", "cursor_right(True)", show=False),
+        Binding("shift+up", "cursor_up(True)", show=False),
+        Binding("shift+down", "cursor_down(True)", show=False),
+        Binding("shift+home", "cursor_line_start(True)", show=False),
+        Binding("shift+end", "cursor_line_end(True)", show=False),
     ]
 
     @dataclass
@@ -104,7 +111,13 @@ class PromptEditor(TextArea):
         self._menu_moved = False
         """The user moved in the open menu (Up/Down): only then does Enter take its row."""
         self.agent_running = False
-        self.keymap: KeyMap | None = None
+        self.keymap: KeyMap = _default_keymap()
+        self._kill_ring: list[str] = []
+        self._last_action = ""
+        """The previous key action: kills in a row join, Alt+Y only follows a yank."""
+        self._yanked: tuple[tuple[int, int], tuple[int, int]] | None = None
+        self._jump: int = 0
+        """1 or -1 after a jump key: the next character typed is the target."""
         self._pastes: dict[int, str] = {}
         self._paste_counter = 0
 
@@ -146,47 +159,141 @@ class PromptEditor(TextArea):
 
     # --- keys ------------------------------------------------------------------------------------
 
-    def _actions(self, key: str) -> list[str]:
-        if self.keymap is not None:
-            return self.keymap.action_for(key)
-        return DEFAULT_KEYS.get(key, [])
-
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
-        actions = self._actions(key)
-        handled = True
-        if self._completion is not None and key == "enter" and not self._menu_moved:
+        jump, self._jump = self._jump, 0
+        if jump and event.character and event.is_printable:
+            self._jump_to(event.character, jump)
+            handled = True
+        elif self._completion is not None and key == "enter" and not self._menu_moved:
             # Keys typed in a burst reach us before the menu has caught up with them; Enter runs
             # exactly what the editor holds ("/thinking high" lost its argument to a stale row).
             self._close_menu()
             self.submit()
+            handled = True
         elif self._completion is not None and key in ("up", "down", "tab", "enter", "escape"):
             self._menu_key(key)
-        elif "follow_up" in actions and self.agent_running:
-            self.submit(follow_up=True)
-        elif "submit" in actions:
-            self.submit()
-        elif "newline" in actions or key == "ctrl+enter":
+            handled = True
+        elif key == "ctrl+enter":
             self.insert("\n")
-        elif "abort" in actions:
-            self.post_message(self.EscapePressed())
-        elif "complete" in actions:
-            self._complete(explicit=True)
-        elif "history_prev" in actions and self.cursor_location[0] == 0 and self._history_allowed():
-            self._history_step(-1)
-        elif (
-            "history_next" in actions
-            and self.cursor_location[0] == self.document.line_count - 1
-            and (self._history_index is not None)
-        ):
-            self._history_step(1)
+            handled = True
         else:
-            handled = False
+            handled = self.run_key(key)
         if handled:
             event.stop()
             event.prevent_default()
             return
+        self._last_action = ""
         await super()._on_key(event)
+
+    def run_key(self, key: str) -> bool:
+        """Do what ``key`` means in the editor (pi's ``tui.editor.*`` / ``tui.input.*`` actions);
+        False when it means nothing here, so the text area types it."""
+        actions = self.keymap.action_for(key, "editor")
+        actions.sort(key=lambda action: action != "follow_up")  # Alt+Enter: a follow-up first
+        for action in actions:
+            if action == "follow_up" and not self.agent_running:
+                continue  # Alt+Enter is a new line while nothing runs
+            if self._perform(action):
+                self._last_action = action
+                return True
+        return False
+
+    def _perform(self, action: str) -> bool:
+        simple: dict[str, Callable[[], object]] = {
+            "submit": self.submit,
+            "follow_up": lambda: self.submit(follow_up=True),
+            "newline": lambda: self.insert("\n"),
+            "abort": lambda: self.post_message(self.EscapePressed()),
+            "complete": lambda: self._complete(explicit=True),
+            "cursor_left": self.action_cursor_left,
+            "cursor_right": self.action_cursor_right,
+            "word_left": self.action_cursor_word_left,
+            "word_right": self.action_cursor_word_right,
+            "line_start": self.action_cursor_line_start,
+            "line_end": self.action_cursor_line_end,
+            "delete_backward": self.action_delete_left,
+            "delete_forward": self.action_delete_right,
+            "undo": self.action_undo,
+            "yank": self._yank,
+            "yank_pop": self._yank_pop,
+        }
+        if action in simple:
+            simple[action]()
+            return True
+        if action == "history_prev":
+            if self.cursor_location[0] == 0 and self._history_allowed():
+                self._history_step(-1)
+            else:
+                self.action_cursor_up()
+            return True
+        if action == "history_next":
+            if self.cursor_location[0] == self.document.line_count - 1 and self._history_index is not None:
+                self._history_step(1)
+            else:
+                self.action_cursor_down()
+            return True
+        if action in ("jump_forward", "jump_backward"):
+            self._jump = 1 if action == "jump_forward" else -1
+            return True
+        kill = self._kill_range(action)
+        if kill is None:
+            return False
+        self._kill(*kill, backward=action in ("delete_word_backward", "delete_to_line_start"))
+        return True
+
+    # --- deleting and yanking (pi's kill ring) ----------------------------------------------------
+
+    def _kill_range(self, action: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        if action == "delete_word_backward":
+            return self.get_cursor_word_left_location(), (row, column)
+        if action == "delete_word_forward":
+            return (row, column), self.get_cursor_word_right_location()
+        if action == "delete_to_line_start":
+            if column == 0 and row:  # at a line's start: join it to the line above
+                return (row - 1, len(self.document.get_line(row - 1))), (row, column)
+            return (row, 0), (row, column)
+        if action == "delete_to_line_end":
+            at_end = column >= len(line) and row < self.document.line_count - 1
+            return (row, column), ((row + 1, 0) if at_end else (row, len(line)))
+        return None
+
+    def _kill(self, start: tuple[int, int], end: tuple[int, int], *, backward: bool) -> None:
+        text = self.get_text_range(start, end)
+        if not text:
+            return
+        self.delete(start, end)
+        joining = self._last_action.startswith("delete_") and self._kill_ring
+        if joining:
+            self._kill_ring[-1] = text + self._kill_ring[-1] if backward else self._kill_ring[-1] + text
+        else:
+            self._kill_ring.append(text)
+            del self._kill_ring[:-KILL_RING_SIZE]
+
+    def _yank(self) -> None:
+        if not self._kill_ring:
+            return
+        start = self.cursor_location
+        result = self.insert(self._kill_ring[-1])
+        self._yanked = (start, result.end_location)
+
+    def _yank_pop(self) -> None:
+        if self._last_action not in ("yank", "yank_pop") or self._yanked is None or len(self._kill_ring) < 2:
+            return
+        self._kill_ring.insert(0, self._kill_ring.pop())
+        start, end = self._yanked
+        result = self.replace(self._kill_ring[-1], start, end)
+        self._yanked = (start, result.end_location)
+
+    def _jump_to(self, character: str, direction: int) -> None:
+        """Move to the next (``direction`` 1) or previous (-1) ``character`` after a jump key."""
+        text = self.text
+        offset = self.document.get_index_from_location(self.cursor_location)
+        found = text.find(character, offset + 1) if direction > 0 else text.rfind(character, 0, offset)
+        if found >= 0:
+            self.move_cursor(self.document.get_location_from_index(found))
 
     def _history_allowed(self) -> bool:
         return bool(self.prompt_history) and (not self.text or self._history_index is not None)
