@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--api-key", metavar="KEY", help="overrides the provider's key")
     model.add_argument("--thinking", metavar="LEVEL", help="off|minimal|low|medium|high|xhigh")
     model.add_argument(
+        "--models",
+        metavar="a,b:high",
+        help="the models Ctrl+P cycles: ids, provider/id, globs (anthropic/*, *sonnet*), optional :level",
+    )
+    model.add_argument(
         "--list-models", nargs="?", const="", metavar="SEARCH", help="list known models and exit"
     )
     modes = parser.add_argument_group("modes")
@@ -75,11 +80,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the session's current branch to OUT.jsonl (pi's format) and exit",
     )
     agent = parser.add_argument_group("agent")
-    agent.add_argument("--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)")
+    agent.add_argument(
+        "-t", "--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)"
+    )
     agent.add_argument(
         "--list-rules", action="store_true", help="show every rule found, its bucket and source"
     )
-    agent.add_argument("--no-tools", action="store_true", help="no tools at all")
+    agent.add_argument("-nt", "--no-tools", action="store_true", help="no tools at all")
+    agent.add_argument(
+        "-nbt",
+        "--no-builtin-tools",
+        action="store_true",
+        help="no built-in tools (every tool is built in for now: the same as --no-tools)",
+    )
+    agent.add_argument(
+        "-nc",
+        "--no-context-files",
+        action="store_true",
+        help="leave AGENTS.md and CLAUDE.md out of the prompt",
+    )
+    look = parser.add_argument_group("look and start-up")
+    look.add_argument(
+        "--theme",
+        action="append",
+        metavar="NAME|PATH",
+        help="a theme by name, or a theme file (used) or folder (offered in /settings); repeatable",
+    )
+    look.add_argument("--no-themes", action="store_true", help="ignore the themes in <agent dir>/themes")
+    look.add_argument("--verbose", action="store_true", help="full start-up header (overrides quietStartup)")
+    look.add_argument(
+        "--offline",
+        action="store_true",
+        help="no network at start-up (pi-tui makes none anyway; sets PI_OFFLINE=1 for tools)",
+    )
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
     agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
     parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
@@ -240,7 +273,16 @@ def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = F
         no_tools=args.no_tools,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
+        models=[part.strip() for part in args.models.split(",") if part.strip()] if args.models else None,
+        no_builtin_tools=args.no_builtin_tools,
+        no_context_files=args.no_context_files,
+        theme_paths=args.theme,
+        no_themes=args.no_themes,
+        verbose=args.verbose,
+        offline=args.offline,
     )
+    if args.offline:
+        os.environ["PI_OFFLINE"] = "1"
     problem = _user_input_problem(args)
     if problem is not None:
         return fail(problem)

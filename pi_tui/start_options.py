@@ -22,3 +22,12 @@ class StartOptions:
     no_tools: bool = False
     system_prompt: str | None = None
     append_system_prompt: str | None = None
+    models: list[str] | None = None
+    """``--models a,b:high``: the scoped models Ctrl+P cycles (over the enabledModels setting)."""
+    no_builtin_tools: bool = False
+    no_context_files: bool = False
+    theme_paths: list[str] | None = None
+    """``--theme`` values: theme files or folders to load (a name picks that theme)."""
+    no_themes: bool = False
+    verbose: bool = False
+    offline: bool = False

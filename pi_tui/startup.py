@@ -7,7 +7,7 @@ Every user mistake here (unknown model, bad models.json, unreadable session, unk
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from pi_tui.agent.session import AgentSession
 from pi_tui.agent.system_prompt import build_system_prompt
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.models import ModelRegistry
+from pi_tui.ai.scoped_models import resolve_scope
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
@@ -37,6 +38,9 @@ class Started:
     settings: Settings
     notice: str | None
     """Something the user should be told at startup (e.g. "using the offline demo model")."""
+    options: StartOptions | None = None
+    scoped_models: list[Any] = field(default_factory=list)
+    """The models Ctrl+P cycles (--models, else the enabledModels setting), in order."""
 
 
 def start(options: StartOptions) -> Started:
@@ -66,6 +70,7 @@ def start(options: StartOptions) -> Started:
         custom=_file_or_text(options.system_prompt),
         append=_file_or_text(options.append_system_prompt),
         extra_sections=rule_sections,
+        with_context_files=not options.no_context_files,
     )
     retry = settings.retry
     holder: list[AgentSession] = []
@@ -91,7 +96,13 @@ def start(options: StartOptions) -> Started:
         ttsr=ttsr,
     )
     holder.append(agent)
-    return Started(agent, registry, settings, notice)
+    patterns = options.models if options.models is not None else settings.enabled_models
+    scope = resolve_scope(registry, patterns or [])
+    if scope.unmatched:
+        unmatched = ", ".join(scope.unmatched)
+        warning = f"No usable model matches {unmatched} (of --models / enabledModels); Ctrl+P skips it."
+        notice = f"{notice}\n{warning}" if notice else warning
+    return Started(agent, registry, settings, notice, options, scope.models)
 
 
 def discover_and_bucket(cwd: str, settings: Settings, report: Any = None) -> tuple[Any, list[Any]]:
@@ -196,7 +207,8 @@ def choose_model(
 
 
 def choose_tools(options: StartOptions) -> list:  # type: ignore[type-arg]
-    if options.no_tools:
+    # Every tool is built in until extensions arrive: --no-builtin-tools leaves none either.
+    if options.no_tools or (options.no_builtin_tools and options.tools is None):
         return []
     from pi_tui.tools import default_tools, tools_by_name
 

@@ -62,16 +62,18 @@ def build_system_prompt(
     append: str | None = None,
     extra_sections: Sequence[str] = (),
     now: datetime | None = None,
+    with_context_files: bool = True,
 ) -> str:
     """The full prompt. ``custom`` replaces the base text (``--system-prompt``); ``append`` is
-    added at the end (``--append-system-prompt``); ``extra_sections`` carries always-apply rules."""
+    added at the end (``--append-system-prompt``); ``extra_sections`` carries always-apply rules;
+    ``with_context_files=False`` (``--no-context-files``) leaves AGENTS.md / CLAUDE.md out."""
     parts = [custom.strip() if custom else BASE_PROMPT]
     if tools:
         listing = "\n".join(f"- {tool.name}: {tool.description.splitlines()[0]}" for tool in tools)
         parts.append(f"Available tools:\n{listing}")
     else:
         parts.append("No tools are available in this session: answer from the conversation alone.")
-    for path in context_files(cwd):
+    for path in context_files(cwd) if with_context_files else []:
         try:
             text = path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):

@@ -75,6 +75,8 @@ class Settings(_Group):
     hide_thinking_block: bool = False
     quiet_startup: bool = False
     shell_path: str | None = None
+    enabled_models: list[str] | None = None
+    """pi's ``enabledModels``: the patterns of the models Ctrl+P cycles (``--models`` wins)."""
 
 
 def load_settings(cwd: str | None = None) -> Settings:

@@ -123,9 +123,16 @@ class PiApp(App[None]):
         self.agent_dir = agent_dir()
         self.keys: KeyBindingsLoad = load_keybindings(self.agent_dir)
         early = started.settings if started is not None else None
+        options = start_options or (started.options if started is not None else None)
+        given = options.theme_paths or [] if options is not None else []
+        self.theme_paths = [path for path in given if Path(path).expanduser().exists()]
+        self.discover_themes = not (options is not None and options.no_themes)
+        theme_name = theme_name or _theme_from_options(options)
         self.pi_theme_name = (
             theme_name or (early.theme if early else peek_setting(self.cwd, "theme")) or "dark"
         )
+        quiet = early.quiet_startup if early else bool(peek_setting(self.cwd, "quietStartup"))
+        self.quiet_startup = quiet and not (options is not None and options.verbose)
         self.theme_problems: list[str] = []
         self._theme_path: Path | None = None
         self._theme_mtime: float | None = None
@@ -136,6 +143,9 @@ class PiApp(App[None]):
         self._shown_generation = 0
         self._cancellable: asyncio.Future[Any] | None = None
         """Work Escape cancels that is not an agent run (a branch summary)."""
+        palette = self.keys.bindings.get("command_palette")
+        if palette:  # Textual binds its palette to this key (Ctrl+P, which cycles models here)
+            self.COMMAND_PALETTE_BINDING = ",".join(palette)
         super().__init__()
         self._install_theme(self.pi_theme_name, first=True)
         self._bind_app_keys()
@@ -145,7 +155,17 @@ class PiApp(App[None]):
     # --- layout -----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield PiHeader(self.loaded or [], id="header")
+        from pi_tui.tui.keybindings import display_key, header_hints, startup_keys
+
+        expand = self.keys.bindings.get("expand") or ("ctrl+o",)
+        yield PiHeader(
+            self.loaded or [],
+            all_keys=startup_keys(self.keys.bindings),
+            expand_key=display_key(expand[0]),
+            hints=header_hints(self.keys.bindings),
+            quiet=self.quiet_startup,
+            id="header",
+        )
         yield ChatView(self.cwd, id="chat")
         yield StatusLine(id="status")
         yield CompletionMenu(id="completion")
@@ -366,7 +386,7 @@ class PiApp(App[None]):
     # --- themes -----------------------------------------------------------------------------------
 
     def _install_theme(self, name: str, *, first: bool = False) -> ThemeLoad | None:
-        themes = available_themes(self.agent_dir)
+        themes = self.theme_files()
         path = themes.get(name)
         if path is None:
             self.theme_problems.append(
@@ -399,6 +419,10 @@ class PiApp(App[None]):
         if not first:
             self.chat.refresh_all()
         return loaded
+
+    def theme_files(self) -> dict[str, Path]:
+        """Every theme on offer: built-ins, the agent dir's (unless --no-themes), --theme's."""
+        return available_themes(self.agent_dir, self.theme_paths, discover=self.discover_themes)
 
     def _push_markdown_styles(self, colors: dict[str, str | None]) -> None:
         """Rich's markdown style names, from the theme's md* tokens (finished replies use Rich)."""
@@ -708,6 +732,38 @@ class PiApp(App[None]):
         except SuspendNotSupported:
             self.show_hint("This terminal cannot suspend pi-tui.")
 
+    def _key_command_palette(self) -> None:
+        self.action_command_palette()
+
+    def _key_cycle_model_forward(self) -> None:
+        self.cycle_model(1)
+
+    def _key_cycle_model_backward(self) -> None:
+        self.cycle_model(-1)
+
+    def cycle_model(self, step: int) -> None:
+        """Ctrl+P / Shift+Ctrl+P: the next model of the scope (--models, enabledModels, or every
+        usable model), with the thinking level its pattern gave."""
+        from pi_tui.ai.scoped_models import cycle_list, next_model
+
+        if self.agent is None or self.started is None:
+            return
+        if self.busy:
+            self.show_hint("Wait for the reply to finish (or press Esc) before switching models.")
+            return
+        cycle = cycle_list(self.started.registry, self.started.scoped_models, self.agent.model)
+        chosen = next_model(cycle, self.agent.model, step)
+        if chosen is None:
+            self.show_hint("Only one model to cycle through: add more with --models or /scoped-models.", 4)
+            return
+        self.agent.set_model(chosen.model)
+        level = chosen.thinking
+        if level is not None and (level == "off" or chosen.model.reasoning):
+            self.agent.set_thinking_level(level)
+        self.refresh_footer()
+        thinking = f" (thinking {self.agent.thinking_level})" if chosen.model.reasoning else ""
+        self.show_hint(f"Model: {chosen.model.provider}/{chosen.model.id}{thinking}", 3)
+
     def _redraw_after_resume(self, _app: object) -> None:
         """Back from Ctrl+Z (``fg``): the shell drew over the screen, so all of it is drawn again."""
         self.refresh(layout=True)
@@ -823,6 +879,7 @@ class PiApp(App[None]):
     def watch_expanded(self, expanded: bool) -> None:
         if self.is_mounted:
             self.chat.expanded = expanded
+            self.query_one(PiHeader).expanded = expanded
 
     def watch_show_thinking(self, show: bool) -> None:
         if self.is_mounted:
@@ -866,6 +923,17 @@ def peek_setting(cwd: str, key: str) -> Any:
         if isinstance(data, dict) and key in data:
             value = data[key]
     return value
+
+
+def _theme_from_options(options: StartOptions | None) -> str | None:
+    """The theme ``--theme`` asks for: the last name, or the last theme file given."""
+    chosen = None
+    for value in (options.theme_paths or []) if options is not None else []:
+        path = Path(value).expanduser()
+        if path.is_dir():
+            continue
+        chosen = path.stem if path.suffix == ".json" else value
+    return chosen
 
 
 def user_texts(items: list[Any]) -> list[str]:

@@ -94,5 +94,8 @@ class CommandHost(Protocol):
     def last_answer_text(self) -> str | None:
         """The text of the newest answer in the chat (for /copy)."""
 
+    def theme_files(self) -> dict[str, Path]:
+        """Every theme on offer (name -> file), as /settings lists them."""
+
     def copy_to_clipboard(self, text: str) -> None:
         """Put ``text`` on the terminal's clipboard (OSC 52)."""

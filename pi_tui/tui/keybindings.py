@@ -76,6 +76,7 @@ ACTIONS: dict[str, KeyAction] = {
     "cycle_model_backward": _action(
         "Previous model of the scoped list", ("ctrl+shift+p",), "app", "app.model.cycleBackward"
     ),
+    "command_palette": _action("Command palette: commands, settings and actions", ("ctrl+x",), "app"),
     "page_up": _action(
         "Scroll the chat up a page (at the top: earlier history)", ("pageup",), "app", "tui.editor.pageUp"
     ),
@@ -521,6 +522,41 @@ def load_keybindings(agent_dir: Path) -> KeyBindingsLoad:
     return result
 
 
+def header_hints(bindings: Mapping[str, Sequence[str]]) -> tuple[tuple[str, str], ...]:
+    """The compact hint line of the header (pi's), with the keys as bound now."""
+
+    def key(action: str) -> str | None:
+        keys = bindings.get(action, ACTIONS[action].defaults)
+        return display_key(keys[0]).lower().replace("escape", "esc") if keys else None
+
+    hints: list[tuple[str | None, str]] = [
+        (key("abort"), "interrupt"),
+        (f"{key('clear')}/{key('exit')}" if key("clear") and key("exit") else None, "clear/exit"),
+        ("/", "commands"),
+        ("!", "bash"),
+        (key("command_palette"), "palette"),
+        (key("cycle_model_forward"), "next model"),
+        (key("expand"), "more"),
+    ]
+    return tuple((shown, what) for shown, what in hints if shown)
+
+
+def startup_keys(bindings: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
+    """The expanded start-up help (pi's list): the chat's keys as bound now, then the
+    prefixes typed in the editor."""
+    rows: list[tuple[str, str]] = []
+    for action in (
+        "abort", "clear", "exit", "suspend", "delete_to_line_end", "cycle_thinking", "cycle_model_forward",
+        "model_picker", "command_palette", "expand", "toggle_thinking", "external_editor", "follow_up",
+        "dequeue", "paste_image",
+    ):  # fmt: skip
+        keys = bindings.get(action, ACTIONS[action].defaults)
+        if keys:
+            rows.append((" / ".join(display_key(key) for key in keys), ACTIONS[action].description))
+    rows += [("/", "Slash commands"), ("!cmd  !!cmd", "Run a shell command (!!: kept out of the context)")]
+    return rows
+
+
 _FIXED_ROWS = (
     ("Enter while running", "Steer: send the message to the running agent"),
     ("Escape twice (empty editor)", "Open /tree (the doubleEscapeAction setting)"),
@@ -532,9 +568,7 @@ _FIXED_ROWS = (
 )
 
 
-def hotkeys_text(
-    bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad, palette_key: str | None = None
-) -> str:
+def hotkeys_text(bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad) -> str:
     """The /hotkeys table: every key the user can press and what it does, by where it works,
     with pi's id for each action (the name to use in keybindings.json)."""
     table = bindings.bindings if isinstance(bindings, KeyBindingsLoad) else bindings
@@ -550,8 +584,6 @@ def hotkeys_text(
             for action, spec in ACTIONS.items()
             if spec.scope == scope
         ]
-        if scope == "app" and palette_key:
-            rows.append((display_key(palette_key), "Command palette: commands, settings and actions", "-"))
         sections.append((title, rows))
     sections.append(("Also", [(keys, text, "") for keys, text in _FIXED_ROWS]))
     width = max(len(keys) for _, rows in sections for keys, _, _ in rows)

@@ -27,12 +27,15 @@ def loaded_summary(started: Started, cwd: str) -> list[str]:
     from pi_tui.agent.system_prompt import context_files
     from pi_tui.tui.render import short_path
 
-    loaded = [short_path(str(path), cwd) for path in context_files(Path(cwd))]
+    options = started.options
+    with_files = options is None or not options.no_context_files
+    loaded = [short_path(str(path), cwd) for path in context_files(Path(cwd))] if with_files else []
     ttsr = started.agent.ttsr
     if ttsr is not None:
         count = len(getattr(ttsr.manager, "rules", []) or [])
         if count:
-            loaded.append(f"{count} stream rule{'s' if count != 1 else ''}")
+            rules = f"{count} stream rule{'s' if count != 1 else ''}"
+            loaded.append(f"{rules} (they stop a reply that breaks one; /rules lists them)")
     return loaded
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -328,23 +329,35 @@ def builtin_themes_dir() -> Path:
     return package_dir / "themes"
 
 
-def available_themes(agent_dir: str | Path | None) -> dict[str, Path]:
-    """Theme name -> file: the built-ins, then ``<agent dir>/themes/*.json``.
+def available_themes(
+    agent_dir: str | Path | None, extra: Sequence[str | Path] = (), *, discover: bool = True
+) -> dict[str, Path]:
+    """Theme name -> file: the built-ins, then ``<agent dir>/themes/*.json``, then ``extra``
+    (``--theme`` files and folders). ``discover=False`` (``--no-themes``) skips the agent dir.
 
     Names come from file names (as in pi). A user theme with a built-in's name replaces it, so a
     user can restyle ``dark`` without a new name (pi keeps the built-in instead).
     """
     themes: dict[str, Path] = {}
     folders = [builtin_themes_dir()]
-    if agent_dir is not None:
+    if agent_dir is not None and discover:
         folders.append(Path(agent_dir) / "themes")
+    files: list[Path] = []
+    for item in extra:
+        path = Path(item).expanduser()
+        if path.is_dir():
+            folders.append(path)
+        elif path.suffix == ".json" and path.is_file():
+            files.append(path)
     for folder in folders:
         try:
-            files = sorted(p for p in folder.glob("*.json") if p.is_file())
+            found = sorted(p for p in folder.glob("*.json") if p.is_file())
         except OSError:
             continue
-        for file in files:
+        for file in found:
             themes[file.stem] = file
+    for file in files:
+        themes[file.stem] = file
     return dict(sorted(themes.items()))
 
 

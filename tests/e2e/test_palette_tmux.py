@@ -1,6 +1,7 @@
-"""Ctrl+P, "Theme", Enter, "nord", Enter in the installed ``pi-tui``, through a real terminal.
+"""Ctrl+X (the palette), "Theme", Enter, "nord", Enter in the installed ``pi-tui``, through a
+real terminal; and Ctrl+P, which cycles the scoped models as in pi.
 
-That key sequence used to open Textual's own theme picker and set its ``nord`` theme, which has
+Ctrl+P with "Theme", "nord" used to open Textual's own theme picker and set its ``nord`` theme, which has
 none of the ``$pi-*`` colours: the app exited with a stylesheet error. Now the palette only has
 pi-tui's entries ("Theme" finds /settings, whose theme row offers pi themes only), and the app
 must still be running and answer a prompt from the offline model afterwards.
@@ -52,7 +53,7 @@ def test_palette_theme_nord_leaves_the_app_running(agent_dir: Path, tmp_path: Pa
     )
     try:
         pane.wait_for(idle, "the chat with an empty editor", timeout=15)
-        pane.press("C-p")
+        pane.press("C-x")
         pane.wait_for(lambda s: "🔎" in s, "the command palette")
         pane.type("Theme")
         pane.wait_for(lambda s: "/settings" in s, "the palette finding /settings for 'Theme'")
@@ -72,3 +73,37 @@ def test_palette_theme_nord_leaves_the_app_running(agent_dir: Path, tmp_path: Pa
         assert pane.alive() and not status_file.exists()
     finally:
         pane.kill()
+
+
+def test_ctrl_p_cycles_the_models_given_with_models(agent_dir: Path, tmp_path: Path) -> None:
+    import json
+
+    from tests.support.model_server import ModelServer
+
+    project = tmp_path / "project"
+    project.mkdir()
+    with ModelServer() as server:
+        models = [{"id": "alpha-1", "reasoning": True}, {"id": "beta-2"}, {"id": "gamma-3"}]
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json(models=models)))
+        pane = TmuxPane.start(
+            [SCRIPT, "--provider", "test", "--model", "alpha-1", "--models", "test/alpha-1:high,beta*"],
+            cwd=project,
+            env={"PI_CODING_AGENT_DIR": str(agent_dir), "PI_TUI_CACHE_DIR": str(tmp_path / "cache")},
+            width=100,
+            height=30,
+        )
+        try:
+            footer = lambda screen: screen.splitlines()[-1]  # noqa: E731
+            pane.wait_for(
+                lambda s: editor_text(s) == "" and "alpha-1" in footer(s), "alpha-1 in the footer", 15
+            )
+            pane.press("C-p")
+            pane.wait_for(lambda s: "beta-2" in footer(s), "Ctrl+P: beta-2 in the footer")
+            pane.press("C-p")
+            pane.wait_for(
+                lambda s: "alpha-1" in footer(s) and "high" in footer(s),
+                "Ctrl+P again: alpha-1, thinking high",
+            )
+            assert "gamma-3" not in (pane.last_screen or "")  # not in the scope: never cycled to
+        finally:
+            pane.kill()

@@ -25,7 +25,7 @@ TEXTUAL_QUIT_HELP = "Quit the application as soon as possible"
 
 async def palette_rows(pilot, app, query: str) -> list[tuple[str, str]]:
     """Open the palette, type ``query``, and read the (title, help) rows it lists; then close it."""
-    await pilot.press("ctrl+p")
+    await pilot.press("ctrl+x")
     await pilot.pause()
     assert isinstance(app.screen, CommandPalette)
     if query:

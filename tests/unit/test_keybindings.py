@@ -264,7 +264,7 @@ def test_an_empty_list_unbinds(tmp_path: Path) -> None:
 
 
 def test_hotkeys_text_lists_every_key_aligned() -> None:
-    text = hotkeys_text(KeyBindingsLoad(), palette_key="ctrl+k")
+    text = hotkeys_text(KeyBindingsLoad())
     lines = text.splitlines()
     assert lines[0].startswith("Keyboard shortcuts")
     rows = [line for line in lines[1:] if line.startswith("  ")]
@@ -281,7 +281,8 @@ def test_hotkeys_text_lists_every_key_aligned() -> None:
     assert by_text["Bring queued messages back into the editor"] == "Alt+Up"
     assert by_text["Paste an image from the clipboard"] == "Ctrl+V"
     assert by_text["Paste the text deleted last"] == "Ctrl+Y"
-    assert by_text["Command palette: commands, settings and actions"] == "Ctrl+K"
+    assert by_text["Command palette: commands, settings and actions"] == "Ctrl+X"
+    assert by_text["Next model of the scoped list"] == "Ctrl+P"
     assert by_text["Steer: send the message to the running agent"] == "Enter while running"
     assert by_text["Open /tree (the doubleEscapeAction setting)"] == "Escape twice (empty editor)"
     for action, spec in ACTIONS.items():  # every action has its row, named by pi's id when pi has one

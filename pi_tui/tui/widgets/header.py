@@ -1,12 +1,15 @@
-"""The short header: name and version, the most useful keys, and what was loaded at start.
+"""The header: name and version, the most useful keys, and what was loaded at start.
 
-Key hints are dropped from the end when the terminal is too narrow for all of them, so the
-header never wraps into a second line of half-hints.
+As in pi, the compact form names a few keys and says that Ctrl+O (the expand key) shows them
+all; expanded, it lists every chat key from the user's key map, one per line. With the
+``quietStartup`` setting only the title is left (``--verbose`` brings the rest back). Key hints
+are dropped from the end when the terminal is too narrow, so the hint line never wraps.
 """
 
 from __future__ import annotations
 
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from pi_tui import __version__
@@ -24,11 +27,11 @@ KEY_HINTS = (
 SEPARATOR = " · "
 
 
-def fitting_hints(width: int) -> list[tuple[str, str]]:
+def fitting_hints(width: int, hints: tuple[tuple[str, str], ...] = KEY_HINTS) -> list[tuple[str, str]]:
     """As many hints as fit in ``width`` cells, in order of importance."""
     shown: list[tuple[str, str]] = []
     used = 0
-    for key, what in KEY_HINTS:
+    for key, what in hints:
         cost = len(key) + 1 + len(what) + (len(SEPARATOR) if shown else 0)
         if used + cost > width:
             break
@@ -38,9 +41,25 @@ def fitting_hints(width: int) -> list[tuple[str, str]]:
 
 
 class PiHeader(Static):
-    def __init__(self, loaded: list[str], *, id: str | None = None) -> None:
+    expanded: reactive[bool] = reactive(False)
+    """Ctrl+O (with the tool output): every key instead of the compact hints."""
+
+    def __init__(
+        self,
+        loaded: list[str],
+        *,
+        all_keys: list[tuple[str, str]] | None = None,
+        expand_key: str = "ctrl+o",
+        hints: tuple[tuple[str, str], ...] = KEY_HINTS,
+        quiet: bool = False,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.loaded = loaded
+        self.all_keys = all_keys or []
+        self.expand_key = expand_key
+        self.quiet = quiet
+        self.hints = hints
 
     def set_loaded(self, loaded: list[str]) -> None:
         self.loaded = loaded
@@ -52,18 +71,43 @@ class PiHeader(Static):
     def on_mount(self) -> None:
         self._draw()
 
+    def watch_expanded(self) -> None:
+        if self.is_mounted:
+            self._draw()
+
     def _draw(self) -> None:
         title = f"pi-tui v{__version__}  "
         width = max(0, (self.content_size.width or 80) - len(title))
-        hints = Content(SEPARATOR).join(
-            Content.assemble(Content.styled(key, "$pi-dim"), " ", Content.styled(what, "$pi-muted"))
-            for key, what in fitting_hints(width)
-        )
+        if self.quiet:
+            hints = Content("")
+        else:
+            hints = Content(SEPARATOR).join(
+                Content.assemble(Content.styled(key, "$pi-dim"), " ", Content.styled(what, "$pi-muted"))
+                for key, what in fitting_hints(width, self.hints)
+            )
         lines = [
             Content.assemble(
                 Content.styled("pi-tui", "$pi-accent bold"), Content.styled(title[6:], "$pi-dim"), hints
             )
         ]
+        if self.quiet:
+            self.update(lines[0])
+            return
+        if self.expanded and self.all_keys:
+            key_width = max(len(keys) for keys, _ in self.all_keys)
+            lines.extend(
+                Content.assemble(
+                    Content.styled(keys.ljust(key_width), "$pi-dim"), "  ", Content.styled(what, "$pi-muted")
+                )
+                for keys, what in self.all_keys
+            )
+        elif self.all_keys:
+            lines.append(
+                Content.styled(
+                    f"Press {self.expand_key} for every key (again to fold); /hotkeys lists them all.",
+                    "$pi-dim",
+                )
+            )
         if self.loaded:
             # file names of context files and extensions: anything a folder holds
             lines.append(Content.styled(for_terminal("Loaded: " + ", ".join(self.loaded)), "$pi-dim"))
