@@ -7,6 +7,7 @@ Every user mistake here (unknown model, bad models.json, unreadable session, unk
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ class Started:
     settings: Settings
     notice: str | None
     """Something the user should be told at startup (e.g. "using the offline demo model")."""
+    rebuild_prompt: Callable[[Settings], tuple[str, Any]] | None = None
+    """``/reload``: the system prompt (context files, rules) and TTSR coordinator made again,
+    from the same options as at start and the given settings."""
 
 
 def start(options: StartOptions) -> Started:
@@ -59,14 +63,19 @@ def start(options: StartOptions) -> Started:
             "model instead.)"
         ) from None
     tools = choose_tools(options)
-    ttsr, rule_sections = load_rules(options.cwd, settings)
-    prompt = build_system_prompt(
-        Path(options.cwd),
-        tools,
-        custom=_file_or_text(options.system_prompt),
-        append=_file_or_text(options.append_system_prompt),
-        extra_sections=rule_sections,
-    )
+
+    def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
+        ttsr, rule_sections = load_rules(options.cwd, chosen)
+        prompt = build_system_prompt(
+            Path(options.cwd),
+            tools,
+            custom=_file_or_text(options.system_prompt),
+            append=_file_or_text(options.append_system_prompt),
+            extra_sections=rule_sections,
+        )
+        return prompt, ttsr
+
+    prompt, ttsr = rebuild_prompt(settings)
     retry = settings.retry
     holder: list[AgentSession] = []
 
@@ -91,7 +100,7 @@ def start(options: StartOptions) -> Started:
         ttsr=ttsr,
     )
     holder.append(agent)
-    return Started(agent, registry, settings, notice)
+    return Started(agent, registry, settings, notice, rebuild_prompt)
 
 
 def discover_and_bucket(cwd: str, settings: Settings, report: Any = None) -> tuple[Any, list[Any]]:

@@ -144,11 +144,35 @@ class PiApp(App[None]):
         """Work Escape cancels that is not an agent run (a branch summary)."""
         super().__init__()
         self._install_theme(self.pi_theme_name, first=True)
+        self._bind_app_keys()
+        hide = early.hide_thinking_block if early else bool(peek_setting(self.cwd, "hideThinkingBlock"))
+        self.set_reactive(PiApp.show_thinking, not hide)
+
+    def _bind_app_keys(self) -> None:
+        """Bind the app's actions to the keys keybindings.json gives them (again, on /reload:
+        the keys bound before for those actions are dropped first)."""
+        ours = set(APP_ACTIONS.values())
+        table = self._bindings.key_to_bindings
+        for key in list(table):
+            kept = [binding for binding in table[key] if binding.action not in ours]
+            if kept:
+                table[key] = kept
+            else:
+                del table[key]
         for action, keys in self.keys.bindings.items():
             if action in APP_ACTIONS and keys:
                 self._bindings.bind(",".join(keys), APP_ACTIONS[action], show=False, priority=True)
-        hide = early.hide_thinking_block if early else bool(peek_setting(self.cwd, "hideThinkingBlock"))
-        self.set_reactive(PiApp.show_thinking, not hide)
+
+    def reload_keybindings(self) -> list[str]:
+        self.keys = load_keybindings(self.agent_dir)
+        self._bind_app_keys()
+        if self.is_mounted:
+            self.editor.keymap = self.keys
+        return list(self.keys.problems)
+
+    def set_loaded(self, loaded: list[str]) -> None:
+        self.loaded = loaded
+        self.query_one(PiHeader).set_loaded(loaded)
 
     # --- layout -----------------------------------------------------------------------------------
 
@@ -366,9 +390,11 @@ class PiApp(App[None]):
         failing = self.agent is not None and self.agent.manager.save_problem is not None
         self.say(text, "error" if failing else "info")
 
-    def say(self, text: str, level: str = "info", title: str | None = None) -> None:
+    def say(
+        self, text: str, level: str = "info", title: str | None = None, *, markdown: bool = False
+    ) -> None:
         """A message from pi-tui itself in the chat (not saved in the session)."""
-        self.chat.add(InfoItem(text, level, title=title))
+        self.chat.add(InfoItem(text, level, title=title, markdown=markdown))
 
     # --- themes -----------------------------------------------------------------------------------
 
