@@ -120,3 +120,19 @@ def test_a_saved_key_makes_a_provider_usable(tmp_path: Path, monkeypatch: pytest
     registry.auth.remove("mistral")
     assert not registry.has_key("mistral")
     assert "/login" in registry.missing_key_message("mistral")
+
+
+def test_a_saved_key_never_reaches_a_crash_log(
+    agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_tui import cli
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    AuthStore(auth_file(agent_dir)).set_api_key("groq", "gsk_saved0key1by2login")
+    try:
+        raise RuntimeError("request failed with gsk_saved0key1by2login")
+    except RuntimeError:
+        where = Path(cli._crash_log())
+    text = where.read_text()
+    assert "request failed with [redacted]" in text
+    assert "gsk_saved0key1by2login" not in text
