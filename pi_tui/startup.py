@@ -190,8 +190,8 @@ def choose_model(
     if choice.source == "offline":
         notice = (
             "No model is configured and no API key was found, so pi-tui is using the offline demo "
-            "model (offline/demo). Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, pass "
-            "--api-key, or add a provider to models.json to use a real model."
+            "model (offline/demo). Type /login to save an API key, or set ANTHROPIC_API_KEY, "
+            "OPENAI_API_KEY or GEMINI_API_KEY, pass --api-key, or add a provider to models.json."
         )
     if choice.warning:
         notice = choice.warning if notice is None else f"{choice.warning}\n{notice}"

@@ -320,3 +320,24 @@ async def test_changelog_shows_the_packaged_changelog_as_markdown(project: Path)
         assert "What's New" in text
         assert "## [" not in text and "### " not in text  # rendered, not shown as source
         assert "Sessions" in text and "`/login`" not in text
+
+
+# --- snapshots ----------------------------------------------------------------------------------------
+
+
+def test_login_provider_picker_snapshot(snap_compare, project: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-from-the-environment")
+    assert snap_compare(make_app(project), press=[*"/login", "enter"], terminal_size=(100, 30))
+
+
+def test_login_key_prompt_snapshot(snap_compare, project: Path) -> None:
+    app = make_app(project)
+
+    async def run_before(pilot) -> None:
+        await type_command(pilot, app, "/login")
+        await choose(pilot, app, "Groq")
+        await wait_for_screen(pilot, app, TextPrompt)
+        await pilot.press(*SECRET)
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(100, 30))
