@@ -341,3 +341,35 @@ def test_login_key_prompt_snapshot(snap_compare, project: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(app, run_before=run_before, terminal_size=(100, 30))
+
+
+async def test_logout_then_login_switches_the_current_models_key_without_restart(
+    project: Path, agent_dir: Path, monkeypatch
+) -> None:
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    with ModelServer() as server:
+        models = {"groq": {"baseUrl": server.base_url, "api": "openai-completions", "models": [{"id": "m"}]}}
+        (agent_dir / "models.json").write_text(json.dumps({"providers": models}))
+        saved = {"groq": {"type": "api_key", "key": "gsk-old-key-1"}}
+        (agent_dir / "auth.json").write_text(json.dumps(saved))
+        app = make_app(project, provider="groq", model="m")
+        async with app.run_test(size=SIZE) as pilot:
+            server.queue(Scripted(text="one"))
+            await pilot.press(*"first", "enter")
+            await settle(pilot, app)
+            assert server.requests[-1].header("authorization") == "Bearer gsk-old-key-1"
+            await type_command(pilot, app, "/logout")
+            await choose(pilot, app, "Groq")
+            await settle(pilot, app)
+            assert "has no API key now" in infos(app)[-1].text
+            await type_command(pilot, app, "/login")
+            await choose(pilot, app, "Groq")
+            await wait_for_screen(pilot, app, TextPrompt)
+            await pilot.press(*"gsk-new-key-2", "enter")
+            await settle(pilot, app)
+            assert infos(app)[-1].text.startswith("Saved API key for Groq. Credentials saved to")
+            server.queue(Scripted(text="two"))
+            await pilot.press(*"second", "enter")
+            await settle(pilot, app)
+            assert server.requests[-1].header("authorization") == "Bearer gsk-new-key-2"
+            assert (app.agent.model.provider, app.agent.model.id) == ("groq", "m")
