@@ -274,6 +274,13 @@ async def test_reload_reads_context_files_settings_and_keybindings_again(
         assert any(t.startswith("Reloaded settings, models.json, auth.json, context files") for t in said)
         assert "AGENTS.md" in " ".join(said)
         assert "AGENTS.md" in screen_text(app)  # the header's Loaded line
+        assert not [item for item in infos(app)[1:] if item.level == "warning"]  # [0]: offline demo
+        await pilot.press("ctrl+k")  # the key keybindings.json gives the action now
+        await pilot.pause()
+        assert app.show_thinking
+        await pilot.press("ctrl+t")  # and no longer the old one
+        await pilot.pause()
+        assert app.show_thinking
 
 
 async def test_reload_says_each_problem_in_one_line_and_keeps_going(project: Path, agent_dir: Path) -> None:
