@@ -63,6 +63,16 @@ def import_destination(source: Path, folder: Path) -> tuple[Path, bool]:
         number += 1
 
 
+def copy_into(source: Path, folder: Path) -> tuple[Path, bool]:
+    """Copy ``source`` into the session ``folder`` (see :func:`import_destination`); returns the
+    file to open and whether it is a new copy (removed again if it cannot be opened)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target, copy = import_destination(source, folder)
+    if copy:
+        shutil.copyfile(source, target)
+    return target, copy
+
+
 @command("import")
 async def import_session(app: CommandHost, args: str) -> None:
     from pi_tui.config.paths import session_dir_for_cwd
@@ -92,11 +102,8 @@ async def import_session(app: CommandHost, args: str) -> None:
         return
     current = app.agent.manager
     folder = current.session_dir or session_dir_for_cwd(app.cwd)
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        target, copy = import_destination(source, folder)
-        if copy:
-            await asyncio.to_thread(shutil.copyfile, source, target)
+    try:  # in a thread: comparing and copying a big session takes a while
+        target, copy = await asyncio.to_thread(copy_into, source, folder)
     except OSError as error:
         app.say(f"Failed to import session: cannot copy into {folder}: {error.strerror or error}", "error")
         return
