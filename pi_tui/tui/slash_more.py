@@ -13,6 +13,7 @@ the user's files again without a restart, and saying what changed in this versio
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 from importlib import resources
@@ -69,7 +70,10 @@ def copy_into(source: Path, folder: Path) -> tuple[Path, bool]:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     target, copy = import_destination(source, folder)
     if copy:
-        shutil.copyfile(source, target)
+        # private like every session file pi-tui makes, and never over a file that appeared
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with source.open("rb") as reading, os.fdopen(os.open(target, flags, 0o600), "wb") as writing:
+            shutil.copyfileobj(reading, writing)
     return target, copy
 
 

@@ -204,6 +204,7 @@ async def test_import_copies_the_file_into_the_session_folder_and_continues_in_i
         await pilot.press("y")
         await settle(pilot, app)
         assert app.agent.manager.session_file == folder / source.name
+        assert stat.S_IMODE((folder / source.name).stat().st_mode) == 0o600
         assert any(isinstance(i, UserItem) and "IMPORTED QUESTION" in i.text for i in app.chat.items)
         assert infos(app)[-1].text == f"Session imported from: {source}"
         await pilot.press(*"and more", "enter")
