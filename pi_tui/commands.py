@@ -58,6 +58,11 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("label", "Label the last message (empty text removes it)", usage="[text]"),
     SlashCommand("name", "Name this session", usage="<name>"),
     SlashCommand("export", "Write the current branch to a session file (pi's format)", usage="[file.jsonl]"),
+    SlashCommand("import", "Import a session file (.jsonl) and continue in it", usage="<file.jsonl>"),
+    SlashCommand("login", "Save an API key for a provider (auth.json)"),
+    SlashCommand("logout", "Remove a saved API key"),
+    SlashCommand("reload", "Reload settings, context files, rules, keybindings and themes"),
+    SlashCommand("changelog", "Show what changed in each pi-tui version"),
 )
 
 

@@ -7,6 +7,7 @@ another program goes through :func:`redact_secrets` first, which hides
 - the values of environment variables whose names say they are secret (``*_API_KEY``,
   ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*AUTH*``), wherever they appear;
 - any extra values the caller knows are secret (resolved API keys and header values);
+- the API keys saved by ``/login`` in ``<agent dir>/auth.json``;
 - the usual shapes of credentials even when we do not know them: ``Bearer ...``, ``sk-...``,
   ``x-api-key: ...`` style header lines.
 """
@@ -39,9 +40,23 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     ]
 
 
+def saved_key_values() -> list[str]:
+    """The API keys saved in auth.json (read when something is redacted: errors and crashes are
+    rare, and a key saved a moment ago by /login must be covered too)."""
+    from pi_tui.config.auth import AuthStore, auth_file
+    from pi_tui.config.paths import agent_dir
+
+    try:
+        store = AuthStore(auth_file(agent_dir()))
+    except Exception:  # redaction runs while reporting a failure: it must never fail itself
+        return []
+    return [key for provider in store.providers() if (key := store.api_key(provider))]
+
+
 def redact_secrets(text: str, known: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> str:
     """``text`` with every secret it holds replaced by ``[redacted]`` (see the module)."""
-    values = {value for value in (*known, *secret_env_values(environ)) if len(value) >= MIN_SECRET_LENGTH}
+    candidates = (*known, *secret_env_values(environ), *saved_key_values())
+    values = {value for value in candidates if len(value) >= MIN_SECRET_LENGTH}
     for value in sorted(values, key=len, reverse=True):  # a key that contains another goes first
         text = text.replace(value, REDACTED)
     for shape in _SHAPES:

@@ -7,6 +7,7 @@ Every user mistake here (unknown model, bad models.json, unreadable session, unk
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ class Started:
     settings: Settings
     notice: str | None
     """Something the user should be told at startup (e.g. "using the offline demo model")."""
+    rebuild_prompt: Callable[[Settings], tuple[str, Any]] | None = None
+    """``/reload``: the system prompt (context files, rules) and TTSR coordinator made again,
+    from the same options as at start and the given settings."""
     options: StartOptions | None = None
     scoped_models: list[Any] = field(default_factory=list)
     """The models Ctrl+P cycles (--models, else the enabledModels setting), in order."""
@@ -63,15 +67,20 @@ def start(options: StartOptions) -> Started:
             "model instead.)"
         ) from None
     tools = choose_tools(options)
-    ttsr, rule_sections = load_rules(options.cwd, settings)
-    prompt = build_system_prompt(
-        Path(options.cwd),
-        tools,
-        custom=_file_or_text(options.system_prompt),
-        append=_file_or_text(options.append_system_prompt),
-        extra_sections=rule_sections,
-        with_context_files=not options.no_context_files,
-    )
+
+    def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
+        ttsr, rule_sections = load_rules(options.cwd, chosen)
+        prompt = build_system_prompt(
+            Path(options.cwd),
+            tools,
+            custom=_file_or_text(options.system_prompt),
+            append=_file_or_text(options.append_system_prompt),
+            extra_sections=rule_sections,
+            with_context_files=not options.no_context_files,
+        )
+        return prompt, ttsr
+
+    prompt, ttsr = rebuild_prompt(settings)
     retry = settings.retry
     holder: list[AgentSession] = []
 
@@ -102,7 +111,7 @@ def start(options: StartOptions) -> Started:
         unmatched = ", ".join(scope.unmatched)
         warning = f"No usable model matches {unmatched} (of --models / enabledModels); Ctrl+P skips it."
         notice = f"{notice}\n{warning}" if notice else warning
-    return Started(agent, registry, settings, notice, options, scope.models)
+    return Started(agent, registry, settings, notice, rebuild_prompt, options, scope.models)
 
 
 def discover_and_bucket(cwd: str, settings: Settings, report: Any = None) -> tuple[Any, list[Any]]:
@@ -192,8 +201,8 @@ def choose_model(
     if choice.source == "offline":
         notice = (
             "No model is configured and no API key was found, so pi-tui is using the offline demo "
-            "model (offline/demo). Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, pass "
-            "--api-key, or add a provider to models.json to use a real model."
+            "model (offline/demo). Type /login to save an API key, or set ANTHROPIC_API_KEY, "
+            "OPENAI_API_KEY or GEMINI_API_KEY, pass --api-key, or add a provider to models.json."
         )
     if choice.warning:
         notice = choice.warning if notice is None else f"{choice.warning}\n{notice}"

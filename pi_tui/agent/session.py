@@ -154,6 +154,11 @@ class AgentSession:
         if self.ttsr is not None:
             self.ttsr.restore(self.manager.build_session_settings().injected_ttsr_rules)
 
+    def set_ttsr(self, ttsr: Any) -> None:
+        """Rules read again (``/reload``): the new coordinator knows which already fired here."""
+        self.ttsr = ttsr
+        self._restore_ttsr()
+
     def _record_initial_state(self) -> None:
         """New sessions start with the model and thinking level, as pi writes them; a resumed
         session gets a model_change only when the model differs from the branch's."""

@@ -33,6 +33,7 @@ from pydantic.alias_generators import to_camel
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.offline import DEMO_MODEL
 from pi_tui.ai.types import API_KINDS, Model, ModelCost, StreamOptions, ThinkingLevel
+from pi_tui.config.auth import AuthStore, auth_file
 from pi_tui.config.paths import agent_dir
 
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -406,8 +407,10 @@ class ModelChoice:
 class ModelRegistry:
     """The catalogue merged with models.json; loading raises :class:`ConfigError` when broken."""
 
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, auth: AuthStore | None = None) -> None:
         self.path = Path(path) if path is not None else agent_dir() / "models.json"
+        self.auth = auth if auth is not None else AuthStore(auth_file(self.path.parent))
+        """Keys saved by /login (auth.json next to models.json), checked after ``--api-key``."""
         self.config = ModelsFile()
         self.models: list[Model] = []
         self.reload()
@@ -655,8 +658,10 @@ class ModelRegistry:
     # --- keys and request options ---------------------------------------------------------------
 
     def has_key(self, provider: str) -> bool:
-        """Whether a key is configured (models.json ``apiKey`` or the env var), without running
-        any ``!command``. Keyless providers (Ollama, offline) count only with a configured key."""
+        """Whether a key is configured (auth.json, models.json ``apiKey`` or the env var), without
+        running any ``!command``. Keyless providers (Ollama, offline) count only with a configured key."""
+        if self.auth.api_key(provider):
+            return True
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:
             return True
@@ -664,10 +669,14 @@ class ModelRegistry:
         return bool(env_var and os.environ.get(env_var))
 
     def resolve_api_key(self, provider: str, cli_key: str | None = None) -> str | None:
-        """``--api-key``, else models.json ``apiKey`` (literal / env var name / ``!command``), else
-        the provider's env var; ``None`` when there is none."""
+        """``--api-key``, else a key saved by /login in auth.json, else models.json ``apiKey``
+        (both: literal / env var name / ``!command``), else the provider's env var; ``None`` when
+        there is none. auth.json comes right after ``--api-key`` as in pi."""
         if cli_key:
             return cli_key
+        saved = self.auth.api_key(provider)
+        if saved:
+            return resolve_config_value(saved, f"{self.auth.path}: {provider}.key")
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:
             return resolve_config_value(configured.api_key, f"{self.path}: providers.{provider}.apiKey")
@@ -709,8 +718,8 @@ class ModelRegistry:
         env_var = ENV_VARS.get(provider)
         where = f"set {env_var}, " if env_var else ""
         return (
-            f'No API key for provider "{provider}": {where}pass --api-key, or set "apiKey" for it '
-            f"in {self.path}"
+            f'No API key for provider "{provider}": {where}pass --api-key, save one with /login, '
+            f'or set "apiKey" for it in {self.path}'
         )
 
     # --- choosing the model to start with -------------------------------------------------------

@@ -63,8 +63,9 @@ DEMO_MODEL = Model(
 INTRO = (
     "**This is the offline demo model (`offline/demo`).** It runs without network or API key and "
     "its replies are scripted, so it cannot really help with your code. To talk to a real model, "
-    "set an API key such as `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` (or pass `--api-key`), or add "
-    "a provider to `models.json` in your agent folder, then pick it with `/model` or `--model`.\n\n"
+    "type `/login` and paste an API key, set one such as `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` "
+    "(or pass `--api-key`), or add a provider to `models.json` in your agent folder, then pick it "
+    "with `/model` or `--model`.\n\n"
 )
 
 EXAMPLES = {

@@ -152,6 +152,18 @@ class PiApp(App[None]):
         hide = early.hide_thinking_block if early else bool(peek_setting(self.cwd, "hideThinkingBlock"))
         self.set_reactive(PiApp.show_thinking, not hide)
 
+    def reload_keybindings(self) -> list[str]:
+        """``/reload``: keybindings.json read again; the chat's keys bound anew."""
+        self.keys = load_keybindings(self.agent_dir)
+        self._bind_app_keys()
+        if self.is_mounted:
+            self.editor.keymap = self.keys
+        return list(self.keys.problems)
+
+    def set_loaded(self, loaded: list[str]) -> None:
+        self.loaded = loaded
+        self.query_one(PiHeader).set_loaded(loaded)
+
     # --- layout -----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -379,9 +391,11 @@ class PiApp(App[None]):
         failing = self.agent is not None and self.agent.manager.save_problem is not None
         self.say(text, "error" if failing else "info")
 
-    def say(self, text: str, level: str = "info", title: str | None = None) -> None:
+    def say(
+        self, text: str, level: str = "info", title: str | None = None, *, markdown: bool = False
+    ) -> None:
         """A message from pi-tui itself in the chat (not saved in the session)."""
-        self.chat.add(InfoItem(text, level, title=title))
+        self.chat.add(InfoItem(text, level, title=title, markdown=markdown))
 
     # --- themes -----------------------------------------------------------------------------------
 
@@ -666,7 +680,15 @@ class PiApp(App[None]):
 
     def _bind_app_keys(self) -> None:
         """Each key of the chat scope goes to :meth:`action_app_key`, which runs the first of
-        its actions that applies (Ctrl+C copies a mouse selection, else clears the editor)."""
+        its actions that applies (Ctrl+C copies a mouse selection, else clears the editor).
+        On /reload the keys bound before are dropped first."""
+        table = self._bindings.key_to_bindings
+        for key in list(table):
+            kept = [binding for binding in table[key] if not binding.action.startswith("app_key(")]
+            if kept:
+                table[key] = kept
+            else:
+                del table[key]
         keys = {
             key
             for action, spec in ACTIONS.items()

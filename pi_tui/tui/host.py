@@ -39,8 +39,11 @@ class CommandHost(Protocol):
 
     # --- telling the user -------------------------------------------------------------------------
 
-    def say(self, text: str, level: str = "info", title: str | None = None) -> None:
-        """A message from pi-tui in the chat (never saved in the session)."""
+    def say(
+        self, text: str, level: str = "info", title: str | None = None, *, markdown: bool = False
+    ) -> None:
+        """A message from pi-tui in the chat (never saved in the session); ``markdown`` renders
+        ``text`` as markdown."""
 
     def show_hint(self, text: str, seconds: float = 2.0) -> None:
         """A short line above the editor that goes away by itself."""
@@ -99,3 +102,14 @@ class CommandHost(Protocol):
 
     def copy_to_clipboard(self, text: str) -> None:
         """Put ``text`` on the terminal's clipboard (OSC 52)."""
+
+    # --- reloading (/reload) ----------------------------------------------------------------------
+
+    def reload_keybindings(self) -> list[str]:
+        """Read keybindings.json again and bind its keys; returns its problems (one line each)."""
+
+    def switch_theme(self, name: str) -> list[str]:
+        """Install the pi theme ``name`` (read from disk again); returns its problems."""
+
+    def set_loaded(self, loaded: list[str]) -> None:
+        """What the header lists as loaded (context files, rules) changed."""

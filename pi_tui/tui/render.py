@@ -260,3 +260,16 @@ def info_content(item: InfoItem) -> Content:
         title = Content.styled(for_terminal(item.title), "$pi-accent bold")
         return Content.assemble(title, Content("\n"), text)
     return text
+
+
+def info_markdown(item: InfoItem, code_theme: str) -> Any:
+    """A markdown message from pi-tui (``/changelog``), drawn with Rich like a finished reply so it
+    takes the theme's md* colours; the title uses the heading style."""
+    from rich.console import Group
+    from rich.markdown import Markdown as RichMarkdown
+    from rich.text import Text
+
+    body = RichMarkdown(for_terminal(item.text), code_theme=code_theme, hyperlinks=False)
+    if not item.title:
+        return body
+    return Group(Text(for_terminal(item.title), style="markdown.h2"), Text(""), body)

@@ -320,3 +320,8 @@ async def name(app: CommandHost, args: str) -> None:
     manager.sync()
     app.refresh_footer()
     app.say(f"Session named “{args}”.")
+
+
+# Commands kept in their own modules register themselves with @command when imported; importing
+# them here (last, once HANDLERS and command exist) means importing slash brings every command.
+from pi_tui.tui import slash_auth, slash_more  # noqa: E402, F401

@@ -115,6 +115,8 @@ class InfoItem(Item):
     level: str = "info"
     """``info``, ``warning`` or ``error``."""
     title: str | None = None
+    markdown: bool = False
+    """Render ``text`` as markdown (``/changelog``) instead of plain lines."""
 
 
 ChatItem = (

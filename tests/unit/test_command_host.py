@@ -10,7 +10,12 @@ from pathlib import Path
 from pi_tui.tui.host import CommandHost
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMAND_MODULES = ("pi_tui/tui/slash.py", "pi_tui/tui/navigation.py")
+COMMAND_MODULES = (
+    "pi_tui/tui/slash.py",
+    "pi_tui/tui/navigation.py",
+    "pi_tui/tui/slash_auth.py",
+    "pi_tui/tui/slash_more.py",
+)
 
 
 def test_command_modules_do_not_import_the_app() -> None:

@@ -10,12 +10,15 @@ from pi_tui.commands import BUILTIN_COMMANDS, CommandRegistry, SlashCommand, par
 def test_builtins_are_the_documented_set() -> None:
     names = {command.name for command in BUILTIN_COMMANDS}
     expected = ["new", "session", "compact", "model", "thinking", "copy", "rules", "hotkeys", "settings"]
-    assert names == {*expected, "quit", "tree", "resume", "branch", "clone", "label", "name", "export"}
+    expected += ["quit", "tree", "resume", "branch", "clone", "label", "name", "export"]
+    expected += ["import", "login", "logout", "reload", "changelog"]
+    assert names == set(expected)
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
     assert by_name["compact"].usage == "[instructions]"
     assert by_name["model"].usage == "[query]"
     assert by_name["thinking"].usage == "[level]"
     assert by_name["export"].usage == "[file.jsonl]"
+    assert by_name["import"].usage == "<file.jsonl>"
     assert by_name["quit"].aliases == ("exit",)
     assert all(command.source == "builtin" and command.description for command in BUILTIN_COMMANDS)
 

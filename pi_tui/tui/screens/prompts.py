@@ -54,20 +54,37 @@ class ChoiceMenu(ModalScreen[str | None]):
 
 
 class TextPrompt(ModalScreen[str | None]):
-    """One line of text (prefilled); returns it stripped, or None on Escape."""
+    """One line of text (prefilled); returns it stripped, or None on Escape.
 
-    def __init__(self, title: str, value: str = "", *, placeholder: str = "", help_text: str = "") -> None:
+    ``password``: what is typed shows as dots (an API key for /login never appears on screen).
+    """
+
+    def __init__(
+        self,
+        title: str,
+        value: str = "",
+        *,
+        placeholder: str = "",
+        help_text: str = "",
+        password: bool = False,
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.value = value
         self.placeholder = placeholder
         self.help_text = help_text or "enter confirm · esc cancel"
+        self.password = password
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static(plain(self.title_text), classes="picker-title")
             # a label or name read from a file: shown (and given back, if kept) with visible symbols
-            yield Input(for_terminal(self.value), placeholder=self.placeholder, id="prompt-input")
+            yield Input(
+                for_terminal(self.value),
+                placeholder=self.placeholder,
+                password=self.password,
+                id="prompt-input",
+            )
             yield Static(self.help_text, classes="picker-help")
 
     def on_mount(self) -> None:

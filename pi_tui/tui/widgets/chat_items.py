@@ -135,8 +135,14 @@ class InfoView(ItemView):
         assert isinstance(self.item, InfoItem)
         return f"-{self.item.level}"
 
-    def content(self) -> Content:
+    def content(self) -> Any:
         assert isinstance(self.item, InfoItem)
+        if self.item.markdown:
+            try:
+                code_theme = getattr(self.app, "code_theme", "monokai")
+            except Exception:  # built outside a running app (no active app yet)
+                code_theme = "monokai"
+            return render.info_markdown(self.item, code_theme)
         return render.info_content(self.item)
 
 

@@ -1,0 +1,197 @@
+"""``<agent dir>/auth.json``: API keys saved by ``/login``, in the file pi itself reads.
+
+The file is one JSON object keyed by provider id. An API key is stored as
+``{"anthropic": {"type": "api_key", "key": "sk-..."}}``; pi also keeps OAuth credentials there
+(``"type": "oauth"`` with tokens and an expiry), which pi-tui cannot refresh and so never uses,
+but always keeps when it rewrites the file. The key value is resolved like models.json's
+``apiKey`` (a literal, an environment variable's name, or ``!command``), as pi does.
+
+Writes are made for a file holding secrets that another program (pi) shares:
+
+- the file is created with mode 0600 and its folder with 0700, and rewritten through a 0600
+  temporary file renamed over it, so no moment exists where the key is readable by others or
+  the file is half written;
+- every change re-reads the file first and changes only its own provider, so entries pi (or
+  another pi-tui) added meanwhile survive; a ``<file>.lock`` folder, the lock convention pi's
+  file locking uses, keeps two writers from interleaving;
+- a file that is not a JSON object is never overwritten: the change fails with one line saying
+  what is wrong, and the user's file stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+AUTH_FILE_NAME = "auth.json"
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+LOCK_STALE_SECONDS = 10.0
+"""A lock folder older than this was left by a process that died (pi uses the same limit)."""
+LOCK_WAIT_SECONDS = 2.0
+
+
+class AuthFileError(Exception):
+    """auth.json cannot be read or changed; the message is one line naming the file."""
+
+
+def auth_file(agent_dir: Path) -> Path:
+    """Where pi (and pi-tui) keep saved credentials."""
+    return agent_dir / AUTH_FILE_NAME
+
+
+def parse_auth(text: str, path: Path) -> dict[str, Any]:
+    """The credentials in ``text``; an empty file has none. Raises :class:`AuthFileError`."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise AuthFileError(
+            f"{path}, line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise AuthFileError(f"{path}: expected a JSON object keyed by provider")
+    return data
+
+
+class AuthStore:
+    """The saved credentials, read once and re-read before every change.
+
+    Reading never raises: a broken file leaves the store empty with :attr:`problem` set, so a
+    typo in auth.json cannot stop pi-tui from starting with keys from the environment.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data: dict[str, Any] = {}
+        self.problem: str | None = None
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the file again (``/reload``, or after another program changed it)."""
+        try:
+            self._data = self._read()
+            self.problem = None
+        except AuthFileError as error:
+            self._data = {}
+            self.problem = str(error)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as error:
+            why = getattr(error, "strerror", None) or error
+            raise AuthFileError(f"{self.path}: cannot read: {why}") from None
+        return parse_auth(text, self.path)
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def providers(self) -> list[str]:
+        """Providers with a saved credential of any kind, in file order."""
+        return [name for name, value in self._data.items() if isinstance(value, dict)]
+
+    def kind(self, provider: str) -> str | None:
+        """``"api_key"``, ``"oauth"`` (or another type pi may add), or None when nothing is saved."""
+        value = self._data.get(provider)
+        if not isinstance(value, dict):
+            return None
+        kind = value.get("type")
+        return kind if isinstance(kind, str) else None
+
+    def api_key(self, provider: str) -> str | None:
+        """The stored ``key`` of an API-key credential, as written (not yet resolved)."""
+        value = self._data.get(provider)
+        if isinstance(value, dict) and value.get("type") == "api_key":
+            key = value.get("key")
+            if isinstance(key, str) and key:
+                return key
+        return None
+
+    # --- changing ---------------------------------------------------------------------------------
+
+    def set_api_key(self, provider: str, key: str) -> None:
+        """Save ``key`` for ``provider`` (replacing what was saved for it, keeping the rest)."""
+        if not key:
+            raise AuthFileError("The API key is empty: nothing was saved.")
+        self._change(provider, {"type": "api_key", "key": key})
+
+    def remove(self, provider: str) -> bool:
+        """Forget ``provider``'s credential; False when none was saved."""
+        return self._change(provider, None)
+
+    def _change(self, provider: str, credential: dict[str, Any] | None) -> bool:
+        folder = self.path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        except OSError as error:
+            raise AuthFileError(f"{folder}: cannot create the folder: {error.strerror or error}") from None
+        with self._locked():
+            current = self._read()  # a broken file raises here, before anything is written
+            if credential is None and provider not in current:
+                self._data = current
+                return False
+            if credential is None:
+                current.pop(provider)
+            else:
+                current[provider] = credential
+            self._write(json.dumps(current, indent=2, ensure_ascii=False))
+            self._data = current
+            self.problem = None
+            return True
+
+    def _write(self, text: str) -> None:
+        """Replace the file in one step with a 0600 file holding ``text``."""
+        try:
+            handle, temporary = tempfile.mkstemp(prefix=".auth-", suffix=".tmp", dir=self.path.parent)
+        except OSError as error:
+            raise AuthFileError(f"{self.path}: cannot write: {error.strerror or error}") from None
+        try:
+            os.fchmod(handle, FILE_MODE)
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, self.path)
+        except OSError as error:
+            Path(temporary).unlink(missing_ok=True)
+            raise AuthFileError(f"{self.path}: cannot write: {error.strerror or error}") from None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold ``<file>.lock`` (a folder: creating one is atomic) while changing the file."""
+        lock = self.path.with_name(self.path.name + ".lock")
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                lock.mkdir()
+                break
+            except FileExistsError:
+                try:
+                    stale = time.time() - lock.stat().st_mtime > LOCK_STALE_SECONDS
+                except FileNotFoundError:
+                    continue  # released just now: try again
+                if stale:
+                    with suppress(OSError):
+                        lock.rmdir()
+                    continue
+                if time.monotonic() > deadline:
+                    raise AuthFileError(
+                        f"{self.path}: another program is changing it (lock {lock.name}); try again"
+                    ) from None
+                time.sleep(0.02)
+            except OSError as error:
+                raise AuthFileError(f"{self.path}: cannot lock: {error.strerror or error}") from None
+        try:
+            yield
+        finally:
+            with suppress(OSError):
+                lock.rmdir()

@@ -1,0 +1,221 @@
+"""``/import``, ``/reload`` and ``/changelog``: pi's commands for bringing a session in, reading
+the user's files again without a restart, and saying what changed in this version.
+
+- ``/import FILE.jsonl`` asks first, copies the file into this folder's session directory (under
+  its own name) and continues in the copy, as pi does; the original is left untouched.
+- ``/reload`` re-reads settings, models.json and auth.json, context files (AGENTS.md/CLAUDE.md
+  in the system prompt), rules, keybindings and the theme, and says what it reloaded; each
+  problem is one line and leaves the previous value in force.
+- ``/changelog`` shows the packaged ``CHANGELOG.md`` as markdown, its newest version last (next
+  to the editor), like pi's "What's New".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pi_tui.tui.slash import command
+
+if TYPE_CHECKING:
+    from pi_tui.tui.host import CommandHost
+
+_VERSION_HEADING = re.compile(r"##\s+\[?(\d+)\.(\d+)\.(\d+)\]?")
+
+
+# --- /import ----------------------------------------------------------------------------------------
+
+
+def command_path(args: str) -> str | None:
+    """The path argument as pi reads it: a quoted path (spaces allowed) or the first word."""
+    args = args.strip()
+    if not args:
+        return None
+    if args[0] in "\"'":
+        end = args.find(args[0], 1)
+        return args[1:end] if end > 0 else None
+    return args.split()[0]
+
+
+def import_destination(source: Path, folder: Path) -> tuple[Path, bool]:
+    """Where the copy goes, and whether a copy is needed.
+
+    The file keeps its name, as in pi. pi overwrites a session of the same name already in the
+    folder; pi-tui reuses it only when it is the same file or holds the same bytes, and otherwise
+    picks ``NAME-imported-N.jsonl`` so no session is lost to an import.
+    """
+    target = folder / source.name
+    if target.resolve() == source.resolve():
+        return target, False
+    if not target.exists():
+        return target, True
+    if target.read_bytes() == source.read_bytes():
+        return target, False
+    number = 1
+    while True:
+        candidate = folder / f"{source.stem}-imported-{number}{source.suffix}"
+        if not candidate.exists():
+            return candidate, True
+        number += 1
+
+
+def copy_into(source: Path, folder: Path) -> tuple[Path, bool]:
+    """Copy ``source`` into the session ``folder`` (see :func:`import_destination`); returns the
+    file to open and whether it is a new copy (removed again if it cannot be opened)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target, copy = import_destination(source, folder)
+    if copy:
+        # private like every session file pi-tui makes, and never over a file that appeared
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with source.open("rb") as reading, os.fdopen(os.open(target, flags, 0o600), "wb") as writing:
+            shutil.copyfileobj(reading, writing)
+    return target, copy
+
+
+@command("import")
+async def import_session(app: CommandHost, args: str) -> None:
+    from pi_tui.config.paths import session_dir_for_cwd
+    from pi_tui.session import SessionError, SessionManager
+    from pi_tui.tui.screens.prompts import ConfirmPrompt
+
+    given = command_path(args)
+    if given is None:
+        app.say("Usage: /import <path.jsonl>", "error")
+        return
+    if app.busy:
+        app.say("Wait for the agent to finish (or press Esc) before importing a session.", "warning")
+        return
+    source = (Path(app.cwd) / Path(given).expanduser()).resolve()
+    if not source.is_file():
+        why = "File not found" if not source.exists() else "Not a file"
+        app.say(f"Failed to import session: {why}: {source}", "error")
+        return
+    try:  # a file that is not a session is said now, before anything is copied or asked
+        probe = await asyncio.to_thread(SessionManager.open, source, read_only=True)
+    except (SessionError, OSError) as error:
+        app.say(f"Failed to import session: {error}", "error")
+        return
+    probe.close()
+    if not await app.push_screen_wait(ConfirmPrompt(f"Replace current session with {given}?")):
+        app.say("Import cancelled")
+        return
+    current = app.agent.manager
+    folder = current.session_dir or session_dir_for_cwd(app.cwd)
+    try:  # in a thread: comparing and copying a big session takes a while
+        target, copy = await asyncio.to_thread(copy_into, source, folder)
+    except OSError as error:
+        app.say(f"Failed to import session: cannot copy into {folder}: {error.strerror or error}", "error")
+        return
+    try:
+        manager = await asyncio.to_thread(SessionManager.open, target, folder)
+    except (SessionError, OSError) as error:
+        if copy:
+            target.unlink(missing_ok=True)
+        app.say(f"Failed to import session: {error}", "error")
+        return
+    await app.switch_session(manager)
+    where = "" if target.name == source.name else f" (saved as {target.name})"
+    app.say(f"Session imported from: {given}{where}")
+
+
+# --- /reload ----------------------------------------------------------------------------------------
+
+
+@command("reload")
+async def reload_everything(app: CommandHost, args: str) -> None:
+    from pi_tui.ai.errors import ConfigError
+    from pi_tui.config.settings import SettingsError, load_settings
+    from pi_tui.tui.run import loaded_summary
+
+    if app.busy:
+        app.say("Wait for the current response to finish before reloading.", "warning")
+        return
+    started = app.started
+    problems: list[str] = []
+    done: list[str] = []
+
+    try:
+        settings = await asyncio.to_thread(load_settings, app.cwd)
+    except SettingsError as error:
+        problems.append(f"settings: {error} (the previous settings stay)")
+        settings = started.settings
+    else:
+        started.settings = settings
+        app.agent.settings = settings
+        app.show_thinking = not settings.hide_thinking_block
+        done.append("settings")
+
+    try:
+        await asyncio.to_thread(started.registry.reload)
+        done.append("models.json")
+    except ConfigError as error:
+        problems.append(f"models.json: {error} (the previous models stay)")
+    started.registry.auth.reload()
+    if started.registry.auth.problem:
+        problems.append(f"auth.json: {started.registry.auth.problem} (no saved key is used)")
+    else:
+        done.append("auth.json")
+
+    if started.rebuild_prompt is not None:
+        try:
+            prompt, ttsr = await asyncio.to_thread(started.rebuild_prompt, settings)
+        except (OSError, ValueError) as error:
+            problems.append(f"context files and rules: {error} (the previous system prompt stays)")
+        else:
+            app.agent.system_prompt = prompt
+            app.agent.set_ttsr(ttsr)
+            loaded = loaded_summary(started, app.cwd)
+            app.set_loaded(loaded)
+            done.append(f"context files and rules ({', '.join(loaded) if loaded else 'none found'})")
+
+    problems += [f"keybindings: {line}" for line in app.reload_keybindings()]
+    done.append("keybindings")
+    theme = settings.theme or app.pi_theme_name
+    problems += [f"theme: {line}" for line in app.switch_theme(theme)]
+    done.append(f"theme ({theme})")
+
+    app.refresh_footer()
+    app.say("Reloaded " + ", ".join(done) + ".")
+    for problem in problems:
+        app.say(problem.splitlines()[0], "warning")
+
+
+# --- /changelog -------------------------------------------------------------------------------------
+
+
+def changelog_text() -> str | None:
+    """The packaged CHANGELOG.md (installed with pi-tui), or None when it cannot be read."""
+    try:
+        return resources.files("pi_tui").joinpath("CHANGELOG.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def changelog_entries(text: str) -> list[str]:
+    """The ``## [x.y.z]`` sections of a changelog, in file order (newest first), each with its
+    heading; anything before the first version heading (the title) is left out, as pi does."""
+    entries: list[str] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            if current:
+                entries.append("\n".join(current).strip())
+            current = [line] if _VERSION_HEADING.match(line) else None
+        elif current is not None:
+            current.append(line)
+    if current:
+        entries.append("\n".join(current).strip())
+    return entries
+
+
+@command("changelog")
+async def changelog(app: CommandHost, args: str) -> None:
+    text = changelog_text()
+    entries = changelog_entries(text) if text is not None else []
+    body = "\n\n".join(reversed(entries)) if entries else "No changelog entries found."
+    app.say(body, title="What's New", markdown=True)
