@@ -40,9 +40,11 @@ if TYPE_CHECKING:
 
     from textual.screen import Screen
 
+    from pi_tui.config.settings import Settings
     from pi_tui.modes.attachments import Prompt
     from pi_tui.start_options import StartOptions
     from pi_tui.startup import Started
+    from pi_tui.tui.settings_rows import SettingsView
 
 FIRST_ENTRIES = 400
 """Entries turned into chat items before the first screen of a resumed session."""
@@ -189,6 +191,7 @@ class PiApp(App[None]):
         if self.started is not None:
             await self._agent_ready(self.started)
         else:
+            self.query_one(PiHeader).display = not peek_setting(self.cwd, "quietStartup")
             self.status.activity = "Starting..."
             self.refresh_footer()
             await self._show_tail_preview()
@@ -266,6 +269,7 @@ class PiApp(App[None]):
         self.feed = LiveFeed(self.chat, self.status, self.agent, self.refresh_footer)
         self.agent.subscribe(self.feed.handle)
         self.agent.set_save_listener(self.say_save_problem)
+        self.apply_screen_settings(started.settings)
         self.status.activity = None
         await self.show_session()
         for line in started.notice.splitlines() if started.notice else []:
@@ -594,28 +598,56 @@ class PiApp(App[None]):
             return
         self.run_worker(run_command(self, name, args), group="slash", exit_on_error=False)
 
-    def on_settings_screen_changed(self, message: Any) -> None:
-        """Apply a /settings change now and keep it for next time."""
-        from pi_tui.config.settings import SettingsError, update_global_settings
+    def settings_view(self) -> SettingsView:
+        """What /settings shows: the settings, the live theme and thinking level."""
+        from pi_tui.session.entries import THINKING_LEVELS
+        from pi_tui.tui.settings_rows import SettingsView
 
-        key, value = message.key, message.value
-        if key == "theme":
-            for problem in self.switch_theme(value):
-                self.say(problem, "warning")
-            change: dict[str, Any] = {"theme": value}
-        elif key == "autoCompaction":
-            self.agent.settings.compaction.enabled = value
-            self.refresh_footer()
-            change = {"compaction": {"enabled": value}}
-        elif key == "showThinking":
-            self.show_thinking = value
-            change = {"hideThinkingBlock": not value}
-        else:
-            return
+        agent = self.agent
+        levels = THINKING_LEVELS if agent.model.reasoning else ("off",)
+        themes = list(available_themes(self.agent_dir))
+        return SettingsView(
+            agent.settings, self.pi_theme_name, themes, agent.thinking_level, levels, not self.show_thinking
+        )
+
+    def on_settings_screen_previewed(self, message: Any) -> None:
+        """A theme under the highlight (or the old one back after Escape): shown, not saved."""
+        if message.id == "theme":
+            self.switch_theme(message.value)
+
+    def on_settings_screen_changed(self, message: Any) -> None:
+        """Apply a /settings change now, save it in pi's keys, redraw the rows."""
+        from pi_tui.config.settings import SettingsError, update_global_settings
+        from pi_tui.tui.settings_rows import SettingValueError, apply_to_settings, build_rows, parse_change
+
         try:
-            update_global_settings(change)
+            change = parse_change(message.id, message.value)
+        except SettingValueError as error:
+            message.screen.show_problem(str(error))
+            return
+        if change.id == "theme":
+            for problem in self.switch_theme(change.value):
+                self.say(problem, "warning")
+        elif change.id == "thinking":
+            self.agent.set_thinking_level(change.value)
+        elif change.id == "hide-thinking":
+            self.show_thinking = not change.value
+        apply_to_settings(self.agent.settings, change)
+        self.apply_screen_settings(self.agent.settings)
+        try:
+            update_global_settings(change.saved)
         except (OSError, SettingsError) as error:
             self.say(f"Applied, but could not save the setting: {error}", "warning")
+        message.screen.show_rows(build_rows(self.settings_view()))
+
+    def apply_screen_settings(self, settings: Settings) -> None:
+        """The settings that shape the screen: the header (quiet startup), the editor's padding
+        (pi's editorPaddingX, added to the column the border needs) and the completion rows."""
+        self.query_one(PiHeader).display = not settings.quiet_startup
+        self.editor.styles.padding = (0, 1 + min(3, max(0, settings.editor_padding_x)))
+        rows = min(20, max(3, settings.autocomplete_max_visible))
+        self.query_one(CompletionMenu).styles.max_height = rows + 2  # + the border
+        self.refresh_footer()
 
     # --- keys -------------------------------------------------------------------------------------
 
@@ -624,9 +656,12 @@ class PiApp(App[None]):
         if self.busy:
             self.abort()
             return
-        if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
+        action = self.agent.settings.double_escape_action if self.agent is not None else "tree"
+        if action == "none" or self.editor.text:
+            return
+        if now - self._last_escape < DOUBLE_PRESS_SECONDS:
             self._last_escape = 0.0
-            self.run_slash("tree", "")
+            self.run_slash("tree" if action == "tree" else "branch", "")
             return
         self._last_escape = now
 

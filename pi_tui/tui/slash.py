@@ -218,15 +218,10 @@ async def hotkeys(app: CommandHost, args: str) -> None:
 
 @command("settings")
 async def settings(app: CommandHost, args: str) -> None:
-    from pi_tui.tui.screens.settings import SettingRow, SettingsScreen
-    from pi_tui.tui.theme import available_themes
+    from pi_tui.tui.screens.settings import SettingsScreen
+    from pi_tui.tui.settings_rows import build_rows
 
-    rows = [
-        SettingRow("theme", "Theme", list(available_themes(app.agent_dir)), app.pi_theme_name),
-        SettingRow("autoCompaction", "Auto-compaction", [True, False], app.agent.settings.compaction.enabled),
-        SettingRow("showThinking", "Show thinking", [True, False], app.show_thinking),
-    ]
-    app.push_screen(SettingsScreen(rows))
+    app.push_screen(SettingsScreen(build_rows(app.settings_view())))
 
 
 @command("tree")
