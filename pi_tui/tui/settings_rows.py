@@ -349,3 +349,21 @@ def _field_name(model: type[Any], alias: str) -> str:
         if field.alias == alias or name == alias:
             return name
     raise KeyError(alias)
+
+
+def matching_rows(rows: Sequence[SettingRow], query: str) -> list[SettingRow]:
+    """The rows whose label holds the letters of ``query`` in order (any case), as the
+    settings list filters while the user types: labels holding the query as typed come first.
+    An empty query keeps every row."""
+    wanted = query.replace(" ", "").lower()
+    found = [row for row in rows if _in_order(wanted, row.label.lower())]
+    return sorted(found, key=lambda row: wanted not in row.label.replace(" ", "").lower())
+
+
+def _in_order(letters: str, text: str) -> bool:
+    position = 0
+    for letter in letters:
+        position = text.find(letter, position) + 1
+        if position == 0:
+            return False
+    return True

@@ -213,3 +213,21 @@ def test_settings_screen_snapshot(snap_compare, project: Path, agent_dir: Path) 
         await go_to(pilot, screen, "steering-mode")
 
     assert snap_compare(make_app(project), run_before=run_before, terminal_size=(100, 40))
+
+
+async def test_typing_narrows_the_list_and_space_changes_the_row(project: Path, agent_dir: Path) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_settings(pilot, app)
+        await pilot.press(*"quiet")
+        await pilot.pause()
+        assert [row.id for row in screen.shown] == ["quiet-startup"]
+        assert "search: quiet" in str(screen.query_one("#settings-search").render())
+        await pilot.press("space")
+        await pilot.pause()
+        assert saved(agent_dir) == {"quietStartup": True}
+        assert screen.shown[0].value == "true"
+        await pilot.press(*["backspace"] * 5)
+        await pilot.pause()
+        assert len(screen.shown) == len(screen.rows)
+        assert screen.current is not None and screen.current.id == "quiet-startup"  # the highlight stays

@@ -13,6 +13,7 @@ from pi_tui.tui.settings_rows import (
     SettingValueError,
     apply_to_settings,
     build_rows,
+    matching_rows,
     parse_change,
 )
 
@@ -159,3 +160,14 @@ def test_saving_none_removes_the_key_and_keeps_the_rest(agent_dir: Path) -> None
     update_global_settings(parse_change("thinking-budget-low", "").saved)
     assert json.loads(path.read_text()) == {"thinkingBudgets": {"high": 2}, "x": None}
     assert load_settings().thinking_budgets.high == 2
+
+
+def test_search_keeps_rows_whose_label_has_the_letters_in_order() -> None:
+    rows = build_rows(view())
+    assert [row.id for row in matching_rows(rows, "them")][:1] == ["theme"]  # the whole word first
+    assert [row.id for row in matching_rows(rows, "qui")] == ["quiet-startup"]
+    assert [row.id for row in matching_rows(rows, "Steer mode")] == ["steering-mode"]
+    assert {row.id for row in matching_rows(rows, "budget")} == {
+        f"thinking-budget-{level}" for level in ("minimal", "low", "medium", "high")
+    }
+    assert matching_rows(rows, "") == rows and matching_rows(rows, "zzz") == []

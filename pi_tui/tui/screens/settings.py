@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui.screens.prompts import TextPrompt, plain
-from pi_tui.tui.settings_rows import SettingRow
+from pi_tui.tui.settings_rows import SettingRow, matching_rows
 
 LABEL_WIDTH = 28
 
@@ -60,15 +60,23 @@ class SettingsScreen(ModalScreen[None]):
     def __init__(self, rows: list[SettingRow]) -> None:
         super().__init__()
         self.rows = rows
+        self.search = ""
+        self.shown: list[SettingRow] = list(rows)
+        """The rows the search leaves, in the list's order."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static("Settings", classes="picker-title")
+            yield Static("", id="settings-search")
             yield OptionList(*[Option(row_line(row)) for row in self.rows], id="settings-options")
             yield Static("", id="settings-description")
-            yield Static("↑↓ move · enter change · esc close · saved to settings.json", classes="picker-help")
+            yield Static(
+                "type to search · enter/space change · esc close · saved to settings.json",
+                classes="picker-help",
+            )
 
     def on_mount(self) -> None:
+        self.query_one("#settings-search").display = False
         options = self.query_one(OptionList)
         options.highlighted = 0
         options.focus()
@@ -76,7 +84,35 @@ class SettingsScreen(ModalScreen[None]):
     @property
     def current(self) -> SettingRow | None:
         index = self.query_one(OptionList).highlighted
-        return self.rows[index] if index is not None and 0 <= index < len(self.rows) else None
+        return self.shown[index] if index is not None and 0 <= index < len(self.shown) else None
+
+    def on_key(self, event: events.Key) -> None:
+        """Space changes the row as Enter does; letters narrow the list; Backspace widens it."""
+        if event.key == "space":
+            event.stop()
+            row = self.current
+            if row is not None:
+                self._activate(row)
+        elif event.key == "backspace" and self.search:
+            event.stop()
+            self._filter(self.search[:-1])
+        elif event.is_printable and event.character:
+            event.stop()
+            self._filter(self.search + event.character)
+
+    def _filter(self, search: str) -> None:
+        keep = self.current.id if self.current is not None else None
+        self.search = search
+        self.shown = matching_rows(self.rows, search)
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(Option(row_line(row)) for row in self.shown)
+        ids = [row.id for row in self.shown]
+        options.highlighted = ids.index(keep) if keep in ids else (0 if ids else None)
+        line = self.query_one("#settings-search", Static)
+        line.update(Content.styled(f"search: {for_terminal(search)}", "$pi-muted"))
+        line.display = bool(search)
+        self._describe()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._describe()
@@ -91,7 +127,9 @@ class SettingsScreen(ModalScreen[None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        row = self.rows[event.option_index]
+        self._activate(self.shown[event.option_index])
+
+    def _activate(self, row: SettingRow) -> None:
         if row.kind == "cycle":
             self.app.post_message(self.Changed(self, row.id, row.next_value()))
         elif row.kind == "pick":
@@ -115,8 +153,10 @@ class SettingsScreen(ModalScreen[None]):
     def show_rows(self, rows: list[SettingRow]) -> None:
         """The rows after a change was applied (values of other rows may follow from it)."""
         self.rows = rows
+        by_id = {row.id: row for row in rows}
+        self.shown = [by_id[row.id] for row in self.shown if row.id in by_id]
         options = self.query_one(OptionList)
-        for index, row in enumerate(rows):
+        for index, row in enumerate(self.shown):
             options.replace_option_prompt_at_index(index, row_line(row))
         self._describe()
 
