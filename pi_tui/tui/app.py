@@ -625,6 +625,8 @@ class PiApp(App[None]):
         except SettingValueError as error:
             message.screen.show_problem(str(error))
             return
+        if change.id == "thinking" and change.value == self.agent.thinking_level:
+            return  # as pi: the same level is neither recorded nor saved as the default
         if change.id == "theme":
             for problem in self.switch_theme(change.value):
                 self.say(problem, "warning")

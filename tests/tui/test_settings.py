@@ -231,3 +231,19 @@ async def test_typing_narrows_the_list_and_space_changes_the_row(project: Path, 
         await pilot.pause()
         assert len(screen.shown) == len(screen.rows)
         assert screen.current is not None and screen.current.id == "quiet-startup"  # the highlight stays
+
+
+async def test_choosing_the_current_thinking_level_saves_nothing(
+    project: Path, agent_dir: Path, server: Any
+) -> None:
+    app = make_app(project, provider="test", model="m")  # m does not think: "off" is the only level
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_settings(pilot, app)
+        entries = len(app.agent.manager.get_entries())
+        await choose(pilot, app, screen, "thinking")
+        assert isinstance(app.screen, ValuePicker) and app.screen.row.values == ("off",)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        assert not (agent_dir / "settings.json").exists()
+        assert len(app.agent.manager.get_entries()) == entries
