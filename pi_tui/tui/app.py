@@ -617,7 +617,6 @@ class PiApp(App[None]):
 
     def on_settings_screen_changed(self, message: Any) -> None:
         """Apply a /settings change now, save it in pi's keys, redraw the rows."""
-        from pi_tui.config.settings import SettingsError, update_global_settings
         from pi_tui.tui.settings_rows import SettingValueError, apply_to_settings, build_rows, parse_change
 
         try:
@@ -636,11 +635,17 @@ class PiApp(App[None]):
             self.show_thinking = not change.value
         apply_to_settings(self.agent.settings, change)
         self.apply_screen_settings(self.agent.settings)
+        self.save_setting(change.saved)
+        message.screen.show_rows(build_rows(self.settings_view()))
+
+    def save_setting(self, change: dict[str, Any]) -> None:
+        """Write a change (pi's keys) to the global settings.json; a failure is said, not raised."""
+        from pi_tui.config.settings import SettingsError, update_global_settings
+
         try:
-            update_global_settings(change.saved)
+            update_global_settings(change)
         except (OSError, SettingsError) as error:
             self.say(f"Applied, but could not save the setting: {error}", "warning")
-        message.screen.show_rows(build_rows(self.settings_view()))
 
     def apply_screen_settings(self, settings: Settings) -> None:
         """The settings that shape the screen: the header (quiet startup), the editor's padding
@@ -718,7 +723,11 @@ class PiApp(App[None]):
         self.expanded = not self.expanded
 
     def action_toggle_thinking(self) -> None:
+        """Show or hide thinking, and keep the choice (hideThinkingBlock), as pi does."""
         self.show_thinking = not self.show_thinking
+        if self.agent is not None:
+            self.agent.settings.hide_thinking_block = not self.show_thinking
+        self.save_setting({"hideThinkingBlock": not self.show_thinking})
 
     def action_chat_page_up(self) -> None:
         self.chat.page_up()

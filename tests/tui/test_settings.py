@@ -247,3 +247,17 @@ async def test_choosing_the_current_thinking_level_saves_nothing(
         assert app.screen is screen
         assert not (agent_dir / "settings.json").exists()
         assert len(app.agent.manager.get_entries()) == entries
+
+
+async def test_ctrl_t_keeps_the_thinking_choice_for_next_time(project: Path, agent_dir: Path) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert app.show_thinking is False and app.agent.settings.hide_thinking_block is True
+        assert saved(agent_dir) == {"hideThinkingBlock": True}
+        screen = await open_settings(pilot, app)
+        assert value_of(screen, "hide-thinking") == "true"
+    again = make_app(project)
+    async with again.run_test(size=SIZE) as pilot:
+        assert again.show_thinking is False
