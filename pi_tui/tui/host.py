@@ -52,6 +52,10 @@ class CommandHost(Protocol):
     def settings_view(self) -> SettingsView:
         """The settings and the live theme and thinking level, for /settings to build its rows."""
 
+    def save_setting(self, change: dict[str, Any]) -> None:
+        """Write ``change`` (pi's settings.json keys, nested as pi nests them) to the global
+        settings file; a file that cannot be written is said, not raised."""
+
     def refresh_footer(self) -> None:
         """Redraw the footer after the model, thinking level, name or usage changed."""
 

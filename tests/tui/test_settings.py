@@ -261,3 +261,21 @@ async def test_ctrl_t_keeps_the_thinking_choice_for_next_time(project: Path, age
     again = make_app(project)
     async with again.run_test(size=SIZE) as pilot:
         assert again.show_thinking is False
+
+
+async def test_thinking_command_and_shift_tab_keep_the_level_as_default(
+    project: Path, agent_dir: Path, server: Any
+) -> None:
+    app = make_app(project, provider="test", model="r")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"/thinking high")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert saved(agent_dir) == {"defaultThinkingLevel": "high"}
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert app.agent.thinking_level == "xhigh"
+        assert saved(agent_dir) == {"defaultThinkingLevel": "xhigh"}
+    again = make_app(project, provider="test", model="r")  # a new session starts at the default
+    assert again.agent.thinking_level == "xhigh"
