@@ -90,6 +90,7 @@ def start(options: StartOptions) -> Started:
             max_retries=retry.max_retries if retry.enabled else 0,
             base_delay=retry.base_delay_ms / 1000,
             session_id=holder[0].manager.session_id if holder else manager.session_id,
+            thinking_budgets=settings.thinking_budgets.model_dump(exclude_none=True),
         )
         return registry.request_options(chosen, base, cli_key=options.api_key)
 

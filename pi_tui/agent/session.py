@@ -134,8 +134,8 @@ class AgentSession:
             "thinkingLevel": self.thinking_level,
             "isStreaming": self.is_streaming,
             "isCompacting": False,
-            "steeringMode": "one-at-a-time",
-            "followUpMode": "one-at-a-time",
+            "steeringMode": self.settings.steering_mode,
+            "followUpMode": self.settings.follow_up_mode,
             "sessionFile": str(self.manager.session_file) if self.manager.session_file else None,
             "sessionId": self.manager.session_id,
             "sessionName": self.manager.get_session_name(),
@@ -326,12 +326,14 @@ class AgentSession:
                         self._inject_rules(prose, produced)
                         continue
                 if self.steering:
-                    pending = [user_message(q.text, q.images) for q in self._take(self.steering)]
+                    taken = self._take(self.steering, self.settings.steering_mode)
+                    pending = [user_message(q.text, q.images) for q in taken]
                     continue
                 if calls:
                     continue
                 if self.follow_ups:
-                    pending = [user_message(q.text, q.images) for q in self._take(self.follow_ups)]
+                    taken = self._take(self.follow_ups, self.settings.follow_up_mode)
+                    pending = [user_message(q.text, q.images) for q in taken]
                     continue
                 break
         finally:
@@ -459,9 +461,13 @@ class AgentSession:
         )
         return result
 
-    def _take(self, queue: list[QueuedMessage]) -> list[QueuedMessage]:
-        items = list(queue)
-        queue.clear()
+    def _take(self, queue: list[QueuedMessage], mode: str) -> list[QueuedMessage]:
+        """The queued messages for the next turn: the oldest one (``one-at-a-time``, the rest wait
+        for the reply) or all of them (``all``). The mode is read at each turn, so a change in
+        /settings applies to what is already queued."""
+        count = len(queue) if mode == "all" else 1
+        items = queue[:count]
+        del queue[:count]
         self._queue_changed()
         return items
 
@@ -477,6 +483,10 @@ class AgentSession:
 
     def build_context(self) -> Context:
         messages = convert_to_llm(keep_ttsr_partials(self.manager.build_session_context().messages))
+        if self.settings.images.block_images:  # read at each request: a /settings change applies at once
+            from pi_tui.ai.transform import block_images
+
+            messages = block_images(messages)
         tools = [Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.tools]
         # clean_text: the cwd, an argv --system-prompt or a context file may hold bytes that are
         # not UTF-8; a lone surrogate in the request would be refused by a strict provider.
@@ -620,7 +630,12 @@ class AgentSession:
                 partialResult={"content": partial.content, "details": partial.details},
             )
 
-        context = ToolContext(cwd=self.cwd, on_update=on_update)
+        context = ToolContext(
+            cwd=self.cwd,
+            on_update=on_update,
+            shell_path=self.settings.shell_path,
+            command_prefix=self.settings.shell_command_prefix,
+        )
         task = asyncio.ensure_future(tool.execute(call.id, dict(call.arguments), context))
         self._tool_task = task
         try:
@@ -709,7 +724,15 @@ class AgentSession:
             if not buffers:
                 buffers.append(buffer)
 
-        task = asyncio.ensure_future(run_command(command, self.cwd, on_output=on_output))
+        task = asyncio.ensure_future(
+            run_command(
+                command,
+                self.cwd,
+                on_output=on_output,
+                shell_path=self.settings.shell_path,
+                command_prefix=self.settings.shell_command_prefix,
+            )
+        )
         self._bash_task = task
         self._aborted = False
         exit_code: int | None = None

@@ -14,6 +14,7 @@ compaction, anything new) are skipped without shifting the indices of the blocks
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +110,9 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
             thinking = {"type": "adaptive", "display": "summarized"}
             effort = ADAPTIVE_EFFORT[options.thinking]
         else:
-            max_tokens, budget = thinking_budget(options.thinking, max_tokens, model.max_tokens)
+            max_tokens, budget = thinking_budget(
+                options.thinking, max_tokens, model.max_tokens, options.thinking_budgets
+            )
             thinking = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
 
     body: dict[str, Any] = {
@@ -133,14 +136,18 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     return body
 
 
-def thinking_budget(level: str, max_tokens: int, model_max_tokens: int) -> tuple[int, int]:
+def thinking_budget(
+    level: str, max_tokens: int, model_max_tokens: int, budgets: Mapping[str, int] | None = None
+) -> tuple[int, int]:
     """pi's ``adjustMaxTokensForThinking``: (max_tokens, budget_tokens) for a thinking level.
 
     The budget is added on top of the answer's tokens, within the model's limit; when the limit
     leaves no room beside the budget, the budget shrinks to leave ``MIN_OUTPUT_TOKENS`` for the
     answer. ``xhigh`` has no larger budget than ``high`` here (it matters for adaptive models).
+    ``budgets`` (the user's ``thinkingBudgets``) replaces the built-in budget of a level.
     """
-    budget = THINKING_BUDGETS["high" if level == "xhigh" else level]
+    key = "high" if level == "xhigh" else level
+    budget = (budgets or {}).get(key, THINKING_BUDGETS[key])
     total = min(max_tokens + budget, model_max_tokens)
     if total <= budget:
         budget = max(0, total - MIN_OUTPUT_TOKENS)

@@ -11,6 +11,7 @@ calls; the usage of the last chunk is the usage of the reply.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -92,11 +93,15 @@ def generation_config(model: Model, options: StreamOptions) -> dict[str, Any]:
     if options.temperature is not None:
         config["temperature"] = options.temperature
     if model.reasoning and options.thinking != "off":
-        config["thinkingConfig"] = thinking_config(model.id, options.thinking, max_tokens)
+        config["thinkingConfig"] = thinking_config(
+            model.id, options.thinking, max_tokens, options.thinking_budgets
+        )
     return config
 
 
-def thinking_config(model_id: str, level: ThinkingLevel, max_tokens: int | None) -> dict[str, Any]:
+def thinking_config(
+    model_id: str, level: ThinkingLevel, max_tokens: int | None, budgets: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """Thought summaries on, with a level (Gemini 3+) or a token budget (2.5 and older).
 
     Gemini 3 answers 400 to a request with both, and treats a budget only as a compatibility
@@ -107,19 +112,20 @@ def thinking_config(model_id: str, level: ThinkingLevel, max_tokens: int | None)
     if _gemini_generation(lowered) >= 3:
         config["thinkingLevel"] = _thinking_level(lowered, level)
     else:
-        config["thinkingBudget"] = thinking_budget(lowered, level, max_tokens)
+        config["thinkingBudget"] = thinking_budget(lowered, level, max_tokens, budgets)
     return config
 
 
-def thinking_budget(model_id: str, level: ThinkingLevel, max_tokens: int | None) -> int:
+def thinking_budget(
+    model_id: str, level: ThinkingLevel, max_tokens: int | None, budgets: Mapping[str, int] | None = None
+) -> int:
     """The level's budget within what the model allows, leaving half the output for the answer.
 
     Gemini counts thoughts against ``maxOutputTokens``; a budget as large as the whole allowance
     ends replies with MAX_TOKENS before any answer text.
     """
-    budget = min(
-        BUDGETS.get(level, BUDGETS["medium"]), FLASH_MAX_BUDGET if "flash" in model_id else PRO_MAX_BUDGET
-    )
+    base = (budgets or {}).get(level, BUDGETS.get(level, BUDGETS["medium"]))
+    budget = min(base, FLASH_MAX_BUDGET if "flash" in model_id else PRO_MAX_BUDGET)
     if max_tokens:
         budget = min(budget, max(max_tokens // 2, MIN_BUDGET))
     return budget

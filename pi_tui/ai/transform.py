@@ -72,6 +72,25 @@ def transform_messages(
     return _answer_every_call(adapted)
 
 
+BLOCKED_IMAGE_TEXT = "(An image was here; it is not sent because images are blocked in the settings.)"
+
+
+def block_images(messages: Iterable[ProviderMessage]) -> list[ProviderMessage]:
+    """``messages`` with every image replaced by a short note (``images.blockImages``): the
+    session keeps the images, the provider never gets them."""
+    out: list[ProviderMessage] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage) or isinstance(message.content, str):
+            out.append(message)
+        elif any(isinstance(block, ImageContent) for block in message.content):
+            out.append(
+                message.model_copy(update={"content": _placeholders(message.content, BLOCKED_IMAGE_TEXT)})
+            )
+        else:
+            out.append(message)
+    return out
+
+
 def _without_images(message: ProviderMessage) -> ProviderMessage:
     """``message`` itself when it holds no image (nearly always: copying 25,000 messages of a
     long session for nothing was a third of building its request)."""

@@ -121,6 +121,9 @@ class StreamOptions(BaseModel):
     max_delay: float = 60.0
     timeout: float = 600.0
     session_id: str | None = None
+    thinking_budgets: dict[str, int] = Field(default_factory=dict)
+    """Token budgets per level from ``thinkingBudgets`` in settings.json, replacing the built-in
+    ones for models that take a budget."""
 
 
 def compute_cost(usage: Usage, cost: ModelCost) -> Cost:

@@ -59,7 +59,23 @@ class TtsrSettings(_Group):
     disabled_rules: list[str] = Field(default_factory=list)
 
 
+class ImageSettings(_Group):
+    block_images: bool = False
+    """Images stay in the session but the model is sent a short text in their place."""
+
+
+class ThinkingBudgetsSettings(_Group):
+    """Token budgets per thinking level for models that take a budget, not an effort word."""
+
+    minimal: int | None = Field(None, ge=0)
+    low: int | None = Field(None, ge=0)
+    medium: int | None = Field(None, ge=0)
+    high: int | None = Field(None, ge=0)
+
+
 TreeFilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
+QueueMode = Literal["one-at-a-time", "all"]
+DoubleEscapeAction = Literal["tree", "fork", "none"]
 
 
 class Settings(_Group):
@@ -77,6 +93,16 @@ class Settings(_Group):
     shell_path: str | None = None
     enabled_models: list[str] | None = None
     """pi's ``enabledModels``: the patterns of the models Ctrl+P cycles (``--models`` wins)."""
+    shell_command_prefix: str | None = None
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
+    double_escape_action: DoubleEscapeAction = "tree"
+    editor_padding_x: int = 0
+    """0-3 columns; out-of-range values are clamped where used, as pi does when saving."""
+    autocomplete_max_visible: int = 5
+    """3-20 rows, clamped where used."""
+    images: ImageSettings = Field(default_factory=ImageSettings)
+    thinking_budgets: ThinkingBudgetsSettings = Field(default_factory=ThinkingBudgetsSettings)
 
 
 def load_settings(cwd: str | None = None) -> Settings:
@@ -106,6 +132,17 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
         else:
             result[key] = value
     return result
+
+
+def _without_none(merged: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``merged`` minus the keys ``changes`` set to None (only those: a null the user wrote
+    elsewhere in the file stays)."""
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _without_none(dict(merged[key]), value)
+    return merged
 
 
 def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, str]:
@@ -152,6 +189,7 @@ def _line_of_key(text: str, key: str) -> int | None:
 def update_global_settings(changes: dict[str, Any]) -> Path:
     """Write ``changes`` (camelCase keys, nested dicts merged) into the global settings file.
 
+    A None value removes its key, so the default applies again (as pi writes an unset value).
     Everything else in the file, including keys pi-tui does not know, is kept. The file is
     replaced atomically, so a crash never leaves half a settings file. A file that is not valid
     JSON is not touched (SettingsError): the user's text is worth more than our change.
@@ -161,7 +199,7 @@ def update_global_settings(changes: dict[str, Any]) -> Path:
 
     path = global_settings_path()
     data, _text = _read_json_object(path)
-    merged = deep_merge(data or {}, changes)
+    merged = _without_none(deep_merge(data or {}, changes), changes)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
     try:

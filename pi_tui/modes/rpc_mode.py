@@ -227,6 +227,8 @@ class RpcServer:
             "set_thinking_level": (self.cmd_set_thinking_level, False),
             "cycle_thinking_level": (self.cmd_cycle_thinking_level, False),
             "set_auto_compaction": (self.cmd_set_auto_compaction, False),
+            "set_steering_mode": (self.cmd_set_steering_mode, False),
+            "set_follow_up_mode": (self.cmd_set_follow_up_mode, False),
             "compact": (self.cmd_compact, True),
             "new_session": (self.cmd_new_session, False),
             "switch_session": (self.cmd_switch_session, False),
@@ -549,6 +551,28 @@ class RpcServer:
         if not isinstance(enabled, bool):
             raise CommandError('"enabled" must be true or false')
         self.agent.settings.compaction.enabled = enabled
+        return _NO_DATA
+
+    async def cmd_set_steering_mode(self, command: dict[str, Any]) -> Any:
+        return self._set_queue_mode(command, "steeringMode")
+
+    async def cmd_set_follow_up_mode(self, command: dict[str, Any]) -> Any:
+        return self._set_queue_mode(command, "followUpMode")
+
+    def _set_queue_mode(self, command: dict[str, Any], key: str) -> Any:
+        """As pi: the mode applies from the next turn and is saved in the global settings (a file
+        that cannot be written does not fail the command; the mode still applies)."""
+        from pi_tui.config.settings import SettingsError, update_global_settings
+
+        mode = command.get("mode")
+        if mode not in ("one-at-a-time", "all"):
+            raise CommandError('"mode" must be "one-at-a-time" or "all"')
+        if key == "steeringMode":
+            self.agent.settings.steering_mode = mode
+        else:
+            self.agent.settings.follow_up_mode = mode
+        with contextlib.suppress(OSError, SettingsError):
+            update_global_settings({key: mode})
         return _NO_DATA
 
     # --- compaction -------------------------------------------------------------------------

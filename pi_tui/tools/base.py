@@ -50,6 +50,10 @@ class ToolContext:
     """Partial results while running (shown live; not saved)."""
     env: dict[str, str] | None = None
     """Extra environment for processes the tool starts."""
+    shell_path: str | None = None
+    """The shell for commands (``shellPath`` in settings.json); None: bash, as :func:`user_shell`."""
+    command_prefix: str | None = None
+    """A line run before every command (``shellCommandPrefix``), e.g. ``shopt -s expand_aliases``."""
 
 
 class AgentTool(Protocol):

@@ -72,6 +72,16 @@ def user_shell(env: dict[str, str] | None = None) -> str:
     return "/bin/sh"
 
 
+def _chosen_shell(shell_path: str | None, env: dict[str, str]) -> str:
+    """``shellPath`` from the settings when set (it must exist, as in pi), else :func:`user_shell`."""
+    if not shell_path:
+        return user_shell(env)
+    path = Path(shell_path).expanduser()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ToolError(f"The shell {shell_path} (shellPath in settings.json) is not an executable file.")
+    return str(path)
+
+
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     """Signal the whole process group led by ``pid``; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -223,6 +233,8 @@ async def run_command(
     timeout: float | None = None,
     env: dict[str, str] | None = None,
     on_output: Callable[[OutputBuffer], None] | None = None,
+    shell_path: str | None = None,
+    command_prefix: str | None = None,
 ) -> CommandResult:
     """Run ``command`` in its own session and process group and collect its output.
 
@@ -232,11 +244,14 @@ async def run_command(
     the output was cut; the caller decides what to do with it.
     """
     merged_env = {**os.environ, **(env or {})}
+    shell = _chosen_shell(shell_path, merged_env)
+    if command_prefix:
+        command = f"{command_prefix}\n{command}"
     buffer = OutputBuffer()
     read_fd, write_fd = os.pipe()
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            user_shell(merged_env),
+            shell,
             "-c",
             command,
             cwd=str(cwd),
@@ -391,7 +406,13 @@ class BashTool:
         updates = _Throttle(ctx)
         try:
             result = await run_command(
-                command, Path(ctx.cwd), timeout=timeout, env=ctx.env, on_output=updates.poke
+                command,
+                Path(ctx.cwd),
+                timeout=timeout,
+                env=ctx.env,
+                on_output=updates.poke,
+                shell_path=ctx.shell_path,
+                command_prefix=ctx.command_prefix,
             )
         finally:
             updates.stop()

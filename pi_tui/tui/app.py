@@ -41,9 +41,11 @@ if TYPE_CHECKING:
 
     from textual.screen import Screen
 
+    from pi_tui.config.settings import Settings
     from pi_tui.modes.attachments import Prompt
     from pi_tui.start_options import StartOptions
     from pi_tui.startup import Started
+    from pi_tui.tui.settings_rows import SettingsView
 
 FIRST_ENTRIES = 400
 """Entries turned into chat items before the first screen of a resumed session."""
@@ -132,7 +134,8 @@ class PiApp(App[None]):
             theme_name or (early.theme if early else peek_setting(self.cwd, "theme")) or "dark"
         )
         quiet = early.quiet_startup if early else bool(peek_setting(self.cwd, "quietStartup"))
-        self.quiet_startup = quiet and not (options is not None and options.verbose)
+        self.verbose = options is not None and options.verbose
+        self.quiet_startup = quiet and not self.verbose
         self.theme_problems: list[str] = []
         self._theme_path: Path | None = None
         self._theme_mtime: float | None = None
@@ -291,6 +294,7 @@ class PiApp(App[None]):
         self.feed = LiveFeed(self.chat, self.status, self.agent, self.refresh_footer)
         self.agent.subscribe(self.feed.handle)
         self.agent.set_save_listener(self.say_save_problem)
+        self.apply_screen_settings(started.settings)
         self.status.activity = None
         await self.show_session()
         for line in started.notice.splitlines() if started.notice else []:
@@ -625,28 +629,64 @@ class PiApp(App[None]):
             return
         self.run_worker(run_command(self, name, args), group="slash", exit_on_error=False)
 
+    def settings_view(self) -> SettingsView:
+        """What /settings shows: the settings, the live theme and thinking level."""
+        from pi_tui.session.entries import THINKING_LEVELS
+        from pi_tui.tui.settings_rows import SettingsView
+
+        agent = self.agent
+        levels = THINKING_LEVELS if agent.model.reasoning else ("off",)
+        themes = list(self.theme_files())
+        return SettingsView(
+            agent.settings, self.pi_theme_name, themes, agent.thinking_level, levels, not self.show_thinking
+        )
+
+    def on_settings_screen_previewed(self, message: Any) -> None:
+        """A theme under the highlight (or the old one back after Escape): shown, not saved."""
+        if message.id == "theme":
+            self.switch_theme(message.value)
+
     def on_settings_screen_changed(self, message: Any) -> None:
-        """Apply a /settings change now and keep it for next time."""
+        """Apply a /settings change now, save it in pi's keys, redraw the rows."""
+        from pi_tui.tui.settings_rows import SettingValueError, apply_to_settings, build_rows, parse_change
+
+        try:
+            change = parse_change(message.id, message.value)
+        except SettingValueError as error:
+            message.screen.show_problem(str(error))
+            return
+        if change.id == "thinking" and change.value == self.agent.thinking_level:
+            return  # as pi: the same level is neither recorded nor saved as the default
+        if change.id == "theme":
+            for problem in self.switch_theme(change.value):
+                self.say(problem, "warning")
+        elif change.id == "thinking":
+            self.agent.set_thinking_level(change.value)
+        elif change.id == "hide-thinking":
+            self.show_thinking = not change.value
+        apply_to_settings(self.agent.settings, change)
+        self.apply_screen_settings(self.agent.settings)
+        self.save_setting(change.saved)
+        message.screen.show_rows(build_rows(self.settings_view()))
+
+    def save_setting(self, change: dict[str, Any]) -> None:
+        """Write a change (pi's keys) to the global settings.json; a failure is said, not raised."""
         from pi_tui.config.settings import SettingsError, update_global_settings
 
-        key, value = message.key, message.value
-        if key == "theme":
-            for problem in self.switch_theme(value):
-                self.say(problem, "warning")
-            change: dict[str, Any] = {"theme": value}
-        elif key == "autoCompaction":
-            self.agent.settings.compaction.enabled = value
-            self.refresh_footer()
-            change = {"compaction": {"enabled": value}}
-        elif key == "showThinking":
-            self.show_thinking = value
-            change = {"hideThinkingBlock": not value}
-        else:
-            return
         try:
             update_global_settings(change)
         except (OSError, SettingsError) as error:
             self.say(f"Applied, but could not save the setting: {error}", "warning")
+
+    def apply_screen_settings(self, settings: Settings) -> None:
+        """The settings that shape the screen: the header (quiet startup), the editor's padding
+        (pi's editorPaddingX, added to the column the border needs) and the completion rows."""
+        self.quiet_startup = settings.quiet_startup and not self.verbose
+        self.query_one(PiHeader).set_quiet(self.quiet_startup)
+        self.editor.styles.padding = (0, 1 + min(3, max(0, settings.editor_padding_x)))
+        rows = min(20, max(3, settings.autocomplete_max_visible))
+        self.query_one(CompletionMenu).styles.max_height = rows + 2  # + the border
+        self.refresh_footer()
 
     # --- keys -------------------------------------------------------------------------------------
 
@@ -655,9 +695,12 @@ class PiApp(App[None]):
         if self.busy:
             self.abort()
             return
-        if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
+        action = self.agent.settings.double_escape_action if self.agent is not None else "tree"
+        if action == "none" or self.editor.text:
+            return
+        if now - self._last_escape < DOUBLE_PRESS_SECONDS:
             self._last_escape = 0.0
-            self.run_slash("tree", "")
+            self.run_slash("tree" if action == "tree" else "branch", "")
             return
         self._last_escape = now
 
@@ -896,7 +939,11 @@ class PiApp(App[None]):
         self.expanded = not self.expanded
 
     def action_toggle_thinking(self) -> None:
+        """Show or hide thinking, and keep the choice (hideThinkingBlock), as pi does."""
         self.show_thinking = not self.show_thinking
+        if self.agent is not None:
+            self.agent.settings.hide_thinking_block = not self.show_thinking
+        self.save_setting({"hideThinkingBlock": not self.show_thinking})
 
     def watch_expanded(self, expanded: bool) -> None:
         if self.is_mounted:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pi_tui.commands import CommandRegistry
     from pi_tui.startup import Started
     from pi_tui.tui.keybindings import KeyBindingsLoad
+    from pi_tui.tui.settings_rows import SettingsView
 
 ScreenResult = TypeVar("ScreenResult")
 
@@ -50,6 +51,13 @@ class CommandHost(Protocol):
 
     def set_activity(self, text: str | None) -> None:
         """What is going on now (``Summarizing...``), shown until set to None."""
+
+    def settings_view(self) -> SettingsView:
+        """The settings and the live theme and thinking level, for /settings to build its rows."""
+
+    def save_setting(self, change: dict[str, Any]) -> None:
+        """Write ``change`` (pi's settings.json keys, nested as pi nests them) to the global
+        settings file; a file that cannot be written is said, not raised."""
 
     def refresh_footer(self) -> None:
         """Redraw the footer after the model, thinking level, name or usage changed."""

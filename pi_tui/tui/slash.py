@@ -170,7 +170,9 @@ async def thinking(app: CommandHost, args: str) -> None:
     if level != "off" and not agent.model.reasoning:
         app.say(f"{agent.model.id} does not think; the level stays off.", "warning")
         return
-    agent.set_thinking_level(level)
+    if level != agent.thinking_level:
+        agent.set_thinking_level(level)
+        _keep_thinking_level(app, level)
     app.say(f"Thinking level: {level}")
     app.refresh_footer()
 
@@ -184,7 +186,14 @@ def cycle_thinking(app: CommandHost) -> None:
     levels = list(THINKING_LEVELS)
     level = levels[(levels.index(agent.thinking_level) + 1) % len(levels)]
     agent.set_thinking_level(level)
+    _keep_thinking_level(app, level)
     app.refresh_footer()
+
+
+def _keep_thinking_level(app: CommandHost, level: str) -> None:
+    """A chosen level becomes the default for new sessions (defaultThinkingLevel), as in pi."""
+    app.agent.settings.default_thinking_level = level
+    app.save_setting({"defaultThinkingLevel": level})
 
 
 @command("copy")
@@ -218,13 +227,10 @@ async def hotkeys(app: CommandHost, args: str) -> None:
 
 @command("settings")
 async def settings(app: CommandHost, args: str) -> None:
-    from pi_tui.tui.screens.settings import SettingRow, SettingsScreen
-    rows = [
-        SettingRow("theme", "Theme", list(app.theme_files()), app.pi_theme_name),
-        SettingRow("autoCompaction", "Auto-compaction", [True, False], app.agent.settings.compaction.enabled),
-        SettingRow("showThinking", "Show thinking", [True, False], app.show_thinking),
-    ]
-    app.push_screen(SettingsScreen(rows))
+    from pi_tui.tui.screens.settings import SettingsScreen
+    from pi_tui.tui.settings_rows import build_rows
+
+    app.push_screen(SettingsScreen(build_rows(app.settings_view())))
 
 
 @command("tree")

@@ -61,7 +61,16 @@ def test_palette_theme_nord_leaves_the_app_running(agent_dir: Path, tmp_path: Pa
         assert "Change the current theme" not in screen, screen  # Textual's own Theme command
         pane.press("Enter")
         pane.wait_for(lambda s: "Settings" in s and "Theme" in s, "pi-tui's settings panel")
-        pane.type("nord")
+        pane.type("nord")  # typing searches the settings: no row, and no Textual theme, is "nord"
+        pane.wait_for(lambda s: "search: nord" in s and theme_row(s) is None, "the search finding nothing")
+        pane.press("Enter")
+        pane.press(*["BSpace"] * 4)
+        pane.type("theme")
+        pane.wait_for(lambda s: theme_row(s) == "dark", "the Theme row found")
+        pane.press("Enter")  # the list of pi themes; moving over one shows it
+        pane.wait_for(lambda s: "moving over a theme shows it" in s and "light" in s, "the theme list")
+        assert not re.search(r"│\s*nord\s*│", pane.capture() or "")  # not offered
+        pane.press("Down")
         pane.press("Enter")
         row = pane.wait_for(lambda s: theme_row(s) == "light" and theme_row(s), "the theme row now 'light'")
         assert row == "light" and pane.alive() and not status_file.exists()

@@ -501,3 +501,15 @@ def test_get_messages_of_a_session_holding_half_an_emoji(server: ModelServer, pr
         assert client.close() == 0
     finally:
         client.kill()
+
+
+def test_queue_modes_apply_and_are_saved_in_pis_keys(rpc: RpcClient, agent_dir: Path) -> None:
+    steering = rpc.request({"type": "set_steering_mode", "mode": "all"})
+    follow = rpc.request({"type": "set_follow_up_mode", "mode": "all"})
+    assert steering["success"] and follow["success"] and "data" not in steering
+    bad = rpc.request({"type": "set_steering_mode", "mode": "some"})
+    assert bad["success"] is False and '"mode" must be' in bad["error"]
+    state = rpc.request({"type": "get_state"})["data"]
+    assert state["steeringMode"] == "all" and state["followUpMode"] == "all"
+    saved = json.loads((agent_dir / "settings.json").read_text())
+    assert saved["steeringMode"] == "all" and saved["followUpMode"] == "all"

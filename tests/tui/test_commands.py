@@ -8,7 +8,6 @@ import stat
 from pathlib import Path
 
 from pi_tui.tui.screens.model_picker import ModelPicker
-from pi_tui.tui.screens.settings import SettingsScreen
 from pi_tui.tui.transcript import InfoItem, SummaryItem, UserItem
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.tui.conftest import make_app, screen_text, settle
@@ -143,26 +142,6 @@ async def test_hotkeys_lists_every_key(project: Path) -> None:
         text = infos(app)[-1].text
         for key in ("Ctrl+L", "Shift+Tab", "Ctrl+O", "Ctrl+T", "Escape", "Ctrl+D"):
             assert key in text, key
-
-
-async def test_settings_switches_the_theme_live_and_saves_it(project: Path, agent_dir: Path) -> None:
-    app = make_app(project)
-    async with app.run_test(size=SIZE) as pilot:
-        assert app.theme == "dark"
-        await command(pilot, app, "/settings")
-        assert isinstance(app.screen, SettingsScreen)
-        await pilot.press("enter")  # the theme row: dark -> light
-        await pilot.pause()
-        assert app.theme == "light"
-        assert json.loads((agent_dir / "settings.json").read_text())["theme"] == "light"
-        await pilot.press("down", "enter")  # auto-compaction off
-        await pilot.pause()
-        assert app.agent.settings.compaction.enabled is False
-        assert json.loads((agent_dir / "settings.json").read_text())["compaction"] == {"enabled": False}
-        await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, SettingsScreen)
-        assert "(auto)" not in screen_text(app)
 
 
 async def test_quit_leaves_and_releases_the_session(project: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from textual.command import Command, CommandList, CommandPalette
 from textual.theme import BUILTIN_THEMES
+from textual.widgets import OptionList
 
 from pi_tui.tui.screens.settings import SettingsScreen
 from pi_tui.tui.theme import REQUIRED_TOKENS, available_themes, is_pi_theme
@@ -108,12 +109,19 @@ async def test_every_theme_in_the_settings_row_applies(project: Path, agent_dir:
         await pilot.press("enter")
         await settle(pilot, app)
         assert isinstance(app.screen, SettingsScreen)
-        seen: list[str] = []
-        for _ in names:  # Enter on the theme row steps through every theme once
-            await pilot.press("enter")
+        while app.screen.rows[app.screen.query_one(OptionList).highlighted or 0].id != "theme":
+            await pilot.press("down")
+        await pilot.press("enter")  # the theme list: moving over a theme shows it
+        await pilot.press("home")
+        await settle(pilot, app)
+        seen: list[str] = [app.pi_theme_name]
+        for _ in names:
+            await pilot.press("down")
             await settle(pilot, app)
             assert app.is_running
             assert is_pi_theme(app.current_theme), app.theme
             seen.append(app.pi_theme_name)
         assert {"mine", "nord", "Odd name!", "broken", "partial", "light", "dark"} <= set(seen), seen
+        await pilot.press("enter")
+        await settle(pilot, app)
         assert json.loads((agent_dir / "settings.json").read_text())["theme"] in names

@@ -65,6 +65,12 @@ class PiHeader(Static):
         self.loaded = loaded
         self._draw()
 
+    def set_quiet(self, quiet: bool) -> None:
+        """quietStartup: only the title line (--verbose overrides it before this is called)."""
+        if quiet != self.quiet:
+            self.quiet = quiet
+            self._draw()
+
     def on_resize(self) -> None:
         self._draw()
 
