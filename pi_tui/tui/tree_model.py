@@ -906,15 +906,17 @@ def _js_round_thousands(value: object) -> str:
     return str(math.floor(number + 0.5))
 
 
-ELLIPSIS = "..."
+ELLIPSIS = "…"
+"""One column, so a cut row keeps two more columns of text than pi's ``...`` (issue 14)."""
 _ZWJ = "\u200d"
 
 
 def cut_to_width(line: str, width: int) -> str:
-    """A row cut to ``width`` terminal columns as pi cuts tree lines (its ``truncateToWidth``).
+    """A row cut to ``width`` terminal columns where pi cuts tree lines (its ``truncateToWidth``),
+    but marked with ``…`` (one column) instead of pi's ``...``.
 
     A line that fits is left whole; otherwise whole characters are kept while they fit in
-    ``width - 3`` columns and ``...`` follows. Columns, not characters: CJK and emoji take two,
+    ``width - 1`` columns and ``…`` follows. Columns, not characters: CJK and emoji take two,
     combining marks and joiners none (they stay with the character before them).
     """
     if len(line) <= width and line.isascii():

@@ -30,6 +30,7 @@ import pytest
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.tui.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel, cut_to_width
 from tests.support.real_pi import pi_package_dir
+from tests.support.tree_rows import assert_rows_match
 
 pytestmark = pytest.mark.pi_interop
 
@@ -184,7 +185,7 @@ def test_cut_rows_equal_pi_at_narrow_width(path: Path, tmp_path: Path) -> None:
     reference = pi_view(path)
     ours = pi_tui_tree(open_copy(path, tmp_path), "default")
     cut = [cut_to_width(line, NARROW) for line in ours["rows"]]
-    assert cut == reference["tree"][str(NARROW)]["default"]["rows"]
+    assert_rows_match(cut, reference["tree"][str(NARROW)]["default"]["rows"], NARROW)
 
 
 def test_empty_filter_text_is_pis() -> None:
@@ -376,7 +377,7 @@ async def test_tree_screen_draws_what_pi_draws(case: str, tmp_path: Path, agent_
         assert isinstance(screen, TreeScreen)
         widget = screen.query_one(TreeList)
         pi = pi_tree_at(session, widget.size.width)
-        assert widget.render().plain.splitlines() == pi["default"]["rows"]
+        assert_rows_match(widget.render().plain.splitlines(), pi["default"]["rows"], widget.size.width)
         assert screen.query_one("#tree-counter").render().plain == pi["default"]["counter"].strip()
         screen.model.set_filter("labeled-only")  # nothing is labelled in these files
         screen.tree_list.refresh()

@@ -785,16 +785,16 @@ def test_rows_behave_like_a_read_only_list(tmp_path: Path) -> None:
 # (checked against pi's own code by tests/interop/test_tree_vs_pi.py; these need no node)
 
 
-def test_rows_are_cut_in_terminal_columns_as_pi_cuts_them() -> None:
+def test_rows_are_cut_in_terminal_columns_where_pi_cuts_them_marked_with_one_ellipsis() -> None:
     assert cut_to_width("  • user: short", 20) == "  • user: short"
-    assert cut_to_width("  • user: " + "x" * 30, 20) == "  • user: xxxxxxx..."
-    # wide characters take two columns: 17 columns of text, then "..."
-    assert cut_to_width("  • user: 日本語のテキストです", 20) == "  • user: 日本語..."
-    # a combining accent and a joined emoji stay with the character before them (values from pi's
-    # truncateToWidth)
-    assert cut_to_width("e\u0301" * 3 + "abcdef", 8) == "e\u0301" * 3 + "ab..."
-    assert cut_to_width("ab👨\u200d👩 cdefghij", 8) == "ab👨\u200d👩 ..."
-    assert cut_to_width("ab👨\u200d👩cdefghij", 7) == "ab👨\u200d👩..."
+    assert cut_to_width("  • user: " + "x" * 30, 20) == "  • user: xxxxxxxxx…"
+    # wide characters take two columns: 19 columns of text at most, then "…"
+    assert cut_to_width("  • user: 日本語のテキストです", 20) == "  • user: 日本語の…"
+    # a combining accent and a joined emoji stay with the character before them (pi's
+    # truncateToWidth keeps the same clusters, with "..." two columns earlier)
+    assert cut_to_width("e\u0301" * 3 + "abcdef", 8) == "e\u0301" * 3 + "abcd…"
+    assert cut_to_width("ab👨\u200d👩 cdefghij", 8) == "ab👨\u200d👩 cd…"
+    assert cut_to_width("ab👨\u200d👩cdefghij", 7) == "ab👨\u200d👩cd…"
 
 
 @pytest.mark.parametrize(
