@@ -397,9 +397,24 @@ class AgentSession:
         """:meth:`context_tokens`, or None while the context is not built yet: the footer must
         not make a long session's first screen wait for every message to be read."""
         manager = self.manager
+        if self.compacted_since_last_usage():
+            return None  # as pi: unknown ("?") until the next reply reports its usage
         if manager.context_is_built or manager.has_built_context or len(manager) <= SMALL_SESSION_ENTRIES:
             return self.context_tokens()  # at hand, grown from the last build, or cheap to build
         return None
+
+    def compacted_since_last_usage(self) -> bool:
+        """A compaction is newer on the branch than the last reply that reported usage: that
+        usage measured the context before the summary replaced it."""
+        manager = self.manager
+        for entry_id in reversed(manager.get_branch_ids()):
+            raw = manager.get_raw_entry(entry_id) or {}
+            if raw.get("type") == "compaction":
+                return True
+            message = raw.get("message") if raw.get("type") == "message" else None
+            if isinstance(message, dict) and message.get("role") == "assistant" and message.get("usage"):
+                return False
+        return False
 
     async def _maybe_compact(self) -> None:
         """Automatic compaction when the context leaves less than ``reserveTokens`` free."""

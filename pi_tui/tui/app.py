@@ -396,10 +396,16 @@ class PiApp(App[None]):
         self.say(text, "error" if failing else "info")
 
     def say(
-        self, text: str, level: str = "info", title: str | None = None, *, markdown: bool = False
+        self,
+        text: str,
+        level: str = "info",
+        title: str | None = None,
+        *,
+        markdown: bool = False,
+        fold: bool = False,
     ) -> None:
         """A message from pi-tui itself in the chat (not saved in the session)."""
-        self.chat.add(InfoItem(text, level, title=title, markdown=markdown))
+        self.chat.add(InfoItem(text, level, title=title, markdown=markdown, fold=fold))
 
     # --- themes -----------------------------------------------------------------------------------
 

@@ -41,10 +41,16 @@ class CommandHost(Protocol):
     # --- telling the user -------------------------------------------------------------------------
 
     def say(
-        self, text: str, level: str = "info", title: str | None = None, *, markdown: bool = False
+        self,
+        text: str,
+        level: str = "info",
+        title: str | None = None,
+        *,
+        markdown: bool = False,
+        fold: bool = False,
     ) -> None:
         """A message from pi-tui in the chat (never saved in the session); ``markdown`` renders
-        ``text`` as markdown."""
+        ``text`` as markdown; ``fold`` folds long lines at the edge instead of wrapping them."""
 
     def show_hint(self, text: str, seconds: float = 2.0) -> None:
         """A short line above the editor that goes away by itself."""

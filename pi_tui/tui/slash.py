@@ -99,7 +99,8 @@ async def session_info(app: CommandHost, args: str) -> None:
         f"Cost:     ${totals.cost:.4f}",
         f"Model:    {app.agent.model.provider}/{app.agent.model.id} (thinking {app.agent.thinking_level})",
     ]
-    app.say("\n".join(lines), title="Session")
+    # Folded, not wrapped: a long path stays beside "File:" and continues on the next line.
+    app.say("\n".join(lines), title="Session", fold=True)
 
 
 @command("compact")
@@ -114,9 +115,25 @@ async def compact(app: CommandHost, args: str) -> None:
         except CompactionFailed:
             return  # the compaction_end event already said why
         if result is None:
-            app.say("Nothing to compact yet: the conversation is too short.")
+            app.say(_why_nothing_to_compact(app.agent))
 
     app.start_work(work())
+
+
+def _why_nothing_to_compact(agent: Any) -> str:
+    """Why /compact did nothing, with the numbers that decided it (pi only says "too small")."""
+    branch = agent.manager.get_branch()
+    if not any(entry.type == "message" for entry in branch):
+        return "Nothing to compact (no messages yet)."
+    if branch[-1].type == "compaction":
+        return "Already compacted: nothing was said since the last compaction."
+    keep = agent.settings.compaction.keep_recent_tokens
+    tokens = agent.context_tokens()
+    return (
+        f"Nothing to compact: the conversation takes about {tokens:,} tokens, all within the newest "
+        f"{keep:,} that compaction keeps (compaction.keepRecentTokens; lower it in /settings to "
+        "compact sooner)."
+    )
 
 
 @command("model")

@@ -117,6 +117,9 @@ class InfoItem(Item):
     title: str | None = None
     markdown: bool = False
     """Render ``text`` as markdown (``/changelog``) instead of plain lines."""
+    fold: bool = False
+    """Long lines fold at the edge instead of wrapping at spaces, so a label keeps its value
+    beside it (``/session``'s File: and a long path)."""
 
 
 ChatItem = (

@@ -49,6 +49,8 @@ async def test_session_shows_file_id_messages_tokens_and_cost(project: Path, ser
         assert str(app.agent.manager.session_file) in text
         assert app.agent.manager.session_id in text
         assert "1 prompts, 1 replies" in text and "Tokens:" in text and "Cost:" in text
+        file_row = next(line for line in screen_text(app).splitlines() if "File:" in line)
+        assert file_row.split("File:")[1].strip()  # the path starts on the label's own line
 
 
 async def test_compact_summarises_and_shows_the_panel(project: Path, server: ModelServer) -> None:
@@ -66,13 +68,25 @@ async def test_compact_summarises_and_shows_the_panel(project: Path, server: Mod
         assert panel and "SUMMARY OF THE TALK" in panel[-1].summary
         assert any("keep the goal" in json.dumps(request.body) for request in server.requests)
         assert any(entry.type == "compaction" for entry in app.agent.manager.get_entries())
+        footer = screen_text(app).splitlines()[-1]
+        assert "?/100k" in footer  # the last usage measured the context before the summary
+        server.queue(Scripted(text="after"))
+        await pilot.press(*"more", "enter")
+        await settle(pilot, app)
+        assert "?/100k" not in screen_text(app).splitlines()[-1]
 
 
-async def test_compact_on_a_short_session_says_there_is_nothing_to_do(project: Path) -> None:
+async def test_compact_on_a_short_session_says_why_with_numbers(project: Path) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await command(pilot, app, "/compact")
-        assert "Nothing to compact" in screen_text(app)
+        assert "Nothing to compact (no messages yet)." in screen_text(app)
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, app)
+        await command(pilot, app, "/compact")
+        said = infos(app)[-1].text
+        tokens = app.agent.context_tokens()
+        assert f"about {tokens:,} tokens" in said and "newest 20,000" in said and "keepRecentTokens" in said
 
 
 async def test_model_with_a_query_switches_and_without_opens_the_picker(

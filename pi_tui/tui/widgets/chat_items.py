@@ -133,7 +133,7 @@ class InfoView(ItemView):
 
     def state_class(self) -> str:
         assert isinstance(self.item, InfoItem)
-        return f"-{self.item.level}"
+        return f"-{self.item.level}" + (" -fold" if self.item.fold else "")
 
     def content(self) -> Any:
         assert isinstance(self.item, InfoItem)
