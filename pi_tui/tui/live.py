@@ -58,6 +58,9 @@ class LiveFeed:
         self.reply_calls: list[str] = []
         self.cards: dict[str, ToolItem] = {}
         self.bash: BashItem | None = None
+        self.bash_started_at = 0.0
+        self.started_at: dict[str, float] = {}
+        """When each running tool call started (monotonic), for its card's ``Took``."""
         self.announced: set[str] = set()
         self.started_items: list[ChatItem] = []
         """Items shown for the message that started last; they get its entry id when it ends."""
@@ -163,6 +166,7 @@ class LiveFeed:
             item.cancelled = message.cancelled
             item.truncated = message.truncated
             item.full_output_path = message.full_output_path
+            item.seconds = time.monotonic() - self.bash_started_at
             self.chat.refresh_item(item)
 
     def _finish_reply(self, message: AssistantMessage) -> None:
@@ -199,6 +203,7 @@ class LiveFeed:
         else:
             card.args = dict(data.get("args") or card.args)
             self.chat.refresh_item(card)
+        self.started_at[call_id] = time.monotonic()
 
     def on_tool_execution_update(self, data: dict[str, Any]) -> None:
         card = self.cards.get(data["toolCallId"])
@@ -215,6 +220,8 @@ class LiveFeed:
         card.status = "error" if data.get("isError") else "success"
         card.output = blocks_text(result.get("content") or [])
         card.details = result.get("details")
+        started = self.started_at.pop(data["toolCallId"], None)
+        card.seconds = time.monotonic() - started if started is not None else None
         self.chat.refresh_item(card)
 
     # --- !commands ------------------------------------------------------------------------------
@@ -222,6 +229,7 @@ class LiveFeed:
     def bash_started(self, command: str, excluded: bool) -> BashItem:
         """The app starts a ``!command``: show it running; output arrives on message_end."""
         self.bash = BashItem(command, excluded=excluded, running=True)
+        self.bash_started_at = time.monotonic()
         self.add(self.bash)
         return self.bash
 

@@ -169,7 +169,14 @@ def tool_content(item: ToolItem, expanded: bool, cwd: str | None = None) -> Cont
             parts.append(_more_line(hidden, expanded))
     elif item.status == "pending":
         parts.append(Content.styled("  …", "$pi-muted"))
+    if item.name == "bash" and item.seconds is not None and item.status != "pending":
+        parts.append(Content.styled(f"\n{took(item.seconds)}", "$pi-muted"))
     return Content.assemble(*parts)
+
+
+def took(seconds: float) -> str:
+    """pi's duration line under a command: tenths of a second."""
+    return f"Took {seconds:.1f}s"
 
 
 def bash_content(item: BashItem, expanded: bool) -> Content:
@@ -190,24 +197,37 @@ def bash_content(item: BashItem, expanded: bool) -> Content:
         parts.append(Content.styled(f"\nexit code {item.exit_code}", "$pi-error"))
     if item.truncated and item.full_output_path:
         parts.append(Content.styled(f"\nfull output: {item.full_output_path}", "$pi-muted"))
+    if not item.running and item.seconds is not None:
+        parts.append(Content.styled(f"\n{took(item.seconds)}", "$pi-muted"))
     return Content.assemble(*parts)
 
 
 def summary_content(item: SummaryItem, expanded: bool) -> Content:
+    """The heading of a compaction or branch summary (the body is markdown: summary_markdown)."""
     if item.kind == "compaction":
         head = "Compacted the conversation"
         if item.tokens_before:
             head += f" ({item.tokens_before:,} tokens summarised)"
     else:
         head = "Summary of the branch left behind"
+    return Content.assemble(Content.styled(head, "$pi-accent bold"), label_suffix(item.label))
+
+
+def summary_markdown(item: SummaryItem, expanded: bool, code_theme: str) -> Any:
+    """A summary as pi shows it: its markdown rendered (headings, lists), folded to a few lines
+    until expanded; drawn with Rich like a finished reply, so it takes the theme's md* colours."""
+    from rich.console import Group
+    from rich.markdown import Markdown as RichMarkdown
+    from rich.text import Text
+
     lines, hidden = clip_lines(item.summary, EXPANDED_LINES if expanded else SUMMARY_COLLAPSED_LINES)
-    return Content.assemble(
-        Content.styled(head, "$pi-accent bold"),
-        label_suffix(item.label),
-        Content("\n"),
-        Content.styled(for_terminal("\n".join(lines)), "$pi-muted"),
-        _more_line(hidden, expanded),
-    )
+    parts: list[Any] = [
+        Text(summary_content(item, expanded).plain, style="markdown.h2"),
+        RichMarkdown(for_terminal("\n".join(lines)), code_theme=code_theme, hyperlinks=False),
+    ]
+    if hidden:
+        parts.append(Text(_more_line(hidden, expanded).plain.lstrip("\n"), style="dim"))
+    return Group(*parts)
 
 
 def custom_content(item: CustomItem, expanded: bool) -> Content:

@@ -66,6 +66,8 @@ class ToolItem(Item):
     """``pending`` (streaming or running), ``success`` or ``error``."""
     output: str = ""
     details: Any = None
+    seconds: float | None = None
+    """How long the tool ran (``Took 1.2s`` on bash cards): timed live, not kept in the session."""
 
 
 @dataclass(slots=True)
@@ -78,6 +80,8 @@ class BashItem(Item):
     excluded: bool = False
     running: bool = False
     full_output_path: str | None = None
+    seconds: float | None = None
+    """How long the command ran, timed live (pi keeps no duration in the session either)."""
 
 
 @dataclass(slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from pi_tui.tui.transcript import AssistantItem, BashItem, ToolItem, UserItem
@@ -328,3 +329,15 @@ async def test_bang_runs_a_shell_command_and_double_bang_keeps_it_out_of_context
         saved = [line["message"] for line in session_lines(app) if line["type"] == "message"]
         assert [m["role"] for m in saved] == ["bashExecution", "bashExecution"]
         assert saved[1]["excludeFromContext"] is True
+
+
+async def test_bash_cards_say_how_long_the_command_took(project: Path) -> None:
+    """As pi: "Took 1.2s" under a finished command, live (no duration is kept in the session)."""
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_text(pilot, "!sleep 0.3; echo done")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        bash = next(item for item in app.chat.items if isinstance(item, BashItem))
+        assert bash.seconds is not None and 0.3 <= bash.seconds < 5
+        assert re.search(r"Took \d+\.\ds", screen_text(app))

@@ -4,6 +4,7 @@ the render helpers that apply it: no control character from outside survives int
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -79,6 +80,15 @@ def test_clean_text_is_not_copied() -> None:
     assert for_terminal(crlf) == crlf
 
 
+def _rich_plain(renderable: object) -> Content:
+    """What Rich writes for ``renderable``, as plain text (no colours): the characters sent."""
+    from rich.console import Console
+
+    console = Console(width=200, record=True, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    return Content(console.export_text())
+
+
 def _no_controls(content: Content) -> str:
     shown = content.plain
     assert "\x1b" not in shown
@@ -109,7 +119,13 @@ def _no_controls(content: Content) -> str:
         ),
         pytest.param(
             lambda: render.summary_content(SummaryItem("compaction", EVIL, 10, label=EVIL), expanded=True),
-            id="summary",
+            id="summary heading",
+        ),
+        pytest.param(
+            lambda: _rich_plain(
+                render.summary_markdown(SummaryItem("compaction", EVIL, 10), True, "monokai")
+            ),
+            id="summary body (markdown)",
         ),
         pytest.param(
             lambda: render.custom_content(CustomItem(EVIL, EVIL, label=EVIL), expanded=True),
@@ -144,3 +160,15 @@ def test_an_extensions_renderer_cannot_write_escapes() -> None:
 def test_a_well_behaved_renderer_keeps_its_styles() -> None:
     drawn = Content.styled("kept", "bold")
     assert render.safe_content(drawn) is drawn
+
+
+def test_summaries_render_their_markdown() -> None:
+    """Branch and compaction summaries are markdown (pi's summary prompts ask for it): headings
+    and lists are drawn, not shown as ``##`` and ``-``."""
+    item = SummaryItem(
+        "branch_summary", "## Goal\nFix the greeting\n\n## Done\n- renamed `greet`\n- added a test"
+    )
+    shown = _rich_plain(render.summary_markdown(item, True, "monokai")).plain
+    assert "Summary of the branch left behind" in shown
+    assert "Goal" in shown and "##" not in shown
+    assert "• renamed greet" in shown and "- added" not in shown

@@ -107,9 +107,13 @@ class BashView(ItemView):
 class SummaryView(ItemView):
     KIND = "summary"
 
-    def content(self) -> Content:
+    def content(self) -> Any:
         assert isinstance(self.item, SummaryItem)
-        return render.summary_content(self.item, self.expanded)
+        try:
+            code_theme = getattr(self.app, "code_theme", "monokai")
+        except Exception:  # built outside a running app (no active app yet)
+            code_theme = "monokai"
+        return render.summary_markdown(self.item, self.expanded, code_theme)
 
 
 class CustomView(ItemView):
