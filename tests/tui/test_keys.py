@@ -118,6 +118,18 @@ async def test_tab_completes_commands_and_file_paths(project: Path) -> None:
         assert app.editor.text == "@README.md"  # candidates: notes.txt, README.md
 
 
+async def test_the_slash_list_lines_its_descriptions_up(project: Path) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_text(pilot, "/")
+        await pilot.pause()
+        menu = app.editor.menu
+        assert menu is not None and menu.display and menu.option_count > 3
+        rows = [menu.get_option_at_index(n).prompt.plain for n in range(menu.option_count)]
+        starts = {len(row) - len(row.split("  ", 1)[1].lstrip()) for row in rows if "  " in row}
+        assert len(starts) == 1, rows  # every description starts in the same column
+
+
 async def test_escape_aborts_a_slow_answer_and_the_session_records_it(
     project: Path, server: ModelServer
 ) -> None:

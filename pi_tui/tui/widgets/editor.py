@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from rich.cells import cell_len
 from textual import events
 from textual.binding import Binding
 from textual.content import Content
@@ -55,12 +56,15 @@ Completer = Callable[[str, str, bool], Completion | None]
 """(line before the cursor, whole text, explicit Tab) -> candidates."""
 
 
-def _candidate_line(candidate: Candidate) -> Content:
+def _candidate_line(candidate: Candidate, column: int = 0) -> Content:
     """A menu row: ``@`` candidates are file names, which may hold anything (brackets that would
-    read as markup, escape sequences), so the row is plain content made terminal-safe."""
-    line = Content(for_terminal(candidate.display))
+    read as markup, escape sequences), so the row is plain content made terminal-safe.
+    Descriptions start at ``column``, so they line up under each other (as pi's list)."""
+    shown = for_terminal(candidate.display)
+    line = Content(shown)
     if candidate.description:
-        line = Content.assemble(line, "  ", Content.styled(for_terminal(candidate.description), "dim"))
+        pad = " " * max(2, column - cell_len(shown))
+        line = Content.assemble(line, pad, Content.styled(for_terminal(candidate.description), "dim"))
     return line
 
 
@@ -69,7 +73,8 @@ class CompletionMenu(OptionList, can_focus=False):
 
     def show(self, completion: Completion) -> None:
         self.clear_options()
-        self.add_options(Option(_candidate_line(c)) for c in completion.candidates)
+        column = max((cell_len(for_terminal(c.display)) for c in completion.candidates), default=0) + 2
+        self.add_options(Option(_candidate_line(c, column)) for c in completion.candidates)
         self.highlighted = 0
         self.display = True
 
