@@ -301,10 +301,19 @@ class PiApp(App[None]):
             self.say(line, "warning")
         for problem in self.theme_problems + self.keys.problems:  # after show_session, which redraws
             self.say(problem, "warning")
+        self.run_worker(self._check_tmux_keys, thread=True, group="tmux", exit_on_error=False)
         if self.initial_prompts:
             self.start_work(self._run_initial(self.initial_prompts))
         if self.open_resume:
             self.run_slash("resume", "")
+
+    def _check_tmux_keys(self) -> None:
+        """(Thread) inside tmux without extended keys, say how to get Shift+Enter (as pi)."""
+        from pi_tui.tui.tmux_keys import tmux_keys_hint
+
+        hint = tmux_keys_hint()
+        if hint is not None:
+            self.call_from_thread(self.say, hint, "warning")
 
     @property
     def ready(self) -> bool:
