@@ -74,7 +74,9 @@ class SlashProvider(Provider):
         assert isinstance(app, PiApp)
         matcher = self.matcher(query)
         for command in app.commands.all():
-            score = matcher.match(f"/{command.name} {command.description}")
+            # the command's name counts fully, its description half ("theme" finds /settings'
+            # Theme row before /reload, which merely mentions themes)
+            score = max(matcher.match(f"/{command.name}"), matcher.match(command.description) / 2)
             if score > 0:
                 yield Hit(
                     score,
@@ -84,10 +86,32 @@ class SlashProvider(Provider):
                 )
 
 
+class SettingsProvider(Provider):
+    """The palette also finds each setting by its label: Enter opens /settings on that row."""
+
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        assert isinstance(app, PiApp)
+        if app.agent is None:
+            return
+        from pi_tui.tui.settings_rows import build_rows
+
+        matcher = self.matcher(query)
+        for row in build_rows(app.settings_view()):
+            score = matcher.match(row.label) * 1.2
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(f"{row.label} (setting)"),
+                    lambda label=row.label: app.run_slash("settings", label),
+                    help=f"/settings: {row.description}",
+                )
+
+
 class PiApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "pi-tui"
-    COMMANDS = App.COMMANDS | {SlashProvider}
+    COMMANDS = App.COMMANDS | {SlashProvider, SettingsProvider}
 
     expanded: reactive[bool] = reactive(False)
     show_thinking: reactive[bool] = reactive(True)

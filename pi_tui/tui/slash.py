@@ -247,7 +247,7 @@ async def settings(app: CommandHost, args: str) -> None:
     from pi_tui.tui.screens.settings import SettingsScreen
     from pi_tui.tui.settings_rows import build_rows
 
-    app.push_screen(SettingsScreen(build_rows(app.settings_view())))
+    app.push_screen(SettingsScreen(build_rows(app.settings_view()), select=args or None))
 
 
 @command("tree")

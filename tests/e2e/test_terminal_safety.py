@@ -189,9 +189,9 @@ def test_no_outside_text_drives_the_terminal(terminal: Terminal) -> None:
 
     # /resume: the session's name in the picker
     run_command(pane, "/resume")
-    terminal.check("/resume", ["type to search", "name "], ["name " + shown("NAME")])
+    terminal.check("/resume", ["search: words", "name "], ["name " + shown("NAME")])
     pane.press("Escape")
-    pane.wait_for(lambda text: "type to search" not in text, "the picker to close")
+    pane.wait_for(lambda text: "search: words" not in text, "the picker to close")
 
     # Up, five times: the resumed message comes back into the editor from the prompt history
     for expected in ("/resume", "/tree", "again", "go", "resumed question"):

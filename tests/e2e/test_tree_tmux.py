@@ -55,12 +55,13 @@ def with_cursor(rows: list[str], index: int) -> list[str]:
     return [("› " if i == index else "  ") + row[2:] for i, row in enumerate(rows)]
 
 
-# The reopened tree at 120 columns (the branch summary's line cut as pi cuts it), filter by filter.
+# The reopened tree at 120 columns (the branch summary's line cut where pi cuts it, with one
+# "…"), filter by filter.
 DEFAULT_TREE = [
     "  • user: first question",
     "  • assistant: Answer one.",
     "  ├⊟ • [branch summary]: The user explored a different conversation branch before returning here."
-    " Summary of that exp...",
+    " Summary of that explo…",
     "  │     • user: second, differently",
     "› │     • assistant: Answer three.",
     "  └⊟ [milestone] user: second question",

@@ -125,3 +125,27 @@ async def test_every_theme_in_the_settings_row_applies(project: Path, agent_dir:
         await pilot.press("enter")
         await settle(pilot, app)
         assert json.loads((agent_dir / "settings.json").read_text())["theme"] in names
+
+
+async def test_the_palette_finds_settings_by_name_and_opens_them(project: Path) -> None:
+    """Commands, settings and actions: typing a setting's name offers it first; Enter opens
+    /settings on that row."""
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        rows = await palette_rows(pilot, app, "steering")
+        assert rows and rows[0][0] == "Steering mode (setting)", rows
+        await pilot.press("ctrl+x")
+        await pilot.pause()
+        await pilot.press(*"theme")
+        await pilot.pause(0.4)
+        top = app.screen.query_one(CommandList)._options[0]
+        assert str(top.hit.text) == "Theme (setting)"
+        await pilot.press("enter")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, SettingsScreen):
+                break
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        options = screen.query_one(OptionList)
+        assert screen.rows[options.highlighted].id == "theme"

@@ -127,7 +127,7 @@ async def test_lists_newest_first_with_name_or_first_message_count_and_age(
         picker = await open_picker(pilot, app)
         assert titles(picker) == ["Deploy", "Why does the parser crash?", "cherry pick the fix"]
         text = screen_text(app)
-        assert "Resume a session · this folder · newest first" in text
+        assert "Resume a session · this folder · forks under their parent" in text
         rows = {line.strip("│ ").split("  ")[0]: line for line in text.splitlines() if "msgs" in line}
         assert "2 msgs" in rows["Deploy"] and rows["Deploy"].rstrip(" │").endswith("30m")
         assert rows["Why does the parser crash?"].rstrip(" │").endswith("5h")
@@ -329,15 +329,95 @@ async def test_tab_shows_every_folder_and_back(project: Path, tmp_path: Path, th
         assert "this folder" in screen_text(app)
 
 
-async def test_ctrl_s_sorts_by_name_and_back(project: Path, three: dict[str, Path]) -> None:
+async def test_ctrl_s_cycles_threaded_recent_and_name(project: Path, three: dict[str, Path]) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         picker = await open_picker(pilot, app)
+        assert picker.sort == "threaded" and "forks under their parent" in screen_text(app)
+        await pilot.press("ctrl+s")
+        assert titles(picker) == ["Deploy", "Why does the parser crash?", "cherry pick the fix"]
+        assert "newest first" in screen_text(app)
         await pilot.press("ctrl+s")
         assert titles(picker) == ["cherry pick the fix", "Deploy", "Why does the parser crash?"]
         assert "by name" in screen_text(app)
         await pilot.press("ctrl+s")
-        assert titles(picker) == ["Deploy", "Why does the parser crash?", "cherry pick the fix"]
+        assert picker.sort == "threaded"
+
+
+def fork_of(parent: Path, name: str) -> Path:
+    """A fork of ``parent`` as /fork makes it: a new file whose header names ``parent``."""
+    manager = SessionManager.open(parent)
+    try:
+        leaf = manager.get_leaf_id()
+        assert leaf is not None
+        path = manager.create_branched_session(leaf)
+        manager.append_session_info(name)
+    finally:
+        manager.close()
+    assert path is not None
+    return path
+
+
+async def test_forks_are_listed_under_the_session_they_came_from(
+    project: Path, three: dict[str, Path]
+) -> None:
+    first = fork_of(three["parser"], "parser fork A")
+    time.sleep(0.01)
+    fork_of(first, "parser fork A.1")
+    fork_of(three["parser"], "parser fork B")
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await open_picker(pilot, app)
+        shown = [(prefix, row.title) for row, prefix in zip(picker._shown, picker._prefixes, strict=True)]
+        parser = shown.index(("", "Why does the parser crash?"))
+        children = shown[parser + 1 : parser + 4]
+        depth = {title: len(prefix) // 3 for prefix, title in children}
+        assert depth == {"parser fork A": 1, "parser fork B": 1, "parser fork A.1": 2}, children
+        a = [title for _, title in children].index("parser fork A")
+        assert children[a + 1][1] == "parser fork A.1"  # the fork of a fork right under it
+        assert children[-1][0].endswith("└─ ") and children[0][0] == "├─ "
+        assert "├─ parser fork" in screen_text(app) and "└─ parser fork A.1" in screen_text(app)
+        await pilot.press(*"fork")  # a search lists flat
+        assert picker._prefixes == [] and set(titles(picker)) >= {"parser fork A", "parser fork B"}
+
+
+async def test_ctrl_n_shows_named_sessions_only_and_ctrl_p_shows_paths(
+    project: Path, three: dict[str, Path]
+) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await open_picker(pilot, app)
+        await pilot.press("ctrl+n")
+        assert titles(picker) == ["Deploy"] and "named only" in screen_text(app)
+        await pilot.press("ctrl+n")
+        assert len(titles(picker)) == 3
+        assert three["parser"].name[:12] not in screen_text(app)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert three["parser"].name[-12:] in screen_text(app)  # the file's name, its end kept
+
+
+async def test_search_modes_words_phrase_and_regex(project: Path, three: dict[str, Path]) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await open_picker(pilot, app)
+        await pilot.press(*"quote tokenizer")  # words in any order
+        assert titles(picker) == ["Why does the parser crash?"]
+        picker.query_one("#picker-filter").value = '"skips a quote"'
+        await pilot.pause()
+        assert titles(picker) == ["Why does the parser crash?"]
+        picker.query_one("#picker-filter").value = '"a quote skips"'  # a phrase keeps its order
+        await pilot.pause()
+        assert titles(picker) == []
+        picker.query_one("#picker-filter").value = "re:pick(ed)? (the|onto)"
+        await pilot.pause()
+        assert titles(picker) == ["cherry pick the fix"]
+        picker.query_one("#picker-filter").value = "re:(unclosed"
+        await pilot.pause()
+        assert titles(picker) == [] and message(picker).startswith("Bad regex:")
+        picker.query_one("#picker-filter").value = ""
+        await pilot.pause()
+        assert len(titles(picker)) == 3 and message(picker) == ""
 
 
 async def test_resuming_a_session_another_process_writes_says_so(

@@ -45,7 +45,12 @@ if TYPE_CHECKING:
     from pi_tui.session.manager import SessionManager
 
 SCOPES = ("current", "all")
-SORTS = ("recent", "name")
+SORTS = ("threaded", "recent", "name")
+"""Ctrl+S cycles them. ``threaded`` (pi's default) nests forks under the session they were
+made from; a search always lists flat."""
+REGEX_PREFIX = "re:"
+REGEX_TIMEOUT = 0.5
+"""Seconds one regex search may take over the whole list (a pathological pattern stops there)."""
 TITLE_LIMIT = 200
 """Characters of the first message kept for a row's title (the row cuts it to its width)."""
 FOLDER_WIDTH = 28
@@ -165,8 +170,118 @@ def read_sessions(
     return rows_of(infos)
 
 
+@dataclass(slots=True)
+class Query:
+    """A search as pi reads it: ``re:<pattern>`` is a regex; ``"exact phrase"`` must appear as
+    written (spaces collapsed); every other word must appear somewhere, in any order."""
+
+    words: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    regex: object | None = None
+    error: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.phrases or self.regex is not None or self.error)
+
+
+def parse_query(text: str) -> Query:
+    import regex as re
+
+    stripped = text.strip()
+    if stripped.startswith(REGEX_PREFIX):
+        pattern = stripped[len(REGEX_PREFIX) :].strip()
+        if not pattern:
+            return Query(error="Empty regex after re:")
+        try:
+            return Query(regex=re.compile(pattern, re.IGNORECASE))
+        except re.error as error:
+            return Query(error=f"Bad regex: {error}")
+    words: list[str] = []
+    phrases: list[str] = []
+    for position, part in enumerate(stripped.split('"')):
+        if position % 2:  # inside quotes (an unclosed quote runs to the end)
+            phrase = " ".join(part.lower().split())
+            if phrase:
+                phrases.append(phrase)
+        else:
+            words.extend(part.lower().split())
+    return Query(tuple(words), tuple(phrases))
+
+
+def match_rows(rows: list[SessionRow], search: RowSearch, query: Query) -> list[SessionRow]:
+    """The rows ``query`` finds, in their order. Words go through the index search (fast, narrowing
+    as one types); phrases are then checked whole; a regex scans every row once."""
+    if query.error:
+        return []
+    if query.regex is not None:
+        import regex as re
+
+        found = []
+        pattern = query.regex
+        for row in rows:
+            try:
+                if any(pattern.search(part, timeout=REGEX_TIMEOUT) for part in row.parts):  # type: ignore[attr-defined]
+                    found.append(row)
+            except TimeoutError:
+                continue
+            except re.error:
+                continue
+        return found
+    words = " ".join((*query.words, *query.phrases))
+    candidates = search.find(words)
+    if not query.phrases:
+        return candidates
+    return [row for row in candidates if all(any(p in part for part in row.parts) for p in query.phrases)]
+
+
+def thread_rows(rows: list[SessionRow]) -> list[tuple[SessionRow, str]]:
+    """pi's threaded view: each fork under the session it was made from (``parentSession``),
+    newest first at every level, with the tree drawn in front of the title."""
+    by_path = {_canonical(row.info.path): row for row in rows}
+    children: dict[str, list[SessionRow]] = {}
+    roots: list[SessionRow] = []
+    for row in rows:
+        parent = _canonical_text(row.info.parent_session)
+        if parent is not None and parent in by_path and parent != _canonical(row.info.path):
+            children.setdefault(parent, []).append(row)
+        else:
+            roots.append(row)
+    out: list[tuple[SessionRow, str]] = []
+    seen: set[str] = set()
+
+    def walk(row: SessionRow, depth: int, lines: list[bool], last: bool) -> None:
+        key = _canonical(row.info.path)
+        if key in seen:  # a loop of parentSession headers: each session is listed once
+            return
+        seen.add(key)
+        prefix = (
+            "".join("│  " if more else "   " for more in lines) + ("└─ " if last else "├─ ") if depth else ""
+        )
+        out.append((row, prefix))
+        kids = sorted(children.get(key, []), key=lambda other: other.info.modified, reverse=True)
+        for position, kid in enumerate(kids):
+            walk(kid, depth + 1, [*lines, not last] if depth else [], position == len(kids) - 1)
+
+    for root in sorted(roots, key=lambda row: row.info.modified, reverse=True):
+        walk(root, 0, [], True)
+    for row in rows:  # anything a loop kept out of the tree is still listed
+        if _canonical(row.info.path) not in seen:
+            out.append((row, ""))
+    return out
+
+
+def _canonical(path: Path) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _canonical_text(path: str | None) -> str | None:
+    return _canonical(Path(path)) if path else None
+
+
 def sort_rows(rows: list[SessionRow], mode: str) -> list[SessionRow]:
-    """``recent``: newest first; ``name``: by the shown title, ignoring case, newest first on ties."""
+    """``recent`` (and ``threaded`` when flat): newest first; ``name``: by the shown title,
+    ignoring case, newest first on ties."""
     by_recent = sorted(rows, key=lambda row: row.info.modified, reverse=True)
     if mode == "name":
         return sorted(by_recent, key=lambda row: row.title.casefold())
@@ -314,6 +429,8 @@ class ResumePicker(ModalScreen[Path | None]):
         Binding("pageup", "page(-1)", show=False, priority=True),
         Binding("tab", "toggle_scope", "All folders", show=False, priority=True),
         Binding("ctrl+s", "toggle_sort", "Sort", show=False, priority=True),
+        Binding("ctrl+n", "toggle_named", "Named only", show=False, priority=True),
+        Binding("ctrl+p", "toggle_path", "Paths", show=False, priority=True),
         Binding("ctrl+r", "rename", "Rename", show=False, priority=True),
         Binding("ctrl+d", "delete", "Delete", show=False, priority=True),
     ]
@@ -335,7 +452,14 @@ class ResumePicker(ModalScreen[Path | None]):
         self.now = now or (lambda: datetime.now(UTC))
         """Injected by tests so the ages shown stay the same from run to run."""
         self.scope = scope
-        self.sort = "recent"
+        self.sort = "threaded"
+        self.named_only = False
+        """pi's named filter (Ctrl+N): only sessions that have a name."""
+        self.show_path = False
+        """pi's path toggle (Ctrl+P): each row shows its session file."""
+        self._query_error = False
+        self._prefixes: list[str] = []
+        """The tree drawn in front of each shown row (threaded view)."""
         self.rows: dict[str, list[SessionRow]] = {}
         """Loaded sessions by scope, newest first; a scope is read the first time it is shown."""
         self._searches: dict[str, RowSearch] = {}
@@ -351,7 +475,7 @@ class ResumePicker(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static(self._title(), classes="picker-title", id="resume-title")
-            yield Input(placeholder="type to search (name, messages)", id="picker-filter")
+            yield Input(placeholder='search: words, "exact phrase", re:regex', id="picker-filter")
             yield SessionList(self._row_text, id="resume-list")
             yield Static("", id="resume-message")
             yield Static(self._help(), classes="picker-help", id="resume-help")
@@ -363,12 +487,18 @@ class ResumePicker(ModalScreen[Path | None]):
 
     def _title(self) -> str:
         where = "this folder" if self.scope == "current" else "all folders"
-        order = "newest first" if self.sort == "recent" else "by name"
-        return f"Resume a session · {where} · {order}"
+        order = {"threaded": "forks under their parent", "recent": "newest first", "name": "by name"}[
+            self.sort
+        ]
+        named = " · named only" if self.named_only else ""
+        return f"Resume a session · {where} · {order}{named}"
 
     def _help(self) -> str:
         other = "all folders" if self.scope == "current" else "this folder"
-        return f"enter open · tab {other} · ctrl+s sort · ctrl+r rename · ctrl+d delete"
+        return (
+            f"enter open · tab {other} · ctrl+s sort · ctrl+n named · ctrl+p path · "
+            "ctrl+r rename · ctrl+d delete"
+        )
 
     @property
     def loaded(self) -> bool:
@@ -432,10 +562,16 @@ class ResumePicker(ModalScreen[Path | None]):
             folder = Text(_one_line(_short_folder(info.cwd or str(info.path.parent))), style="dim")
             folder.truncate(FOLDER_WIDTH, overflow="ellipsis", pad=True)
             right = Text.assemble(folder, " ", right)
+        if self.show_path:
+            path = Text(_one_line(_short_folder(str(info.path))), style="dim")
+            path.truncate(FOLDER_WIDTH, overflow="ellipsis", pad=True)
+            right = Text.assemble(path, " ", right)
         mark = "● " if self._is_current(info.path) else "  "
+        prefix = Text(self._prefixes[index] if index < len(self._prefixes) else "", style="dim")
         title = Text(_one_line(row.title), style="bold" if info.name else "")
-        title.truncate(max(width - len(mark) - right.cell_len - 2, 1), overflow="ellipsis", pad=True)
-        return Text.assemble(mark, title, "  ", right)
+        room = width - len(mark) - prefix.cell_len - right.cell_len - 2
+        title.truncate(max(room, 1), overflow="ellipsis", pad=True)
+        return Text.assemble(mark, prefix, title, "  ", right)
 
     @property
     def session_list(self) -> SessionList:
@@ -457,12 +593,26 @@ class ResumePicker(ModalScreen[Path | None]):
         search = self._searches.get(self.scope)
         if search is None:
             search = self._searches[self.scope] = RowSearch(rows)
-        matched = search.find(query)
+        parsed = parse_query(query)
+        if parsed.error or self._query_error:
+            self._say(parsed.error or "", bool(parsed.error))
+        self._query_error = bool(parsed.error)
+        matched = match_rows(rows, search, parsed)
+        if self.named_only:
+            matched = [row for row in matched if row.info.name]
         # the rows are kept newest first, so search keeps that order
-        self._shown = matched if self.sort == "recent" else sort_rows(matched, self.sort)
+        self._prefixes = []
+        if self.sort == "threaded" and parsed.empty:
+            threaded = thread_rows(matched)
+            self._shown = [row for row, _ in threaded]
+            self._prefixes = [prefix for _, prefix in threaded]
+        else:
+            self._shown = matched if self.sort != "name" else sort_rows(matched, self.sort)
         if not self._shown:
             if query.strip():
                 empty = f"No session matches “{query.strip()}”"
+            elif self.named_only:
+                empty = "No named sessions (ctrl+n: all sessions; /name names one)"
             elif self.scope == "current":
                 empty = "No sessions in this folder yet (tab: all folders)"
             else:
@@ -516,6 +666,14 @@ class ResumePicker(ModalScreen[Path | None]):
     def action_toggle_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self._fill()
+
+    def action_toggle_named(self) -> None:
+        self.named_only = not self.named_only
+        self._fill()
+
+    def action_toggle_path(self) -> None:
+        self.show_path = not self.show_path
+        self.session_list.show(len(self._shown), self.session_list.highlighted)
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -57,9 +57,11 @@ class SettingsScreen(ModalScreen[None]):
         id: str
         value: str
 
-    def __init__(self, rows: list[SettingRow]) -> None:
+    def __init__(self, rows: list[SettingRow], *, select: str | None = None) -> None:
         super().__init__()
         self.rows = rows
+        self.select = select
+        """A row's label or id to highlight at first (``/settings theme``, the palette)."""
         self.search = ""
         self.shown: list[SettingRow] = list(rows)
         """The rows the search leaves, in the list's order."""
@@ -78,7 +80,16 @@ class SettingsScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.query_one("#settings-search").display = False
         options = self.query_one(OptionList)
-        options.highlighted = 0
+        wanted = (self.select or "").strip().lower()
+        start = next(
+            (
+                n
+                for n, row in enumerate(self.rows)
+                if wanted and wanted in (row.label.lower(), row.id.lower())
+            ),
+            next((n for n, row in enumerate(self.rows) if wanted and wanted in row.label.lower()), 0),
+        )
+        options.highlighted = start
         options.focus()
 
     @property
