@@ -50,6 +50,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("rules", "List the TTSR and project rules in effect"),
     SlashCommand("hotkeys", "Show the keyboard shortcuts"),
     SlashCommand("settings", "Change the theme and other options"),
+    SlashCommand("scoped-models", "Choose the models Ctrl+P cycles through (and their order)"),
     SlashCommand("quit", "Quit pi-tui", aliases=("exit",)),
     SlashCommand("tree", "Navigate the session tree and continue from any point"),
     SlashCommand("resume", "Pick a past session to continue (this folder or all)"),

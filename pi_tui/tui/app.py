@@ -758,7 +758,8 @@ class PiApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Our keys belong to the chat screen; pickers and panels get theirs.
-        return not (action == "app_key" and len(self.screen_stack) > 1)
+        # (the palette's own binding too: its key means something else in /scoped-models)
+        return not (action in ("app_key", "command_palette") and len(self.screen_stack) > 1)
 
     def _bind_app_keys(self) -> None:
         """Each key of the chat scope goes to :meth:`action_app_key`, which runs the first of
@@ -844,6 +845,28 @@ class PiApp(App[None]):
 
     def _key_cycle_model_backward(self) -> None:
         self.cycle_model(-1)
+
+    def set_scoped_models(self, keys: list[str], *, save: bool) -> bool:
+        from pi_tui.ai.scoped_models import resolve_scoped_models
+        from pi_tui.config.settings import SettingsError, update_global_settings
+
+        assert self.started is not None
+        levels = {item.key: item.thinking for item in self.started.scoped_models}
+        scoped = resolve_scoped_models(self.started.registry, keys)
+        self.started.scoped_models = [type(item)(item.model, levels.get(item.key)) for item in scoped]
+        if not save:
+            return False
+        patterns = [
+            f"{item.key}:{item.thinking}" if item.thinking else item.key
+            for item in self.started.scoped_models
+        ]
+        try:
+            update_global_settings({"enabledModels": patterns or None})
+        except (OSError, SettingsError) as error:
+            self.say(f"Could not save enabledModels: {error}", "warning")
+            return False
+        self.agent.settings.enabled_models = patterns or None
+        return True
 
     def cycle_model(self, step: int) -> None:
         """Ctrl+P / Shift+Ctrl+P: the next model of the scope (--models, enabledModels, or every

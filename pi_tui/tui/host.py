@@ -111,6 +111,10 @@ class CommandHost(Protocol):
     def last_answer_text(self) -> str | None:
         """The text of the newest answer in the chat (for /copy)."""
 
+    def set_scoped_models(self, keys: list[str], *, save: bool) -> bool:
+        """The Ctrl+P cycle becomes ``keys`` (``provider/id``); ``save`` writes enabledModels.
+        True when it was saved."""
+
     def theme_files(self) -> dict[str, Path]:
         """Every theme on offer (name -> file), as /settings lists them."""
 

@@ -250,6 +250,26 @@ async def settings(app: CommandHost, args: str) -> None:
     app.push_screen(SettingsScreen(build_rows(app.settings_view()), select=args or None))
 
 
+@command("scoped-models")
+async def scoped_models(app: CommandHost, args: str) -> None:
+    """pi's /scoped-models: turn models on or off for Ctrl+P, order them, save as enabledModels."""
+    from pi_tui.ai.scoped_models import usable
+    from pi_tui.tui.screens.scoped_models import ScopedModelsScreen
+
+    started = app.started
+    assert started is not None
+    registry = started.registry
+    models = [f"{m.provider}/{m.id}" for m in registry.all() if usable(registry, m)]
+    enabled = [item.key for item in started.scoped_models]
+    choice = await app.push_screen_wait(ScopedModelsScreen(models, enabled))
+    if choice is None:
+        return
+    saved = app.set_scoped_models(choice.keys, save=choice.save)
+    count = len(choice.keys)
+    what = f"{count} model{'s' if count != 1 else ''}" if count else "every model with a key"
+    app.say(f"Ctrl+P cycles {what}" + (" (saved as enabledModels)." if saved else " in this session."))
+
+
 @command("tree")
 async def tree(app: CommandHost, args: str) -> None:
     from pi_tui.tui.navigation import open_tree

@@ -92,3 +92,50 @@ async def test_ctrl_p_and_shift_ctrl_p_walk_the_enabled_models(project: Path, ag
             assert "three" in screen_text(app).splitlines()[-1]
             entries = [raw for raw in app.agent.manager.iter_raw_entries() if raw["type"] == "model_change"]
             assert [raw["modelId"] for raw in entries][-3:] == ["three", "one", "three"]
+
+
+async def test_scoped_models_screen_chooses_orders_and_saves_the_cycle(
+    project: Path, agent_dir: Path
+) -> None:
+    from pi_tui.tui.screens.scoped_models import ScopedModelsScreen
+
+    with ModelServer() as server:
+        models = [{"id": "one"}, {"id": "two"}, {"id": "three"}]
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json(models=models)))
+        app = app_with(project, provider="test", model="one")
+        async with app.run_test(size=SIZE) as pilot:
+            app.run_slash("scoped-models", "")
+            for _ in range(50):
+                await pilot.pause(0.02)
+                if isinstance(app.screen, ScopedModelsScreen):
+                    break
+            screen = app.screen
+            assert isinstance(screen, ScopedModelsScreen)
+            test_keys = [key for key in screen.order if key.startswith("test/")]
+            assert test_keys == ["test/one", "test/two", "test/three"]
+            start = screen.order.index("test/one")
+            screen.query_one("OptionList").highlighted = start
+            await pilot.press("space", "down", "down", "space")  # one and three on
+            assert screen.enabled == ["test/one", "test/three"]
+            await pilot.press("alt+up")  # three before one
+            assert screen.enabled == ["test/three", "test/one"]
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            saved = json.loads((agent_dir / "settings.json").read_text())
+            assert saved["enabledModels"] == ["test/three", "test/one"]
+            await pilot.press("ctrl+p")
+            assert app.agent.model.id == "three"
+            await pilot.press("ctrl+p")
+            assert app.agent.model.id == "one"
+            app.run_slash("scoped-models", "")
+            for _ in range(50):
+                await pilot.pause(0.02)
+                if isinstance(app.screen, ScopedModelsScreen):
+                    break
+            await pilot.press("ctrl+x", "escape")  # none, for this session only
+            await pilot.pause()
+            assert app.started.scoped_models == []
+            assert json.loads((agent_dir / "settings.json").read_text())["enabledModels"] == [
+                "test/three",
+                "test/one",
+            ]

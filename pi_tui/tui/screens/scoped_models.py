@@ -1,0 +1,135 @@
+"""``/scoped-models``: which models Ctrl+P cycles through, and in what order (pi's selector).
+
+Space or Enter turns the highlighted model on or off, Ctrl+A turns every model on, Ctrl+X every
+model off, Ctrl+P the highlighted model's whole provider; Alt+Up / Alt+Down move a model in the
+cycle. Escape keeps the choice for this session; Ctrl+S also saves it as ``enabledModels`` in
+settings.json. The screen only edits a list: the app applies and saves what it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from pi_tui.text_safety import for_terminal
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeChoice:
+    """What the screen returns: the models turned on, in cycle order, and whether to save."""
+
+    keys: list[str]
+    save: bool
+
+
+class ScopedModelsScreen(ModalScreen[ScopeChoice | None]):
+    BINDINGS = [
+        Binding("escape", "close(False)", "Keep for this session", show=False),
+        Binding("ctrl+s", "close(True)", "Save", show=False, priority=True),
+        Binding("space,enter", "toggle", "Toggle", show=False, priority=True),
+        Binding("ctrl+a", "all_on", "All on", show=False, priority=True),
+        Binding("ctrl+x", "all_off", "All off", show=False, priority=True),
+        Binding("ctrl+p", "toggle_provider", "Provider", show=False, priority=True),
+        Binding("alt+up", "move(-1)", "Up", show=False, priority=True),
+        Binding("alt+down", "move(1)", "Down", show=False, priority=True),
+    ]
+
+    def __init__(self, models: list[str], enabled: list[str]) -> None:
+        """``models``: every usable ``provider/id``; ``enabled``: the current cycle, in order."""
+        super().__init__()
+        known = set(models)
+        self.enabled = [key for key in enabled if key in known]
+        self.order = self.enabled + [key for key in models if key not in self.enabled]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker"):
+            yield Static("Models for Ctrl+P", classes="picker-title")
+            yield OptionList(id="scoped-options")
+            yield Static("", id="scoped-summary")
+            yield Static(
+                "space toggle · ctrl+a all · ctrl+x none · ctrl+p provider · alt+↑↓ order · "
+                "esc keep for now · ctrl+s save",
+                classes="picker-help",
+            )
+
+    def on_mount(self) -> None:
+        self._draw(0)
+        self.query_one(OptionList).focus()
+
+    def _draw(self, highlighted: int | None) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        on = set(self.enabled)
+        for key in self.order:
+            mark = "[x]" if key in on else "[ ]"
+            position = f" {self.enabled.index(key) + 1}" if key in on else ""
+            options.add_option(
+                Option(Content.assemble(f"{mark} ", for_terminal(key), Content.styled(position, "$pi-muted")))
+            )
+        if self.order:
+            options.highlighted = min(highlighted or 0, len(self.order) - 1)
+        count = len(self.enabled)
+        summary = (
+            f"{count} model{'s' if count != 1 else ''} in the cycle"
+            if count
+            else "none chosen: Ctrl+P cycles every model that has a key"
+        )
+        self.query_one("#scoped-summary", Static).update(Content.styled(summary, "$pi-muted"))
+
+    def _current(self) -> int | None:
+        return self.query_one(OptionList).highlighted
+
+    def action_toggle(self) -> None:
+        index = self._current()
+        if index is None:
+            return
+        key = self.order[index]
+        if key in self.enabled:
+            self.enabled.remove(key)
+        else:
+            self.enabled.append(key)
+        self._draw(index)
+
+    def action_all_on(self) -> None:
+        self.enabled = self.enabled + [key for key in self.order if key not in self.enabled]
+        self._draw(self._current())
+
+    def action_all_off(self) -> None:
+        self.enabled = []
+        self._draw(self._current())
+
+    def action_toggle_provider(self) -> None:
+        index = self._current()
+        if index is None:
+            return
+        provider = self.order[index].split("/", 1)[0]
+        theirs = [key for key in self.order if key.split("/", 1)[0] == provider]
+        if all(key in self.enabled for key in theirs):
+            self.enabled = [key for key in self.enabled if key not in theirs]
+        else:
+            self.enabled += [key for key in theirs if key not in self.enabled]
+        self._draw(index)
+
+    def action_move(self, step: int) -> None:
+        """Move the highlighted model in the cycle (models that are off keep their place)."""
+        index = self._current()
+        if index is None or self.order[index] not in self.enabled:
+            return
+        key = self.order[index]
+        at = self.enabled.index(key)
+        to = at + step
+        if not 0 <= to < len(self.enabled):
+            return
+        self.enabled[at], self.enabled[to] = self.enabled[to], self.enabled[at]
+        self.order = self.enabled + [other for other in self.order if other not in self.enabled]
+        self._draw(self.order.index(key))
+
+    def action_close(self, save: bool) -> None:
+        self.dismiss(ScopeChoice(list(self.enabled), save))
