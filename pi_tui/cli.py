@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
     agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
-    parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
+    parser.add_argument("-v", "--version", action="version", version=f"pi-tui {__version__}")
     return parser
 
 

@@ -22,8 +22,9 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
 
 
 def test_version_and_help() -> None:
-    result = run("--version")
-    assert result.returncode == 0 and result.stdout.strip() == f"pi-tui {__version__}"
+    for flag in ("--version", "-v"):  # pi's short form too
+        result = run(flag)
+        assert result.returncode == 0 and result.stdout.strip() == f"pi-tui {__version__}"
     result = run("--help")
     assert result.returncode == 0 and "usage: pi-tui" in result.stdout and "--list-sessions" in result.stdout
 
