@@ -49,9 +49,26 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     try:
         return orjson.dumps(value, default=default, option=orjson.OPT_NON_STR_KEYS if default else 0)
     except TypeError:
-        text = json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
-        )
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default)
         # Every surrogate left in ``text`` sits inside a JSON string (json.dumps escapes
         # nothing else that is not UTF-8), so its backslash form is the JSON escape itself.
         return text.encode("utf-8", "backslashreplace")
+
+
+def parse_object_file(text: str, path: object, expected: str) -> dict[str, Any] | None:
+    """A small config file's text (settings.json, auth.json) as a JSON object; None when empty.
+
+    Raises ``ValueError`` with one line that names the file, and the line and column of a syntax
+    error, or says what was ``expected`` when the file holds something other than an object.
+    """
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"{path}, line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}, line 1: {expected}")
+    return data

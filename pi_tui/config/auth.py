@@ -48,17 +48,12 @@ def auth_file(agent_dir: Path) -> Path:
 
 def parse_auth(text: str, path: Path) -> dict[str, Any]:
     """The credentials in ``text``; an empty file has none. Raises :class:`AuthFileError`."""
-    if not text.strip():
-        return {}
+    from pi_tui.jsonio import parse_object_file
+
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise AuthFileError(
-            f"{path}, line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"
-        ) from None
-    if not isinstance(data, dict):
-        raise AuthFileError(f"{path}: expected a JSON object keyed by provider")
-    return data
+        return parse_object_file(text, path, "expected a JSON object keyed by provider") or {}
+    except ValueError as error:
+        raise AuthFileError(str(error)) from None
 
 
 class AuthStore:

@@ -152,17 +152,12 @@ def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, str]:
         return None, ""
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot read settings: {error}") from None
-    if not text.strip():
-        return None, text
+    from pi_tui.jsonio import parse_object_file
+
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SettingsError(
-            f"{path}, line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"
-        ) from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}, line 1: settings must be a JSON object")
-    return data, text
+        return parse_object_file(text, path, "settings must be a JSON object"), text
+    except ValueError as error:
+        raise SettingsError(str(error)) from None
 
 
 def _explain(error: ValidationError, sources: list[tuple[Path, str]]) -> SettingsError:
