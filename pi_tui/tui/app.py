@@ -27,7 +27,7 @@ from pi_tui.commands import CommandRegistry, parse_slash
 from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
 from pi_tui.tui.completion import Completion, complete_command, complete_path
-from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, load_keybindings
+from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, display_key, load_keybindings
 from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_theme, to_textual_theme
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
 from pi_tui.tui.widgets.chat import ChatView
@@ -194,7 +194,7 @@ class PiApp(App[None]):
     # --- layout -----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from pi_tui.tui.keybindings import display_key, header_hints, startup_keys
+        from pi_tui.tui.keybindings import header_hints, startup_keys
 
         expand = self.keys.bindings.get("expand") or ("ctrl+o",)
         yield PiHeader(
@@ -233,6 +233,8 @@ class PiApp(App[None]):
         editor.menu.display = False
         editor.completer = self._complete
         editor.keymap = self.keys
+        dequeue = self.keys.bindings.get("dequeue")
+        self.status.dequeue_key = display_key(dequeue[0]) if dequeue else ""
         editor.cursor_blink = self.CURSOR_BLINK
         self.chat.show_thinking = self.show_thinking
         editor.focus()

@@ -174,6 +174,7 @@ async def test_enter_while_running_steers_and_alt_enter_queues_a_follow_up(
                 break
             await pilot.pause(0.02)
         assert "steering: steer this" in shown and "follow-up: and later" in shown
+        assert "Alt+Up to edit all queued messages" in shown  # pi's hint under the queue
         await settle(pilot, app, timeout=15)
         prompts = [item.text for item in app.chat.items if isinstance(item, UserItem)]
         assert prompts == ["start", "steer this", "and later"]

@@ -33,6 +33,8 @@ class StatusLine(Static):
     stalled: reactive[int] = reactive(0)
     """Whole seconds the server has sent nothing (0: data flows)."""
     steering: reactive[tuple[str, ...]] = reactive(())
+    dequeue_key = ""
+    """The key that brings queued messages back (pi's hint under them); set by the app."""
     follow_ups: reactive[tuple[str, ...]] = reactive(())
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -102,6 +104,8 @@ class StatusLine(Static):
             lines.append(Content.styled(f"↳ steering: {for_terminal(_first_line(text))}", "$pi-muted"))
         for text in self.follow_ups:
             lines.append(Content.styled(f"↳ follow-up: {for_terminal(_first_line(text))}", "$pi-muted"))
+        if (self.steering or self.follow_ups) and self.dequeue_key:
+            lines.append(Content.styled(f"↳ {self.dequeue_key} to edit all queued messages", "$pi-dim"))
         if self.hint:
             lines.append(Content.styled(self.hint, "$pi-warning"))
         self.display = bool(lines)
