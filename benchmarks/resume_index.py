@@ -300,12 +300,16 @@ def search_per_key(rows: list[Any], query: str = QUERY) -> list[float]:
     from pi_tui.tui.screens import resume
 
     finder = getattr(resume, "RowSearch", None)
+    parse = getattr(resume, "parse_query", None)
     times: list[float] = []
     if finder is not None:
         search = finder(rows)
         for end in range(1, len(query) + 1):
             began = time.perf_counter()
-            search.find(query[:end])
+            if parse is not None:  # words, "phrases" and re:regex, as the picker reads a query
+                resume.match_rows(rows, search, parse(query[:end]))
+            else:
+                search.find(query[:end])
             times.append(time.perf_counter() - began)
         return times
     for end in range(1, len(query) + 1):  # before the index: the picker's filter of that time
@@ -449,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = [SessionRow.of(info) for info in infos]
         del infos
-        for query in (QUERY, RARE_QUERY):
+        for query in (QUERY, RARE_QUERY, f'"{QUERY}"', "re:refactor\\w* the pars"):
             keys = search_per_key(rows, query)
             row(
                 f"/resume over {what}: search per key typing “{query}”",
