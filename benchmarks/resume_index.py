@@ -455,9 +455,13 @@ def main(argv: list[str] | None = None) -> int:
         del infos
         for query in (QUERY, RARE_QUERY, f'"{QUERY}"', "re:refactor\\w* the pars"):
             keys = search_per_key(rows, query)
+            figures = f"{statistics.median(keys) * 1000:.1f} ms median, {max(keys) * 1000:.1f} ms max"
+            if query.startswith("re:"):  # the picker runs a regex in a thread: keys never wait for it
+                row(f"/resume over {what}: regex answer per key typing “{query}”", figures, "off the UI thread")
+                continue
             row(
                 f"/resume over {what}: search per key typing “{query}”",
-                f"{statistics.median(keys) * 1000:.1f} ms median, {max(keys) * 1000:.1f} ms max",
+                figures,
                 "target <= 50 ms a key: " + ("met" if max(keys) * 1000 <= TARGET_KEY_MS else "MISSED"),
             )
         text_mb = sum(len(r.info.all_messages_text) for r in rows) / 1e6

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -221,7 +222,8 @@ def match_rows(rows: list[SessionRow], search: RowSearch, query: Query) -> list[
         pattern = query.regex
         for row in rows:
             try:
-                if any(pattern.search(part, timeout=REGEX_TIMEOUT) for part in row.parts):  # type: ignore[attr-defined]
+                parts = row.parts
+                if any(pattern.search(part, timeout=REGEX_TIMEOUT, concurrent=True) for part in parts):  # type: ignore[attr-defined]
                     found.append(row)
             except TimeoutError:
                 continue
@@ -458,6 +460,8 @@ class ResumePicker(ModalScreen[Path | None]):
         self.show_path = False
         """pi's path toggle (Ctrl+P): each row shows its session file."""
         self._query_error = False
+        self._generation = 0
+        """Counts list rebuilds: a regex answer that a newer key overtook is dropped."""
         self._prefixes: list[str] = []
         """The tree drawn in front of each shown row (threaded view)."""
         self.rows: dict[str, list[SessionRow]] = {}
@@ -597,7 +601,49 @@ class ResumePicker(ModalScreen[Path | None]):
         if parsed.error or self._query_error:
             self._say(parsed.error or "", bool(parsed.error))
         self._query_error = bool(parsed.error)
+        self._generation += 1
+        if parsed.regex is not None:
+            # A regex reads every row's text (tens of ms over thousands of sessions): off the UI
+            # thread, so typing never waits; the list shows the newest answer when it comes.
+            generation = self._generation
+            self.run_worker(
+                partial(self._regex_search, rows, search, parsed, query, previous, generation),
+                thread=True,
+                group="regex",
+                exit_on_error=False,
+            )
+            return
+        self._show_matches(match_rows(rows, search, parsed), parsed, query, previous)
+
+    def _regex_search(
+        self,
+        rows: list[SessionRow],
+        search: RowSearch,
+        parsed: Query,
+        query: str,
+        previous: SessionRow | None,
+        generation: int,
+    ) -> None:
+        """(Thread) the regex's matches, handed to the list unless a newer key came since."""
         matched = match_rows(rows, search, parsed)
+        if generation == self._generation:
+            with contextlib.suppress(RuntimeError):  # the app is closing
+                self.app.call_from_thread(self._regex_done, matched, parsed, query, previous, generation)
+
+    def _regex_done(
+        self,
+        matched: list[SessionRow],
+        parsed: Query,
+        query: str,
+        previous: SessionRow | None,
+        generation: int,
+    ) -> None:
+        if generation == self._generation and self.is_attached:
+            self._show_matches(matched, parsed, query, previous)
+
+    def _show_matches(
+        self, matched: list[SessionRow], parsed: Query, query: str, previous: SessionRow | None
+    ) -> None:
         if self.named_only:
             matched = [row for row in matched if row.info.name]
         # the rows are kept newest first, so search keeps that order
