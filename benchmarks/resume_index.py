@@ -457,7 +457,11 @@ def main(argv: list[str] | None = None) -> int:
             keys = search_per_key(rows, query)
             figures = f"{statistics.median(keys) * 1000:.1f} ms median, {max(keys) * 1000:.1f} ms max"
             if query.startswith("re:"):  # the picker runs a regex in a thread: keys never wait for it
-                row(f"/resume over {what}: regex answer per key typing “{query}”", figures, "off the UI thread")
+                row(
+                    f"/resume over {what}: regex answer per key typing “{query}”",
+                    figures,
+                    "off the UI thread",
+                )
                 continue
             row(
                 f"/resume over {what}: search per key typing “{query}”",
