@@ -47,6 +47,8 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bytecode import compile_pi_tui  # noqa: E402  (benchmarks/ is on sys.path)
+
 from tests.support.model_server import ModelServer  # noqa: E402
 from tests.support.real_pi import pi_package_dir  # noqa: E402
 from tests.support.tmux import TmuxPane  # noqa: E402
@@ -343,6 +345,7 @@ def interactive_open(argv: list[str], env: dict[str, str], cwd: Path, timeout: f
 
 
 def main(argv: list[str] | None = None) -> int:
+    compile_pi_tui()  # launched pi-tui starts from .pyc files, as installed
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=ENTRIES)
     parser.add_argument("--runs", type=int, default=3)

@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bytecode import compile_pi_tui  # noqa: E402  (benchmarks/ is on sys.path)
+
 from tests.support.model_server import ModelServer, Scripted  # noqa: E402
 
 DEFAULT_PI = Path("/tmp/pi-harness/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
@@ -52,6 +54,7 @@ def time_command(command: list[str], env: dict[str, str], cwd: Path, runs: int) 
 
 
 def main(argv: list[str] | None = None) -> int:
+    compile_pi_tui()  # launched pi-tui starts from .pyc files, as installed
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--pi", type=Path, default=DEFAULT_PI, help="pi's dist/cli.js (skipped if missing)")

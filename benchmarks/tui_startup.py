@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from bytecode import compile_pi_tui
 from tui_support import SIZE, FrameProbe, Profiled, isolate, line, target
 
 TARGET_RATIO = 1.5
@@ -234,6 +235,7 @@ def import_profile(cwd: Path, top: int = 15) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    compile_pi_tui()  # launched pi-tui starts from .pyc files, as installed
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="best of this many runs (after one warm-up)")
     parser.add_argument("--profile", action="store_true", help="print the profiles even when targets pass")

@@ -26,7 +26,9 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL", re.IGNORECA
 _SHAPES = (
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(r"\b(sk-)[A-Za-z0-9_-]{6,}"),
-    re.compile(r"(?i)((?:x-api-key|api[-_]?key|authorization|x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+    re.compile(
+        r"(?i)((?:x-api-key|api[-_]?key|authorization|x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
+    ),
 )
 
 

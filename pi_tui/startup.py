@@ -48,6 +48,9 @@ class Started:
 
 
 def start(options: StartOptions) -> Started:
+    from pi_tui.ai.http import prepare_tls
+
+    prepare_tls()  # in a thread, while the session is read
     try:
         settings = load_settings(options.cwd)
     except SettingsError as error:

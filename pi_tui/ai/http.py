@@ -8,13 +8,46 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import ssl
+import threading
 import weakref
+from concurrent.futures import Future
 
 import httpx
 
 _CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
 _CLIENTS = weakref.WeakKeyDictionary()
 HTTP2 = importlib.util.find_spec("h2") is not None
+
+_tls: Future[ssl.SSLContext] | None = None
+_tls_lock = threading.Lock()
+
+
+def prepare_tls() -> None:
+    """Start making the TLS context (httpx's default one) in a thread.
+
+    Loading the certificate store takes ~50 ms, all of it in OpenSSL with the GIL released, so
+    made while startup reads the session it costs the first request nothing.
+    """
+    global _tls
+    with _tls_lock:
+        if _tls is not None:
+            return
+        _tls = Future()
+    threading.Thread(target=_make_tls, args=(_tls,), name="pi-tui-tls", daemon=True).start()
+
+
+def _make_tls(future: Future[ssl.SSLContext]) -> None:
+    try:
+        future.set_result(httpx.create_ssl_context())
+    except BaseException as error:  # given to the client maker, which raises it where httpx would
+        future.set_exception(error)
+
+
+def _tls_context() -> ssl.SSLContext:
+    prepare_tls()
+    assert _tls is not None
+    return _tls.result()
 
 
 def shared_client() -> httpx.AsyncClient:
@@ -23,6 +56,7 @@ def shared_client() -> httpx.AsyncClient:
     client = _CLIENTS.get(loop)
     if client is None or client.is_closed:
         client = httpx.AsyncClient(
+            verify=_tls_context(),
             http2=HTTP2,
             # No read timeout: a model stream is watched for silence by pi_tui.ai.stream.
             timeout=httpx.Timeout(None, connect=30.0),

@@ -314,10 +314,15 @@ class _Runner:
         client = get_client(self.model.api)
         with paused_gc():  # a long session's request is ~100k acyclic dicts: no cycle scans
             request = client.build_request(self.model, self.context, self.options)
+            # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
+            # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
+            payload = jsonio.dumps(request.body)
+        # Retries resend the bytes; the dicts (as large as the bytes on a long session) go now.
+        request.body = {}
         attempt = 0
         while True:
             try:
-                await self._once(client, request)
+                await self._once(client, request, payload)
                 return
             except ProviderError as error:
                 if not error.retryable or self.builder.has_output or attempt >= self.options.max_retries:
@@ -336,7 +341,7 @@ class _Runner:
             return min(max(retry_after, 0.0), self.options.max_delay)
         return min(self.options.base_delay * 2 ** (attempt - 1), self.options.max_delay)
 
-    async def _once(self, client: ApiClient, request: object) -> None:
+    async def _once(self, client: ApiClient, request: object, payload: bytes) -> None:
         assert isinstance(request, HttpRequest)
         http = self.http or shared_client()
         # No read timeout: the watchdog's idle limits decide how long a silent stream may last.
@@ -346,7 +351,7 @@ class _Runner:
             async with asyncio.timeout(None) as scope:
                 watch = asyncio.get_running_loop().create_task(watchdog.run(scope))
                 try:
-                    await self._exchange(client, request, http, timeout, watchdog)
+                    await self._exchange(client, request, payload, http, timeout, watchdog)
                 finally:
                     watch.cancel()
                     watchdog.resumed()
@@ -361,17 +366,20 @@ class _Runner:
         self,
         client: ApiClient,
         request: HttpRequest,
+        payload: bytes,
         http: httpx.AsyncClient,
         timeout: httpx.Timeout,
         watchdog: _Watchdog,
     ) -> None:
         """One request and its streamed answer."""
         try:
-            # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
-            # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
-            headers = {"content-type": "application/json", **request.headers}
+            headers = {
+                "content-type": "application/json",
+                **request.headers,
+                "content-length": str(len(payload)),
+            }
             async with http.stream(
-                "POST", request.url, headers=headers, content=jsonio.dumps(request.body), timeout=timeout
+                "POST", request.url, headers=headers, content=_slices(payload), timeout=timeout
             ) as response:
                 if response.status_code >= 400:
                     body = (await response.aread()).decode("utf-8", "replace")
@@ -399,6 +407,19 @@ class _Runner:
 
     def _flush(self) -> None:
         self.stream._push(self.builder.take_events())
+
+
+SEND_SLICE = 1 << 20
+"""Bytes handed to the transport at a time. A whole body given at once is copied by asyncio into
+its send buffer when the socket cannot take it all: on a long session one more copy of a 30-50 MB
+request."""
+
+
+async def _slices(payload: bytes) -> AsyncIterator[bytes]:
+    """``payload`` a slice at a time (sent under its own Content-Length, not chunked)."""
+    view = memoryview(payload)
+    for start in range(0, len(view), SEND_SLICE):
+        yield view[start : start + SEND_SLICE]  # type: ignore[misc]
 
 
 def describe(error: BaseException) -> str:

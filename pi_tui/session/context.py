@@ -180,15 +180,25 @@ def session_settings(path: Iterable[RawEntry]) -> SessionContext:
     """
     path = path if isinstance(path, list) else list(path)
     settings = SessionContext()
-    # The last word on the model and on the thinking level wins, so both are looked for from
-    # the end (on a long branch they are found within a few entries); injected rules add up.
-    settings.model = next(filter(None, map(_model_of, reversed(path))), None)
-    level = next(filter(None, map(_thinking_of, reversed(path))), None)
+    # The last word on the model and on the thinking level wins, so both are taken from the
+    # end; injected rules add up, in path order. One pass that reads only each entry's type
+    # (a branch of 50,000 entries without a thinking change is walked whole).
+    model: ModelRef | None = None
+    level: str | None = None
+    injections: list[RawEntry] = []
+    for entry in reversed(path):
+        kind = entry.get("type")
+        if kind == "ttsr_injection":
+            injections.append(entry)
+        elif kind == "thinking_level_change":
+            level = level or _thinking_of(entry)
+        elif model is None and (kind == "message" or kind == "model_change"):
+            model = _model_of(entry)
+    settings.model = model
     if level is not None:
         settings.thinking_level = level
-    for entry in path:
-        if entry.get("type") == "ttsr_injection":
-            _note_settings(settings, entry)
+    for entry in reversed(injections):
+        _note_settings(settings, entry)
     return settings
 
 

