@@ -113,6 +113,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no network at start-up (pi-tui makes none anyway; sets PI_OFFLINE=1 for tools)",
     )
+    extend = parser.add_argument_group("extensions")
+    extend.add_argument(
+        "-e",
+        "--extension",
+        action="append",
+        dest="extensions",
+        metavar="PATH",
+        help="load this extension (a .py file or a package folder); repeatable",
+    )
+    extend.add_argument(
+        "--no-extensions", action="store_true", help="load no discovered extension (-e still loads)"
+    )
+    extend.add_argument(
+        "--trust",
+        action="store_true",
+        help="load this project's extensions (.agent/extensions) without asking",
+    )
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
     agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
     parser.add_argument("-v", "--version", action="version", version=f"pi-tui {__version__}")
@@ -136,6 +153,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as error:  # a bug: one line for the user, the details in a crash log
         return fail(f"internal error: {type(error).__name__}: {error} (details: {_crash_log()})", 70)
+
+
+def _flag_words_problem(words: list[str]) -> str | None:
+    """A leftover word that cannot be an extension's flag (``-x``, a stray value)."""
+    for word in words:
+        if not word.startswith("--") or word == "--":
+            return f"unrecognized argument: {word} (see pi-tui --help)"
+    return None
 
 
 def _user_input_problem(args: argparse.Namespace) -> str | None:
@@ -205,35 +230,29 @@ def _shown(text: str) -> str:
 
 
 def _crash_log() -> str:
-    """Write the current traceback to the log folder; returns its path.
-
-    The log is the user's alone (0600 in a 0700 folder) and holds no credential: a traceback can
-    quote a request, an exception or a models.json header (see :mod:`pi_tui.redact`).
-    """
+    """Write the current traceback to the crash log; returns its path."""
     import traceback
-    from pathlib import Path
 
-    import platformdirs
+    from pi_tui.logfiles import append_log
 
-    from pi_tui.redact import redact_secrets
-
-    folder = Path(platformdirs.user_log_dir("pi-tui"))
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = folder / "crash.log"
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        descriptor = os.open(path, flags, 0o600)
-        os.fchmod(descriptor, 0o600)  # a log made by an older version may be readable by others
-        with os.fdopen(descriptor, "a", encoding="utf-8") as log:
-            log.write(redact_secrets(traceback.format_exc()) + "\n")
-        return str(path)
-    except OSError:
-        return "no log written"
+    return append_log("crash.log", traceback.format_exc())
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_intermixed_args(argv)  # words and flags in any order, as pi
+    parser = build_parser()
+    # Words and flags in any order, as pi. Flags nobody here knows may belong to an extension
+    # (``pi.register_flag``): they are kept and checked once the extensions are loaded.
+    args, unknown = parser.parse_known_intermixed_args(argv)
+    args.extension_flags = unknown
+    flags_problem = _flag_words_problem(unknown)
+    if flags_problem is not None:
+        return fail(flags_problem)
     cwd = os.getcwd()
+    runs_agent = (
+        args.list_models is None and not args.list_sessions and not args.list_rules and not args.export
+    )
+    if unknown and not runs_agent:
+        return fail(f"unrecognized argument: {unknown[0]} (see pi-tui --help)")
     if args.list_models is not None:
         return _list_models(args.list_models)
     if args.list_sessions:
@@ -280,6 +299,11 @@ def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = F
         no_themes=args.no_themes,
         verbose=args.verbose,
         offline=args.offline,
+        extensions=args.extensions,
+        no_extensions=args.no_extensions,
+        trust=args.trust,
+        extension_flags=args.extension_flags,
+        interactive=interactive,
     )
     if args.offline:
         os.environ["PI_OFFLINE"] = "1"
@@ -314,7 +338,9 @@ def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = F
         return asyncio.run(run_rpc(started))
     from pi_tui.modes.print_mode import run_print
 
-    return asyncio.run(run_print(started.agent, prompts, json_mode=args.mode == "json"))
+    return asyncio.run(
+        run_print(started.agent, prompts, json_mode=args.mode == "json", extensions=started.extensions)
+    )
 
 
 def _list_models(search: str) -> int:

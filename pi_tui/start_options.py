@@ -31,3 +31,12 @@ class StartOptions:
     no_themes: bool = False
     verbose: bool = False
     offline: bool = False
+    extensions: list[str] | None = None
+    """``-e/--extension`` paths: extensions to load besides the discovered ones."""
+    no_extensions: bool = False
+    trust: bool = False
+    """``--trust``: load this project's extensions without asking."""
+    extension_flags: list[str] | None = None
+    """Command-line words argparse did not know: flags extensions may register."""
+    interactive: bool = False
+    """The TUI: project extensions wait for the user's answer instead of being skipped."""

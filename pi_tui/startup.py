@@ -45,6 +45,8 @@ class Started:
     options: StartOptions | None = None
     scoped_models: list[Any] = field(default_factory=list)
     """The models Ctrl+P cycles (--models, else the enabledModels setting), in order."""
+    extensions: Any = None
+    """The :class:`~pi_tui.extensions.setup.ExtensionSetup` (the runner and what to say)."""
 
 
 def start(options: StartOptions) -> Started:
@@ -109,13 +111,40 @@ def start(options: StartOptions) -> Started:
         ttsr=ttsr,
     )
     holder.append(agent)
+    extensions = _load_extensions(agent, registry, options, manager)
     patterns = options.models if options.models is not None else settings.enabled_models
     scope = resolve_scope(registry, patterns or [])
     if scope.unmatched:
         unmatched = ", ".join(scope.unmatched)
         warning = f"No usable model matches {unmatched} (of --models / enabledModels); Ctrl+P skips it."
         notice = f"{notice}\n{warning}" if notice else warning
-    return Started(agent, registry, settings, notice, rebuild_prompt, options, scope.models)
+    return Started(agent, registry, settings, notice, rebuild_prompt, options, scope.models, extensions)
+
+
+def _load_extensions(
+    agent: AgentSession, registry: ModelRegistry, options: StartOptions, manager: Any
+) -> Any:
+    """The extensions allowed to run here, loaded; their flags read from the command line."""
+    from pi_tui.extensions.setup import ExtensionSetupError, setup_extensions
+
+    try:
+        setup = setup_extensions(
+            agent,
+            registry,
+            options.cwd,
+            options.extensions,
+            no_extensions=options.no_extensions,
+            trust=options.trust,
+            interactive=options.interactive,
+        )
+    except ExtensionSetupError as error:
+        manager.close()
+        raise StartupError(str(error)) from None
+    leftover = setup.runner.take_flags(options.extension_flags or [])
+    if leftover:
+        manager.close()
+        raise StartupError(f"unrecognized argument: {leftover[0]} (see pi-tui --help)")
+    return setup
 
 
 def discover_and_bucket(cwd: str, settings: Settings, report: Any = None) -> tuple[Any, list[Any]]:

@@ -16,12 +16,14 @@ The TUI, the print/json/rpc modes and tests all drive exactly this API.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
+from pi_tui.agent.hooks import AgentHooks
 from pi_tui.ai.errors import ConfigError, is_context_overflow
 from pi_tui.ai.stream import AssistantStream, IdleLimits, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
@@ -48,6 +50,8 @@ TTSR_RETRY_DELAY = 0.05
 """Pause between a rule's interrupt and the retry, so a user action in between wins."""
 SKIPPED_TEXT = "Skipped: the user sent a new message before this tool ran."
 ABORTED_TOOL_TEXT = "Aborted by the user."
+BLOCKED_PREFIX = "Blocked: "
+"""Start of the result of a tool call an extension refused (the reason follows)."""
 
 KeyResolver = Callable[[Model], StreamOptions]
 """Gives the request options (API key, headers) for a model; raises ConfigError without a key."""
@@ -59,6 +63,8 @@ class NavigationResult:
     """The selected user message's text, for the editor (None for other entries)."""
     summary_entry_id: str | None = None
     already_there: bool = False
+    cancelled_by: str | None = None
+    """Set when an extension's ``session_before_tree`` handler cancelled the move."""
 
 
 class CompactionFailed(Exception):
@@ -73,6 +79,11 @@ class AgentBusyError(RuntimeError):
 class QueuedMessage:
     text: str
     images: list[ImageContent] = field(default_factory=list)
+    message: Any = None
+    """A message made elsewhere (an extension's custom message), sent as it is."""
+
+    def to_message(self) -> Any:
+        return self.message if self.message is not None else user_message(self.text, self.images)
 
 
 class AgentSession:
@@ -107,6 +118,11 @@ class AgentSession:
         self._aborted = False
         self.ttsr = ttsr
         self._save_listener: Callable[[str], None] | None = None
+        self.hooks: AgentHooks = AgentHooks()
+        """What extensions change (see :mod:`pi_tui.agent.hooks`); nothing by default."""
+        self.session_listeners: list[Callable[[str], None]] = []
+        """Told when something outside a run changed the session (a label, the name...)."""
+        self._run_system_prompt: str | None = None
         self._record_initial_state()
         self._restore_ttsr()
 
@@ -121,6 +137,21 @@ class AgentSession:
     @property
     def is_streaming(self) -> bool:
         return self._run_task is not None and not self._run_task.done()
+
+    @property
+    def run_task(self) -> asyncio.Task[Any] | None:
+        """The task running the current run, if any."""
+        return self._run_task
+
+    @property
+    def current_system_prompt(self) -> str:
+        """The system prompt of the current run (an extension may change it per run)."""
+        return self._run_system_prompt if self._run_system_prompt is not None else self.system_prompt
+
+    def emit_session_changed(self, what: str) -> None:
+        """Tell the listeners that ``what`` changed in the session outside a run."""
+        for listener in list(self.session_listeners):
+            listener(what)
 
     @property
     def messages(self) -> list[Any]:
@@ -208,29 +239,54 @@ class AgentSession:
 
     # --- model and thinking -------------------------------------------------------------------
 
-    def set_model(self, model: Model) -> None:
-        """Switch model (recorded as an entry); a model without reasoning runs with thinking off."""
+    def set_model(self, model: Model, *, source: str = "set") -> None:
+        """Switch model (recorded as an entry); a model without reasoning runs with thinking off.
+
+        ``source`` is how it was chosen, for extensions: "set" (/model) or "cycle" (Ctrl+P).
+        """
+        previous = self.model
         self.model = model
         self.manager.append_model_change(model.provider, model.id)
         if not model.reasoning and self.thinking_level != "off":
             self.set_thinking_level("off")
+        self.hooks.notify("model_select", model=model, previous_model=previous, source=source)
 
     def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
             raise ValueError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
+        previous = self.thinking_level
         self.thinking_level = level
         self.manager.append_thinking_level_change(level)
+        self.hooks.notify("thinking_level_select", level=level, previous_level=previous)
 
     # --- prompting -----------------------------------------------------------------------------
 
     async def prompt(
-        self, text: str, images: Sequence[ImageContent] = (), *, streaming_behavior: str | None = None
+        self,
+        text: str,
+        images: Sequence[ImageContent] = (),
+        *,
+        streaming_behavior: str | None = None,
+        source: str = "interactive",
     ) -> AssistantMessage | None:
         """Run the agent on a new user message; returns the last assistant message.
 
         While the agent runs, ``streaming_behavior`` "steer" or "followUp" queues the message
         instead (returns None); without it a busy agent raises :class:`AgentBusyError`.
+
+        Extensions see the text first: an extension command (``/name args``) runs instead of a
+        turn, ``input`` handlers may change or answer the text, and ``before_agent_start`` may
+        add messages and change this run's system prompt. ``source`` says who typed it
+        ("interactive", "rpc", "print" or "extension").
         """
+        hooks = self.hooks
+        if text.startswith("/") and await hooks.run_command(text):
+            return None
+        if hooks.wants("input"):
+            outcome = await hooks.input(text, images, source)
+            if outcome.handled:
+                return None
+            text, images = outcome.text, outcome.images
         if self.is_streaming:
             if streaming_behavior == "steer":
                 self.steer(text, images)
@@ -241,9 +297,40 @@ class AgentSession:
             raise AgentBusyError("The agent is already running; steer or queue a follow-up instead.")
         self._run_task = asyncio.current_task()
         try:
-            return await self._run(user_message(text, images))
+            first = [user_message(text, images), *hooks.take_next_turn_messages()]
+            start = await hooks.before_agent_start(text, images, self.system_prompt)
+            self._run_system_prompt = start.system_prompt
+            return await self._run([*first, *start.messages])
         finally:
             self._run_task = None
+            self._run_system_prompt = None
+
+    async def run_messages(self, messages: Sequence[Any]) -> AssistantMessage | None:
+        """Run the agent on messages made elsewhere (an extension's ``trigger_turn``); while a
+        run is going they are queued as steering messages instead (returns None)."""
+        if self.is_streaming:
+            for message in messages:
+                self.queue_message(message)
+            return None
+        self._run_task = asyncio.current_task()
+        try:
+            return await self._run(list(messages))
+        finally:
+            self._run_task = None
+
+    def queue_message(self, message: Any, *, follow_up: bool = False) -> None:
+        """Deliver ``message`` (a custom message) with the next steering or follow-up batch."""
+        text = message.content if isinstance(message.content, str) else ""
+        queue = self.follow_ups if follow_up else self.steering
+        queue.append(QueuedMessage(text, [], message))
+        self._queue_changed()
+
+    def record_message(self, message: Any) -> None:
+        """Save a message outside a run (an extension's custom message while idle)."""
+        self.emit("message_start", message=message)
+        self._append(message)
+        self.manager.sync()
+        self.emit("message_end", message=message)
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.steering.append(QueuedMessage(text, list(images)))
@@ -254,9 +341,11 @@ class AgentSession:
         self._queue_changed()
 
     def clear_queues(self) -> list[QueuedMessage]:
-        """Take back every queued message (e.g. into the editor after an abort)."""
-        taken = self.steering + self.follow_ups
-        self.steering, self.follow_ups = [], []
+        """Take back every queued message the user typed (e.g. into the editor after an abort);
+        messages queued by extensions stay for the next run."""
+        taken = [item for item in self.steering + self.follow_ups if item.message is None]
+        self.steering = [item for item in self.steering if item.message is not None]
+        self.follow_ups = [item for item in self.follow_ups if item.message is not None]
         if taken:
             self._queue_changed()
         return taken
@@ -271,6 +360,7 @@ class AgentSession:
     def abort(self) -> None:
         """Stop the running stream and tool now; the run ends after recording what happened."""
         self._aborted = True
+        self.hooks.aborted()
         if self._stream is not None:
             self._stream.abort()
         if self._tool_task is not None and not self._tool_task.done():
@@ -280,12 +370,12 @@ class AgentSession:
 
     # --- the loop ------------------------------------------------------------------------------
 
-    async def _run(self, first: UserMessage) -> AssistantMessage | None:
+    async def _run(self, first: list[Any]) -> AssistantMessage | None:
         self._aborted = False
         produced: list[Any] = []
         self.emit("agent_start")
         last: AssistantMessage | None = None
-        pending: list[UserMessage] = [first]
+        pending: list[Any] = list(first)
         try:
             overflow_retried = False
             while True:
@@ -293,7 +383,7 @@ class AgentSession:
                 if self.ttsr is not None:
                     self.ttsr.turn_started()
                 for message in pending:  # as pi: a turn's new user messages come after turn_start
-                    self._save(message, produced)
+                    await self._save(message, produced)
                 pending = []
                 assistant = await self._stream_assistant()
                 produced.append(assistant)
@@ -327,18 +417,20 @@ class AgentSession:
                         continue
                 if self.steering:
                     taken = self._take(self.steering, self.settings.steering_mode)
-                    pending = [user_message(q.text, q.images) for q in taken]
+                    pending = [queued.to_message() for queued in taken]
                     continue
                 if calls:
                     continue
                 if self.follow_ups:
                     taken = self._take(self.follow_ups, self.settings.follow_up_mode)
-                    pending = [user_message(q.text, q.images) for q in taken]
+                    pending = [queued.to_message() for queued in taken]
                     continue
                 break
         finally:
             self.manager.sync()
             self.emit("agent_end", messages=produced)
+            if self.hooks.wants("agent_end"):
+                await self.hooks.drain()  # a run ends when its handlers have seen it end
         if not self._aborted and last is not None and last.stop_reason not in ("error", "aborted"):
             await self._maybe_compact()
         return last
@@ -439,14 +531,32 @@ class AgentSession:
         from pi_tui.compaction.request import CompactionError
 
         self.emit("compaction_start", reason=reason)
-        preparation = prepare_compaction(self.manager.get_branch(), self.settings.compaction)
+        branch = self.manager.get_branch()
+        preparation = prepare_compaction(branch, self.settings.compaction)
         if preparation is None:
             self.emit("compaction_end", reason=reason, result=None, aborted=False, willRetry=False)
             return None
+        given: dict[str, Any] | None = None
+        if self.hooks.wants("session_before_compact"):
+            answer = await self.hooks.before(
+                "session_before_compact",
+                preparation=preparation,
+                branch_entries=branch,
+                custom_instructions=custom_instructions,
+                reason=reason,
+            )
+            if answer is not None and answer.get("cancel"):
+                self.emit("compaction_end", reason=reason, result=None, aborted=True, willRetry=False)
+                return None
+            given = answer.get("compaction") if answer is not None else None
         try:
-            options = self._request_options(self.model)
-            options.thinking = self.thinking_level  # type: ignore[assignment]
-            result = await compact(preparation, self.model, options, custom_instructions)
+            if isinstance(given, dict) and isinstance(given.get("summary"), str):
+                result = _given_compaction(given, preparation)
+            else:
+                given = None
+                options = self._request_options(self.model)
+                options.thinking = self.thinking_level  # type: ignore[assignment]
+                result = await compact(preparation, self.model, options, custom_instructions)
         except (CompactionError, ConfigError) as error:
             self.emit(
                 "compaction_end",
@@ -460,8 +570,10 @@ class AgentSession:
         except asyncio.CancelledError:
             self.emit("compaction_end", reason=reason, result=None, aborted=True, willRetry=False)
             raise
-        result.append_to(self.manager)
+        entry_id = result.append_to(self.manager, from_hook=given is not None)
         self.manager.sync()
+        entry = self.manager.get_entry(entry_id)
+        self.hooks.notify("session_compact", compaction_entry=entry, from_extension=given is not None)
         self.emit(
             "compaction_end",
             reason=reason,
@@ -486,18 +598,35 @@ class AgentSession:
         self._queue_changed()
         return items
 
-    def _save(self, message: Any, produced: list[Any]) -> None:
-        self._record(message)
-        produced.append(message)
+    async def _save(self, message: Any, produced: list[Any]) -> None:
+        produced.append(await self._record(message))
 
-    def _record(self, message: Any) -> None:
-        """A finished message: announced, saved, announced as ended."""
+    async def _record(self, message: Any) -> Any:
+        """A finished message: announced, offered to extensions (which may replace it), saved,
+        announced as ended. Returns the message as saved."""
         self.emit("message_start", message=message)
-        self.manager.append_message(message)
+        message = await self._finished(message)
+        self._append(message)
         self.emit("message_end", message=message)
+        return message
 
-    def build_context(self) -> Context:
-        messages = convert_to_llm(keep_ttsr_partials(self.manager.build_session_context().messages))
+    async def _finished(self, message: Any) -> Any:
+        return await self.hooks.message_end(message) if self.hooks.wants("message_end") else message
+
+    def _append(self, message: Any) -> None:
+        if isinstance(message, CustomMessage):
+            self.manager.append_custom_message_entry(
+                message.custom_type, message.content, message.display, message.details
+            )
+        else:
+            self.manager.append_message(message)
+
+    def build_context(self, messages: list[Any] | None = None) -> Context:
+        """The request's context: the branch's messages (or ``messages``, as an extension's
+        ``context`` handler left them), this run's system prompt, the active tools."""
+        if messages is None:
+            messages = self.manager.build_session_context().messages
+        messages = convert_to_llm(keep_ttsr_partials(messages))
         if self.settings.images.block_images:  # read at each request: a /settings change applies at once
             from pi_tui.ai.transform import block_images
 
@@ -505,13 +634,13 @@ class AgentSession:
         tools = [Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.tools]
         # clean_text: the cwd, an argv --system-prompt or a context file may hold bytes that are
         # not UTF-8; a lone surrogate in the request would be refused by a strict provider.
-        return Context(system_prompt=clean_text(self.system_prompt), messages=messages, tools=tools)
+        return Context(system_prompt=clean_text(self.current_system_prompt), messages=messages, tools=tools)
 
     async def _stream_assistant(self) -> AssistantMessage:
         try:
             options = self._request_options(self.model)
         except ConfigError as error:
-            return self._failed_message(str(error))
+            return await self._failed_message(str(error))
         options.thinking = self.thinking_level  # type: ignore[assignment]
         retry_state: dict[str, int] = {}
 
@@ -537,8 +666,19 @@ class AgentSession:
 
         retry = self.settings.retry
         idle = IdleLimits(between=retry.idle_timeout_seconds, first_byte=retry.first_byte_timeout_seconds)
+        hooks = self.hooks
+        messages = None
+        if hooks.wants("context"):
+            messages = await hooks.context(self.manager.build_session_context().messages)
         stream = stream_message(
-            self.model, self.build_context(), options, on_retry=on_retry, idle=idle, on_stall=on_stall
+            self.model,
+            self.build_context(messages),
+            options,
+            on_retry=on_retry,
+            idle=idle,
+            on_stall=on_stall,
+            on_payload=hooks.before_provider_request if hooks.wants("before_provider_request") else None,
+            on_response=hooks.after_provider_response if hooks.wants("after_provider_response") else None,
         )
         self._stream = stream
         if self._aborted:
@@ -566,13 +706,14 @@ class AgentSession:
             done = message.stop_reason not in ("error",)
             extra = {} if done else {"finalError": message.error_message}
             self.emit("auto_retry_end", success=done, attempt=retry_state["attempt"], **extra)
+        message = await self._finished(message)
         self.manager.append_message(message)
         if self.ttsr is not None:
             self.ttsr.message_ended(message.stop_reason)
         self.emit("message_end", message=message)
         return message
 
-    def _failed_message(self, error: str) -> AssistantMessage:
+    async def _failed_message(self, error: str) -> AssistantMessage:
         """A reply that failed before any request (no API key). pi reads ``usage`` of every
         assistant message without a guard (its footer crashed on this one), so it gets zeros."""
         message = AssistantMessage(
@@ -585,24 +726,36 @@ class AgentSession:
             error_message=error,
             timestamp=now_ms(),
         )
-        self._record(message)
-        return message
+        return await self._record(message)
 
     async def _run_tools(
         self, calls: list[ToolCall], results: list[ToolResultMessage], produced: list[Any]
     ) -> None:
         by_name = {tool.name: tool for tool in self.tools}
+        hooks = self.hooks
+        gated, reshaped = hooks.wants("tool_call"), hooks.wants("tool_result")
         for index, call in enumerate(calls):
             self.emit("tool_execution_start", toolCallId=call.id, toolName=call.name, args=call.arguments)
+            # Extensions may change the arguments in place: never the saved call's own dict.
+            arguments = copy.deepcopy(call.arguments) if gated or reshaped else dict(call.arguments)
+            blocked = None
+            if gated and not self._aborted:
+                await hooks.drain()  # a gate has seen every event before the call it judges
+                blocked = await hooks.tool_call(call.id, call.name, arguments)
             if self._aborted:
                 result = ToolResult.text(ABORTED_TOOL_TEXT)
                 result.is_error = True
             elif self.steering and index > 0:
                 result = ToolResult.text(SKIPPED_TEXT)
                 result.is_error = True
+            elif blocked is not None:
+                result = ToolResult.text(f"{BLOCKED_PREFIX}{blocked}")
+                result.is_error = True
             else:
-                result = await self._execute(by_name.get(call.name), call)
+                result = await self._execute(by_name.get(call.name), call, arguments)
             result = clean_result(result)
+            if reshaped:
+                result = clean_result(await hooks.tool_result(call.id, call.name, arguments, result))
             reminder, reminded = self.ttsr.reminder_for(call.id) if self.ttsr is not None else (None, [])
             content = list(result.content)
             if reminder is not None:
@@ -625,12 +778,12 @@ class AgentSession:
                 result={"content": result.content, "details": result.details},
                 isError=result.is_error,
             )
-            self._save(message, produced)
+            await self._save(message, produced)
             if reminded and self.ttsr is not None:
                 self.manager.append_ttsr_injection(reminded)
                 self.ttsr.mark_injected(reminded)
 
-    async def _execute(self, tool: AgentTool | None, call: ToolCall) -> ToolResult:
+    async def _execute(self, tool: AgentTool | None, call: ToolCall, arguments: dict[str, Any]) -> ToolResult:
         if tool is None:
             available = ", ".join(t.name for t in self.tools) or "none"
             return _error_result(f"Tool {call.name!r} is not available (available: {available}).")
@@ -651,7 +804,7 @@ class AgentSession:
             shell_path=self.settings.shell_path,
             command_prefix=self.settings.shell_command_prefix,
         )
-        task = asyncio.ensure_future(tool.execute(call.id, dict(call.arguments), context))
+        task = asyncio.ensure_future(tool.execute(call.id, arguments, context))
         self._tool_task = task
         try:
             return await task
@@ -700,7 +853,18 @@ class AgentSession:
                 else "".join(block.text for block in content if isinstance(block, TextContent))
             )
         summary_id = None
-        if summarize and old_leaf is not None:
+        given: Any = None
+        if self.hooks.wants("session_before_tree"):
+            answer = await self.hooks.before(
+                "session_before_tree", target_id=target_id, old_leaf_id=old_leaf, summarize=summarize
+            )
+            if answer is not None and answer.get("cancel"):
+                return NavigationResult(cancelled_by="an extension")
+            given = answer.get("summary") if answer is not None else None
+        if isinstance(given, dict) and isinstance(given.get("summary"), str) and old_leaf is not None:
+            details = given.get("details")
+            summary_id = self.manager.branch_with_summary(new_leaf, given["summary"], details, True)
+        elif summarize and old_leaf is not None:
             entries = collect_entries_for_branch_summary(self.manager, old_leaf, target_id)
             try:
                 options = self._request_options(self.model)
@@ -721,6 +885,13 @@ class AgentSession:
             else:
                 self.manager.branch(new_leaf)
         self._restore_ttsr()  # another branch has its own injected rules
+        self.hooks.notify(
+            "session_tree",
+            new_leaf_id=self.manager.get_leaf_id(),
+            old_leaf_id=old_leaf,
+            summary_entry=self.manager.get_entry(summary_id) if summary_id else None,
+            from_extension=summary_id is not None and given is not None,
+        )
         return NavigationResult(editor_text=editor_text, summary_entry_id=summary_id)
 
     # --- user shell commands --------------------------------------------------------------------
@@ -733,6 +904,10 @@ class AgentSession:
         """
         from pi_tui.tools.bash import OutputBuffer, run_command
 
+        if self.hooks.wants("user_bash"):
+            given = await self.hooks.user_bash(command, exclude_from_context, str(self.cwd))
+            if given is not None:  # an extension ran it its own way (a remote shell...)
+                return await self._record_bash(command, exclude_from_context, given)
         buffers: list[OutputBuffer] = []
 
         def on_output(buffer: OutputBuffer) -> None:
@@ -780,9 +955,40 @@ class AgentSession:
         )
         if full_path:
             message.full_output_path = show_name(full_path)
-        self._record(message)
+        await self._record(message)
         self.manager.sync()
         return message
+
+    async def _record_bash(self, command: str, exclude: bool, given: dict[str, Any]) -> BashExecutionMessage:
+        """Record the result an extension's ``user_bash`` handler gave instead of a run."""
+        code = given.get("exit_code", given.get("exitCode"))
+        message = BashExecutionMessage(
+            command=clean_text(command),
+            output=clean_text(str(given.get("output", ""))),
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            cancelled=bool(given.get("cancelled", False)),
+            truncated=bool(given.get("truncated", False)),
+            timestamp=now_ms(),
+            exclude_from_context=exclude,
+        )
+        await self._record(message)
+        self.manager.sync()
+        return message
+
+
+def _given_compaction(given: dict[str, Any], preparation: Any) -> Any:
+    """The compaction an extension's ``session_before_compact`` handler wrote itself."""
+    from pi_tui.compaction.compact import CompactionResult
+
+    first_kept = given.get("first_kept_entry_id", given.get("firstKeptEntryId"))
+    tokens = given.get("tokens_before", given.get("tokensBefore"))
+    details = given.get("details")
+    return CompactionResult(
+        summary=given["summary"],
+        first_kept_entry_id=first_kept if isinstance(first_kept, str) else preparation.first_kept_entry_id,
+        tokens_before=tokens if isinstance(tokens, int) else preparation.tokens_before,
+        details=details if isinstance(details, dict) else {"readFiles": [], "modifiedFiles": []},
+    )
 
 
 SMALL_SESSION_ENTRIES = 2_000

@@ -26,8 +26,9 @@ import contextlib
 import email.utils
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import orjson
@@ -238,10 +239,18 @@ def stream_message(
     http: httpx.AsyncClient | None = None,
     idle: IdleLimits | None = None,
     on_stall: StallCallback | None = None,
+    on_payload: PayloadHook | None = None,
+    on_response: ResponseHook | None = None,
 ) -> AssistantStream:
-    """Start streaming one assistant message; must be called inside a running event loop."""
+    """Start streaming one assistant message; must be called inside a running event loop.
+
+    ``on_payload`` gets the request body once built and returns the one to send (extensions'
+    ``before_provider_request``); ``on_response`` gets each response's status and headers
+    before its body is read (``after_provider_response``).
+    """
     stream = AssistantStream()
     runner = _Runner(model, context, options or StreamOptions(), stream, on_retry, http, idle, on_stall)
+    runner.on_payload, runner.on_response = on_payload, on_response
     stream._task = asyncio.get_running_loop().create_task(runner.run())
     stream._task.add_done_callback(runner.on_task_done)
     return stream
@@ -276,6 +285,8 @@ class _Runner:
         self.builder = MessageBuilder(model)
         self.idle = idle or IdleLimits()
         self.on_stall = on_stall
+        self.on_payload: PayloadHook | None = None
+        self.on_response: ResponseHook | None = None
 
     async def run(self) -> None:
         # Always self.builder: a retry replaces it, and the message is the last attempt's.
@@ -314,6 +325,9 @@ class _Runner:
         client = get_client(self.model.api)
         with paused_gc():  # a long session's request is ~100k acyclic dicts: no cycle scans
             request = client.build_request(self.model, self.context, self.options)
+        if self.on_payload is not None:
+            request.body = await self.on_payload(request.body)
+        with paused_gc():
             # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
             # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
             payload = jsonio.dumps(request.body)
@@ -381,6 +395,8 @@ class _Runner:
             async with http.stream(
                 "POST", request.url, headers=headers, content=_slices(payload), timeout=timeout
             ) as response:
+                if self.on_response is not None:
+                    await self.on_response(response.status_code, dict(response.headers))
                 if response.status_code >= 400:
                     body = (await response.aread()).decode("utf-8", "replace")
                     # A server may quote what it was sent (a key, a models.json header): the
@@ -420,6 +436,10 @@ async def _slices(payload: bytes) -> AsyncIterator[bytes]:
     view = memoryview(payload)
     for start in range(0, len(view), SEND_SLICE):
         yield view[start : start + SEND_SLICE]  # type: ignore[misc]
+
+
+PayloadHook = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+ResponseHook = Callable[[int, dict[str, str]], Awaitable[None]]
 
 
 def describe(error: BaseException) -> str:

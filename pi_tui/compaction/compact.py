@@ -78,11 +78,12 @@ class CompactionResult:
     details: dict[str, list[str]]
     """``{"readFiles": [...], "modifiedFiles": [...]}``."""
 
-    def append_to(self, manager: Any) -> str:
-        """Append the ``compaction`` entry to ``manager`` (a SessionManager); returns its id."""
+    def append_to(self, manager: Any, *, from_hook: bool = False) -> str:
+        """Append the ``compaction`` entry to ``manager`` (a SessionManager); returns its id.
+        ``from_hook``: an extension wrote the summary (pi's ``fromHook``)."""
         return str(
             manager.append_compaction(
-                self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=False
+                self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=from_hook
             )
         )
 

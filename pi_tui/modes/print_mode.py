@@ -19,6 +19,7 @@ from pi_tui import jsonio
 from pi_tui.agent.events import AgentEvent, progress_line
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
+from pi_tui.extensions.setup import ExtensionSetup
 from pi_tui.modes.attachments import Prompt
 from pi_tui.modes.exit_signals import STOP_SIGNALS, ExitSignals, say, signal_name
 from pi_tui.session.messages import AssistantMessage, TextContent
@@ -39,8 +40,16 @@ def final_text(message: AssistantMessage | None) -> str:
 
 
 async def run_print(
-    agent: AgentSession, prompts: list[Prompt], *, json_mode: bool, out: TextIO | None = None
+    agent: AgentSession,
+    prompts: list[Prompt],
+    *,
+    json_mode: bool,
+    out: TextIO | None = None,
+    extensions: ExtensionSetup | None = None,
 ) -> int:
+    """Run ``prompts`` in order (a ``/command`` of an extension runs as in the TUI) and print
+    the last reply (json mode: every event). Extensions can ask nothing here: their dialogs
+    answer their defaults, and say so on stderr."""
     out = out if out is not None else sys.stdout  # looked up now: it may have been replaced
     signals = ExitSignals(
         lambda _signum: agent.abort(),
@@ -80,14 +89,32 @@ async def run_print(
 
         unsubscribe = agent.subscribe(write_event)
 
+    # Replies of runs an extension starts (a command's trigger_turn) count as the prompt's reply.
+    replies: list[AssistantMessage] = []
+
+    def keep_reply(event: AgentEvent) -> None:
+        message = event.get("message") if event.type == "message_end" else None
+        if isinstance(message, AssistantMessage):
+            replies.append(message)
+
+    agent.subscribe(keep_reply)
+    runner = extensions.runner if extensions is not None else None
     last: AssistantMessage | None = None
     try:
+        if extensions is not None and runner is not None:
+            await _start_extensions(extensions)
         for prompt in prompts:
-            last = await agent.prompt(prompt.text, prompt.images)
+            seen = len(replies)
+            await agent.prompt(prompt.text, prompt.images, source="print")
+            if runner is not None:
+                await runner.settle()
+            last = replies[-1] if len(replies) > seen else None
             ended = last is not None and last.stop_reason in ("error", "aborted")
             if signals.received is not None or ended:
                 break
     finally:
+        if runner is not None:
+            await runner.session_shutdown("quit")
         agent.manager.close()
         await close_shared_client()
         signals.remove()
@@ -100,7 +127,7 @@ async def run_print(
         error = for_terminal(last.error_message or "the model request failed")
         print(f"pi-tui: {error}", file=sys.stderr)
         return 1
-    if not json_mode:
+    if not json_mode and last is not None:
         text = clean_text(final_text(last))
         if _is_terminal(out):  # a terminal gets no escape sequence from the model; a pipe the exact text
             text = for_terminal(text)
@@ -109,6 +136,19 @@ async def run_print(
     if agent.manager.unsaved_count:
         return 2  # the reply was printed, but the session lost entries ("Lost on exit" was said)
     return 0
+
+
+def _stderr_line(line: str) -> None:
+    print(f"pi-tui: {for_terminal(clean_text(line))}", file=sys.stderr, flush=True)
+
+
+async def _start_extensions(extensions: ExtensionSetup) -> None:
+    """Say what start-up had to say about extensions, finish their activation, start them."""
+    for line in extensions.lines:
+        _stderr_line(line)
+    extensions.runner.report = _stderr_line
+    await extensions.runner.finish_activation()
+    await extensions.runner.session_start("startup")
 
 
 def _is_terminal(out: TextIO) -> bool:

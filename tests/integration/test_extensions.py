@@ -1,0 +1,571 @@
+"""Python extensions driving the real agent over loopback HTTP: events, hooks, registrations,
+actions, failures. Extensions are real files imported by the real loader."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.agent.session import AgentSession
+from pi_tui.ai.http import close_shared_client
+from pi_tui.ai.types import StreamOptions
+from pi_tui.config.settings import Settings
+from pi_tui.extensions.discovery import ExtensionSource
+from pi_tui.extensions.runner import ExtensionRunner
+from pi_tui.session import SessionManager
+from pi_tui.tools.base import ToolContext, ToolResult
+from tests.support.model_server import ModelServer, Scripted, ToolCallSpec, text_reply
+
+
+@pytest.fixture(autouse=True)
+def log_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Extension failures write a log: into the test's folder, not the user's."""
+    monkeypatch.setenv("PI_TUI_LOG_DIR", str(tmp_path / "logs"))
+    return tmp_path / "logs"
+
+
+class EchoTool:
+    name = "echo"
+    label = "Echo"
+    description = "Echo the given text."
+    parameters = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.calls.append(dict(args))
+        return ToolResult.text(f"echoed {args.get('text')}")
+
+
+class Harness:
+    """An agent on a real session file, a runner, and the lines the runner reported."""
+
+    def __init__(self, server: ModelServer, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.echo = EchoTool()
+        manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
+        self.agent = AgentSession(
+            manager,
+            server.model(),
+            tools=[self.echo],
+            system_prompt="base prompt",
+            settings=Settings(),
+            request_options=lambda _model: StreamOptions(api_key="k", base_delay=0.01),
+        )
+        self.reported: list[str] = []
+        self.runner = ExtensionRunner(self.agent, report=self.reported.append)
+
+    def load(self, name: str, source: str) -> None:
+        folder = self.tmp_path / "extensions"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{name}.py"
+        path.write_text(textwrap.dedent(source))
+        self.runner.load([ExtensionSource(path, "cli")])
+
+    def messages(self, role: str) -> list[dict[str, Any]]:
+        """The saved messages of ``role``, in order."""
+        return [e["message"] for e in self.entries() if e.get("message", {}).get("role") == role]
+
+    def entries(self) -> list[dict[str, Any]]:
+        self.agent.manager.sync()
+        path = self.agent.manager.session_file
+        assert path is not None
+        return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
+
+def run(harness: Harness, *prompts: str) -> None:
+    async def main() -> None:
+        try:
+            await harness.runner.finish_activation()
+            await harness.runner.session_start("startup")
+            for prompt in prompts:
+                await harness.agent.prompt(prompt)
+                await harness.runner.settle()
+        finally:
+            await close_shared_client()
+
+    asyncio.run(main())
+
+
+def request_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of every chat-completions message of a request body."""
+    out = []
+    for message in body["messages"]:
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        out.append((message["role"], content or ""))
+    return out
+
+
+def test_notifications_arrive_in_order_to_sync_and_async_handlers(tmp_path: Path) -> None:
+    with ModelServer(text_reply("hello")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "watcher",
+            """
+            import asyncio
+            SEEN = []
+
+            def activate(pi):
+                pi.on("session_start", lambda event: SEEN.append(("start", event.reason)))
+                for name in ("agent_start", "turn_start", "turn_end"):
+                    pi.on(name, lambda event, ctx: SEEN.append(event.type))
+
+                async def slow_end(event, ctx):
+                    await asyncio.sleep(0.05)  # the run waits for its end to be seen
+                    SEEN.append(("agent_end", len(event.messages), ctx.is_idle()))
+                pi.on("agent_end", slow_end)
+            """,
+        )
+        run(harness, "hi")
+        module = harness.runner.extensions[0].module
+        assert module.SEEN == [
+            ("start", "startup"),
+            "agent_start",
+            "turn_start",
+            "turn_end",
+            ("agent_end", 2, False),
+        ]
+        assert harness.reported == []
+
+
+def test_a_tool_call_gate_blocks_or_rewrites_the_call(tmp_path: Path) -> None:
+    replies = [
+        Scripted(
+            tool_calls=[ToolCallSpec("echo", {"text": "rm -rf /"}), ToolCallSpec("echo", {"text": "ok"})]
+        ),
+        text_reply("done"),
+    ]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "gate",
+            """
+            def activate(pi):
+                def gate(event, ctx):
+                    if "rm -rf" in event.input["text"]:
+                        return {"block": True, "reason": "destructive"}
+                    event.input["text"] = event.input["text"].upper()
+                pi.on("tool_call", gate)
+            """,
+        )
+        run(harness, "go")
+        assert harness.echo.calls == [{"text": "OK"}]  # the blocked call never ran
+        results = harness.messages("toolResult")
+        assert results[0]["content"][0]["text"] == "Blocked: destructive" and results[0]["isError"] is True
+        assert results[1]["content"][0]["text"] == "echoed OK"
+        calls = harness.messages("assistant")[0]
+        assert calls["content"][1]["arguments"] == {"text": "ok"}  # the saved call is what the model sent
+
+
+def test_a_failing_gate_blocks_and_is_reported_once_with_its_file(tmp_path: Path) -> None:
+    replies = [
+        Scripted(tool_calls=[ToolCallSpec("echo", {"text": "a"}), ToolCallSpec("echo", {"text": "b"})]),
+        text_reply("done"),
+    ]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "broken",
+            """
+            def activate(pi):
+                def gate(event):
+                    raise ValueError("gate exploded")
+                pi.on("tool_call", gate)
+            """,
+        )
+        run(harness, "go")
+        assert harness.echo.calls == []
+        assert len(harness.reported) == 1
+        line = harness.reported[0]
+        assert "extension broken" in line and "broken.py" in line and "tool_call" in line
+        assert "ValueError: gate exploded" in line
+        log = (tmp_path / "logs" / "extensions.log").read_text()
+        assert "Traceback" in log and "gate exploded" in log
+        assert oct((tmp_path / "logs" / "extensions.log").stat().st_mode & 0o777) == "0o600"
+        assert harness.entries()[-1]["message"]["content"][0]["text"] == "done"  # the run went on
+
+
+def test_tool_results_can_be_patched(tmp_path: Path) -> None:
+    replies = [Scripted(tool_calls=[ToolCallSpec("echo", {"text": "x"})]), text_reply("done")]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "patch",
+            """
+            def activate(pi):
+                def patch(event):
+                    text = event.content[0].text
+                    return {"content": [{"type": "text", "text": text + " (checked)"}], "details": {"ok": 1}}
+                pi.on("tool_result", patch)
+            """,
+        )
+        run(harness, "go")
+        result = harness.messages("toolResult")[0]
+        assert result["content"][0]["text"] == "echoed x (checked)"
+        assert result["details"] == {"ok": 1}
+        second = request_texts(server.requests[1].body)
+        assert ("tool", "echoed x (checked)") in second
+
+
+def test_before_agent_start_adds_a_message_and_changes_the_system_prompt(tmp_path: Path) -> None:
+    with ModelServer(text_reply("one"), text_reply("two")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "inject",
+            """
+            def activate(pi):
+                def start(event):
+                    return {
+                        "message": {
+                            "custom_type": "note", "content": "remember: " + event.prompt, "display": False
+                        },
+                        "system_prompt": event.system_prompt + "\\nBe brief.",
+                    }
+                pi.on("before_agent_start", start)
+            """,
+        )
+        run(harness, "first", "second")
+        first = request_texts(server.requests[0].body)
+        assert first[0] == ("system", "base prompt\nBe brief.")
+        assert first[1:] == [("user", "first"), ("user", "remember: first")]
+        customs = [e for e in harness.entries() if e["type"] == "custom_message"]
+        assert [(c["customType"], c["content"], c["display"]) for c in customs] == [
+            ("note", "remember: first", False),
+            ("note", "remember: second", False),
+        ]
+        assert harness.agent.system_prompt == "base prompt"  # the change was for the run only
+
+
+def test_context_and_payload_hooks_change_the_request_not_the_session(tmp_path: Path) -> None:
+    with ModelServer(text_reply("one"), text_reply("two")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "prune",
+            """
+            STATUS = []
+
+            def activate(pi):
+                def context(event):
+                    return {"messages": [m for m in event.messages if "secret" not in str(m.content)]}
+                def payload(event):
+                    body = dict(event.payload)
+                    body["temperature"] = 0
+                    return body
+                pi.on("context", context)
+                pi.on("before_provider_request", payload)
+                pi.on("after_provider_response", lambda event: STATUS.append(event.status))
+            """,
+        )
+        run(harness, "a secret", "and then")
+        second = server.requests[1].body
+        assert second["temperature"] == 0
+        assert [text for _role, text in request_texts(second)] == ["base prompt", "one", "and then"]
+        users = harness.messages("user")
+        assert users[0]["content"][0]["text"] == "a secret"  # still in the session
+        assert harness.runner.extensions[0].module.STATUS == [200, 200]
+
+
+def test_message_end_may_replace_a_message_of_the_same_role(tmp_path: Path) -> None:
+    with ModelServer(text_reply("original")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "rewrite",
+            """
+            def activate(pi):
+                def end(event):
+                    message = event.message
+                    if message.role == "assistant":
+                        new = [{"type": "text", "text": "rewritten"}]
+                        return {"message": message.model_copy(update={"content": new})}
+                    if message.role == "user":
+                        return {"message": {"role": "assistant", "content": []}}  # refused: another role
+                pi.on("message_end", end)
+            """,
+        )
+        run(harness, "hi")
+        messages = [e["message"] for e in harness.entries() if e["type"] == "message"]
+        assert messages[-1]["content"] == [{"type": "text", "text": "rewritten"}]
+        assert messages[0]["role"] == "user"
+        assert any("cannot become" in line for line in harness.reported)
+
+
+def test_input_can_transform_or_answer_what_the_user_typed(tmp_path: Path) -> None:
+    with ModelServer(text_reply("ok")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "shortcuts",
+            """
+            ANSWERED = []
+
+            def activate(pi):
+                def typed(event, ctx):
+                    if event.text == "ping":
+                        ANSWERED.append(event.source)
+                        return {"action": "handled"}
+                    if event.text.startswith("?q "):
+                        return {"action": "transform", "text": "Answer briefly: " + event.text[3:]}
+                pi.on("input", typed)
+            """,
+        )
+        run(harness, "ping", "?q why")
+        assert len(server.requests) == 1
+        assert request_texts(server.requests[0].body)[-1] == ("user", "Answer briefly: why")
+        assert harness.runner.extensions[0].module.ANSWERED == ["interactive"]
+
+
+def test_a_registered_tool_with_a_pydantic_model_streams_and_validates(tmp_path: Path) -> None:
+    replies = [
+        Scripted(tool_calls=[ToolCallSpec("count", {"upto": "many"})]),
+        Scripted(tool_calls=[ToolCallSpec("count", {"upto": 3})]),
+        text_reply("done"),
+    ]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        updates: list[Any] = []
+        harness.agent.subscribe(
+            lambda e: (
+                updates.append(e["partialResult"]["content"][0].text)
+                if e.type == "tool_execution_update"
+                else None
+            )
+        )
+        harness.load(
+            "counter",
+            """
+            from pydantic import BaseModel
+
+            class Args(BaseModel):
+                upto: int
+
+            def activate(pi):
+                async def count(call_id, params, ctx):
+                    for n in range(1, params.upto + 1):
+                        ctx.update(f"at {n}")
+                    text = f"counted to {params.upto}"
+                    return {"content": [{"type": "text", "text": text}], "details": {"n": params.upto}}
+                pi.register_tool("count", label="Count", description="Count up",
+                                 parameters=Args, execute=count)
+            """,
+        )
+        run(harness, "count")
+        tools = server.requests[0].body["tools"]
+        count = next(tool["function"] for tool in tools if tool["function"]["name"] == "count")
+        assert count["parameters"]["properties"]["upto"]["type"] == "integer"
+        results = harness.messages("toolResult")
+        assert results[0]["isError"] is True
+        assert "Invalid arguments for count: upto" in results[0]["content"][0]["text"]
+        assert results[1]["content"][0]["text"] == "counted to 3" and results[1]["details"] == {"n": 3}
+        assert updates == ["at 1", "at 2", "at 3"]
+
+
+def test_a_sync_tool_runs_in_a_thread_and_its_exception_is_the_error_text(tmp_path: Path) -> None:
+    replies = [
+        Scripted(tool_calls=[ToolCallSpec("lookup", {"key": "a"}), ToolCallSpec("lookup", {"key": "zz"})]),
+        text_reply("done"),
+    ]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "lookup",
+            """
+            import threading
+
+            def activate(pi):
+                def lookup(params):
+                    if params["key"] == "zz":
+                        raise KeyError("no such key: zz")
+                    worker = threading.current_thread() is not threading.main_thread()
+                    return "value of a from " + ("worker" if worker else "main")
+                pi.register_tool("lookup", description="Look a key up", execute=lookup,
+                                 parameters={"type": "object", "properties": {"key": {"type": "string"}}})
+            """,
+        )
+        run(harness, "look")
+        results = harness.messages("toolResult")
+        assert results[0]["content"][0]["text"] == "value of a from worker"
+        assert results[1]["isError"] is True and "no such key: zz" in results[1]["content"][0]["text"]
+
+
+def test_a_command_sends_a_message_that_starts_a_turn_and_labels_the_tree(tmp_path: Path) -> None:
+    with ModelServer(text_reply("reviewed")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "review",
+            """
+            def activate(pi):
+                async def review(args, ctx):
+                    pi.send_message(
+                        {"custom_type": "review", "content": "Review " + args, "display": True,
+                         "details": {"target": args}},
+                        trigger_turn=True,
+                    )
+                    await ctx.wait_for_idle()
+                    leaf = ctx.session_manager.get_leaf_id()
+                    pi.set_label(leaf, "reviewed")
+                    pi.append_entry("review-state", {"done": args})
+                    pi.set_session_name("Review of " + args)
+                pi.register_command("review", handler=review, description="Ask for a review")
+            """,
+        )
+        run(harness, "/review src/app.py")
+        assert request_texts(server.requests[0].body)[-1] == ("user", "Review src/app.py")
+        entries = harness.entries()
+        custom = next(e for e in entries if e["type"] == "custom_message")
+        assert custom["customType"] == "review" and custom["details"] == {"target": "src/app.py"}
+        reply = next(e for e in entries if e.get("message", {}).get("role") == "assistant")
+        assert {"type": "label", "targetId": reply["id"], "label": "reviewed"}.items() <= next(
+            e for e in entries if e["type"] == "label"
+        ).items()
+        assert next(e for e in entries if e["type"] == "custom")["data"] == {"done": "src/app.py"}
+        assert next(e for e in entries if e["type"] == "session_info")["name"] == "Review of src/app.py"
+        assert not any(e.get("message", {}).get("role") == "user" for e in entries)  # /review is no prompt
+
+
+def test_next_turn_messages_wait_for_the_next_prompt(tmp_path: Path) -> None:
+    with ModelServer(text_reply("ok")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "later",
+            """
+            def activate(pi):
+                pi.register_command(
+                    "note",
+                    handler=lambda args: pi.send_message(
+                        {"custom_type": "note", "content": args}, deliver_as="next_turn"
+                    ),
+                )
+            """,
+        )
+        run(harness, "/note use tabs", "format it")
+        assert len(server.requests) == 1
+        assert request_texts(server.requests[0].body)[1:] == [("user", "format it"), ("user", "use tabs")]
+
+
+def test_import_errors_and_a_missing_activate_are_one_line_each_and_others_load(tmp_path: Path) -> None:
+    with ModelServer(text_reply("ok")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load("typo", "def activate(pi)\n    pass\n")
+        harness.load("noentry", "X = 1\n")
+        harness.load("fine", "def activate(pi):\n    pi.register_command('fine', handler=print)\n")
+        assert [loaded.name for loaded in harness.runner.extensions] == ["fine"]
+        assert len(harness.reported) == 2
+        assert "typo" in harness.reported[0] and "SyntaxError" in harness.reported[0]
+        assert "noentry" in harness.reported[1] and "has no activate(pi) function" in harness.reported[1]
+        assert "Traceback" not in "".join(harness.reported)
+
+
+def test_exec_runs_a_program_and_an_abort_kills_it(tmp_path: Path) -> None:
+    with ModelServer() as server:
+        harness = Harness(server, tmp_path)
+        harness.load("runner", "def activate(pi):\n    global PI\n    PI = pi\n")
+        pi = harness.runner.extensions[0].module.PI
+
+        async def main() -> tuple[Any, Any, float]:
+            done = await pi.exec("sh", ["-c", "echo out; echo err >&2; exit 3"])
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.2, harness.agent.abort)
+            began = loop.time()
+            killed = await pi.exec("sleep", ["30"])
+            return done, killed, loop.time() - began
+
+        done, killed, took = asyncio.run(main())
+        assert (done.stdout, done.stderr, done.code, done.killed) == ("out\n", "err\n", 3, False)
+        assert killed.killed is True and took < 5
+
+
+def test_user_bash_can_answer_instead_of_running(tmp_path: Path) -> None:
+    with ModelServer() as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "remote",
+            """
+            def activate(pi):
+                def bash(event):
+                    return {"result": {"output": "remote: " + event.command, "exit_code": 0}}
+                pi.on("user_bash", bash)
+            """,
+        )
+        message = asyncio.run(harness.agent.run_bash("touch should-not-exist"))
+        assert message.output == "remote: touch should-not-exist" and message.exit_code == 0
+        assert not (tmp_path / "should-not-exist").exists()
+
+
+def test_session_before_tree_can_cancel_and_model_select_is_told(tmp_path: Path) -> None:
+    with ModelServer(text_reply("one")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "guard",
+            """
+            SEEN = []
+
+            def activate(pi):
+                pi.on("session_before_tree", lambda event: {"cancel": True})
+                def chosen(event):
+                    SEEN.append((event.previous_model.id, event.model.id, event.source))
+                pi.on("model_select", chosen)
+            """,
+        )
+        run(harness, "hi")
+        first = harness.entries()[0]["id"]
+
+        async def main() -> Any:
+            result = await harness.agent.navigate_tree(first)
+            harness.agent.set_model(server.model(id="other"), source="cycle")
+            await harness.runner.settle()
+            return result
+
+        result = asyncio.run(main())
+        assert result.cancelled_by == "an extension"
+        assert harness.agent.manager.get_leaf_id() != first
+        assert harness.runner.extensions[0].module.SEEN == [("m", "other", "cycle")]
+
+
+def test_session_before_compact_can_write_the_summary(tmp_path: Path) -> None:
+    with ModelServer(*[text_reply(f"reply {n} " + "x" * 400) for n in range(6)]) as server:
+        harness = Harness(server, tmp_path)
+        harness.agent.settings = Settings.model_validate({"compaction": {"keepRecentTokens": 50}})
+        harness.load(
+            "summary",
+            """
+            def activate(pi):
+                def before(event):
+                    return {"compaction": {"summary": "written by the extension", "details": {"by": "ext"}}}
+                pi.on("session_before_compact", before)
+            """,
+        )
+        run(harness, *[f"question {n}" for n in range(6)])
+        requests_before = len(server.requests)
+        asyncio.run(harness.agent.compact())
+        assert len(server.requests) == requests_before  # no summary request to the model
+        compaction = next(e for e in harness.entries() if e["type"] == "compaction")
+        assert compaction["summary"] == "written by the extension"
+        assert compaction["fromHook"] is True and compaction["details"] == {"by": "ext"}
+
+
+@pytest.mark.parametrize("when", ["steer", "follow_up"])
+def test_messages_sent_while_the_agent_runs_are_delivered_in_that_run(tmp_path: Path, when: str) -> None:
+    replies = [Scripted(tool_calls=[ToolCallSpec("echo", {"text": "a"})]), text_reply("2"), text_reply("3")]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "during",
+            f"""
+            def activate(pi):
+                def started(event):
+                    message = {{"custom_type": "ctx", "content": "sent during the run"}}
+                    pi.send_message(message, deliver_as="{when}")
+                pi.on("tool_execution_start", started)
+            """,
+        )
+        run(harness, "go")
+        bodies = [request_texts(request.body) for request in server.requests]
+        assert ("user", "sent during the run") in bodies[-1]
+        assert ("user", "sent during the run") not in bodies[0]
