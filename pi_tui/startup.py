@@ -61,6 +61,7 @@ def start(options: StartOptions) -> Started:
         registry = ModelRegistry()
     except ConfigError as error:
         raise StartupError(str(error)) from None
+    extensions = _load_extensions(registry, options)  # before the model: they may add providers
     manager = open_session(options)
     model, thinking, notice = choose_model(options, registry, settings, manager)
     try:
@@ -111,7 +112,7 @@ def start(options: StartOptions) -> Started:
         ttsr=ttsr,
     )
     holder.append(agent)
-    extensions = _load_extensions(agent, registry, options, manager)
+    extensions.runner.bind(agent)
     patterns = options.models if options.models is not None else settings.enabled_models
     scope = resolve_scope(registry, patterns or [])
     if scope.unmatched:
@@ -121,15 +122,12 @@ def start(options: StartOptions) -> Started:
     return Started(agent, registry, settings, notice, rebuild_prompt, options, scope.models, extensions)
 
 
-def _load_extensions(
-    agent: AgentSession, registry: ModelRegistry, options: StartOptions, manager: Any
-) -> Any:
+def _load_extensions(registry: ModelRegistry, options: StartOptions) -> Any:
     """The extensions allowed to run here, loaded; their flags read from the command line."""
     from pi_tui.extensions.setup import ExtensionSetupError, setup_extensions
 
     try:
         setup = setup_extensions(
-            agent,
             registry,
             options.cwd,
             options.extensions,
@@ -138,11 +136,9 @@ def _load_extensions(
             interactive=options.interactive,
         )
     except ExtensionSetupError as error:
-        manager.close()
         raise StartupError(str(error)) from None
     leftover = setup.runner.take_flags(options.extension_flags or [])
     if leftover:
-        manager.close()
         raise StartupError(f"unrecognized argument: {leftover[0]} (see pi-tui --help)")
     return setup
 

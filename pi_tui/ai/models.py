@@ -413,13 +413,38 @@ class ModelRegistry:
         """Keys saved by /login (auth.json next to models.json), checked after ``--api-key``."""
         self.config = ModelsFile()
         self.models: list[Model] = []
+        self.code_providers: dict[str, ProviderConfig] = {}
+        """Providers added by extensions (``pi.register_provider``), on top of models.json."""
         self.reload()
 
     def reload(self) -> None:
         """Read models.json again (pi re-reads it whenever the model picker opens)."""
         config = read_models_file(self.path)
+        if self.code_providers:
+            config = ModelsFile(providers={**config.providers, **self.code_providers})
         self.models = self._merge(config)
         self.config = config
+
+    def add_provider(self, name: str, config: dict[str, Any]) -> None:
+        """A provider given as a models.json entry from code; a bad one is a :class:`ConfigError`
+        worded as for models.json."""
+        try:
+            provider = ProviderConfig.model_validate(config)
+        except ValidationError as error:
+            problem = error.errors()[0]
+            where = _field_path(("providers", name, *problem["loc"]))
+            raise ConfigError(f"provider {name}: {where}: {_json_terms(problem['msg'])}") from None
+        previous = self.code_providers.get(name)
+        self.code_providers[name] = provider
+        try:
+            self.reload()
+        except ConfigError as error:
+            if previous is None:
+                self.code_providers.pop(name)
+            else:
+                self.code_providers[name] = previous
+            problem = str(error).split(": ", 1)[-1]
+            raise ConfigError(f"provider {name}: {problem}") from None
 
     # --- building -----------------------------------------------------------------------------
 

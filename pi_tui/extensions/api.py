@@ -162,7 +162,7 @@ class ExtensionAPI:
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Save extension state as a ``custom`` entry (never sent to the model); its id."""
-        return self._runner.agent.manager.append_custom_entry(custom_type, data)
+        return self._runner.live_agent().manager.append_custom_entry(custom_type, data)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         """Label an entry (shown in /tree); None or "" clears it."""
@@ -172,10 +172,10 @@ class ExtensionAPI:
         self._runner.set_session_name(name)
 
     def get_session_name(self) -> str | None:
-        return self._runner.agent.manager.session_name
+        return self._runner.live_agent().manager.session_name
 
     def get_active_tools(self) -> list[str]:
-        return [tool.name for tool in self._runner.agent.tools]
+        return [tool.name for tool in self._runner.live_agent().tools]
 
     def get_all_tools(self) -> list[str]:
         return self._runner.all_tool_names()
@@ -189,10 +189,10 @@ class ExtensionAPI:
         return self._runner.command_list()
 
     def get_thinking_level(self) -> str:
-        return self._runner.agent.thinking_level
+        return self._runner.live_agent().thinking_level
 
     def set_thinking_level(self, level: str) -> None:
-        self._runner.agent.set_thinking_level(level)
+        self._runner.live_agent().set_thinking_level(level)
 
     async def exec(
         self, command: str, args: Sequence[str] = (), *, cwd: str | None = None, timeout: float | None = None

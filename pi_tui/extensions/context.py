@@ -54,12 +54,12 @@ class ExtensionContext:
 
     @property
     def cwd(self) -> Path:
-        return self._runner.agent.cwd
+        return self._runner.live_agent().cwd
 
     @property
     def session_manager(self) -> Any:
         """The current session's :class:`~pi_tui.session.manager.SessionManager`."""
-        return self._runner.agent.manager
+        return self._runner.live_agent().manager
 
     @property
     def model_registry(self) -> Any:
@@ -68,7 +68,7 @@ class ExtensionContext:
     @property
     def model(self) -> Any:
         """The model in use (``provider``, ``id``, ``name``, ``context_window``...)."""
-        return self._runner.agent.model
+        return self._runner.live_agent().model
 
     @property
     def signal(self) -> AbortSignal:
@@ -76,28 +76,28 @@ class ExtensionContext:
         return self._runner.signal
 
     def is_idle(self) -> bool:
-        return not self._runner.agent.is_streaming
+        return not self._runner.live_agent().is_streaming
 
     def abort(self) -> None:
         """Stop the running reply and tools, as Escape does."""
-        self._runner.agent.abort()
+        self._runner.live_agent().abort()
 
     def has_pending_messages(self) -> bool:
-        agent = self._runner.agent
+        agent = self._runner.live_agent()
         return bool(agent.steering or agent.follow_ups)
 
     def get_context_usage(self) -> dict[str, Any]:
         """``{"tokens": estimated context tokens, "context_window": the model's window}``."""
-        agent = self._runner.agent
+        agent = self._runner.live_agent()
         return {"tokens": agent.context_tokens(), "context_window": agent.model.context_window}
 
     def get_system_prompt(self) -> str:
         """The system prompt of the current run (after ``before_agent_start`` changes)."""
-        return self._runner.agent.current_system_prompt
+        return self._runner.live_agent().current_system_prompt
 
     async def compact(self, custom_instructions: str | None = None) -> Any:
         """Compact the session now (as ``/compact``); returns the result."""
-        return await self._runner.agent.compact(custom_instructions)
+        return await self._runner.live_agent().compact(custom_instructions)
 
     def shutdown(self) -> None:
         """Ask pi-tui to quit once the current work is done."""

@@ -117,13 +117,12 @@ class ExtensionRunner(AgentHooks):
 
     def __init__(
         self,
-        agent: Any,
+        agent: Any = None,
         registry: Any = None,
         *,
         ui: ExtensionUI | None = None,
         report: Callable[[str], None] | None = None,
     ) -> None:
-        self.agent = agent
         self.registry = registry
         self.ui = ui or ExtensionUI()
         self.report = report or (lambda line: self.ui.notify(line, "error"))
@@ -147,7 +146,7 @@ class ExtensionRunner(AgentHooks):
         self.changed: list[Callable[[], None]] = []
         """Called when commands, tools, shortcuts or renderers change (the TUI refreshes)."""
         self.shutdown_requested = False
-        self._builtin_tools = list(agent.tools)
+        self._builtin_tools: list[Any] = []
         self._active: list[str] | None = None
         self._reported: set[tuple[str, str]] = set()
         self._next_turn: list[CustomMessage] = []
@@ -155,8 +154,27 @@ class ExtensionRunner(AgentHooks):
         self._worker: asyncio.Task[None] | None = None
         self._runs: set[asyncio.Task[Any]] = set()
         self._pending_activations: list[tuple[LoadedExtension, Any]] = []
+        self._unsubscribe: Callable[[], None] = lambda: None
+        self.agent: Any = None
+        if agent is not None:
+            self.bind(agent)
+
+    def live_agent(self) -> Any:
+        """The agent, or :class:`ExtensionError` while extensions are still loading."""
+        if self.agent is None:
+            raise ExtensionError("the session is not open yet: do this in session_start or later")
+        return self.agent
+
+    def bind(self, agent: Any) -> None:
+        """Work on ``agent`` from now on: its events, its hooks, its tools. Extensions load
+        before the agent exists (a provider they register can be the start-up model), so the
+        actions that need a session (sending messages, labels) wait for this."""
+        self._unsubscribe()
+        self.agent = agent
+        self._builtin_tools = list(agent.tools)
         self._unsubscribe = agent.subscribe(self._on_bus)
         agent.hooks = self
+        self._install_tools()
 
     # --- loading -------------------------------------------------------------------------------
 
@@ -404,6 +422,8 @@ class ExtensionRunner(AgentHooks):
         return lambda tool_context: ToolCallContext(self, extension, tool_context)
 
     def _install_tools(self) -> None:
+        if self.agent is None:
+            return
         tools = self._all_tools()
         if self._active is not None:
             tools = [tool for tool in tools if tool.name in self._active]
@@ -759,7 +779,7 @@ class ExtensionRunner(AgentHooks):
 
     def send_message(self, extension: str, message: Any, deliver: str, trigger_turn: bool) -> None:
         custom = self.custom_message(message)
-        agent = self.agent
+        agent = self.live_agent()
         if deliver == "next_turn":
             self._next_turn.append(custom)
         elif agent.is_streaming:
@@ -776,7 +796,7 @@ class ExtensionRunner(AgentHooks):
             blocks = content_blocks(content)
             text = "".join(block.text for block in blocks if isinstance(block, TextContent))
             images = [block for block in blocks if isinstance(block, ImageContent)]
-        agent = self.agent
+        agent = self.live_agent()
         if agent.is_streaming:
             if deliver is None:
                 raise ExtensionError("the agent is running: say deliver_as='steer' or 'follow_up'")
@@ -792,11 +812,11 @@ class ExtensionRunner(AgentHooks):
         self._start(agent.prompt(text, images, source="extension"))
 
     def set_label(self, entry_id: str, label: str | None) -> None:
-        self.agent.manager.append_label_change(entry_id, label)
+        self.live_agent().manager.append_label_change(entry_id, label)
         self.agent.emit_session_changed("label")
 
     def set_session_name(self, name: str) -> None:
-        self.agent.manager.append_session_info(name)
+        self.live_agent().manager.append_session_info(name)
         self.agent.emit_session_changed("name")
 
     def command_list(self) -> list[dict[str, Any]]:

@@ -33,7 +33,6 @@ class ExtensionSetup:
 
 
 def setup_extensions(
-    agent: Any,
     registry: Any,
     cwd: str,
     cli_paths: list[str] | None,
@@ -42,13 +41,14 @@ def setup_extensions(
     trust: bool = False,
     interactive: bool = False,
 ) -> ExtensionSetup:
-    """Load every extension allowed to run for ``cwd`` into a runner bound to ``agent``."""
+    """Load every extension allowed to run for ``cwd`` into a new runner (bound to the agent
+    once it exists: :meth:`ExtensionRunner.bind`)."""
     folder = agent_dir()
     discovered = discover_extensions(cwd, folder, cli_paths, no_extensions=no_extensions)
     named = [problem for problem in discovered.problems if problem.startswith("-e:")]
     if named:
         raise ExtensionSetupError(named[0])
-    setup = ExtensionSetup(ExtensionRunner(agent, registry), Path(cwd).resolve())
+    setup = ExtensionSetup(ExtensionRunner(registry=registry), Path(cwd).resolve())
     setup.lines += discovered.problems
     setup.runner.report = setup.lines.append  # until a mode shows them its own way
     loading = discovered.trusted()

@@ -152,3 +152,32 @@ def test_a_broken_extension_is_one_line_and_the_run_goes_on(agent_dir: Path, tmp
 @pytest.fixture(autouse=True)
 def _logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PI_TUI_LOG_DIR", str(tmp_path / "logs"))
+
+
+def test_a_provider_registered_by_an_extension_is_the_start_up_model(
+    agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = agent_dir / "extensions" / "localmodels"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from .config import activate\n")
+    (package / "config.py").write_text(
+        textwrap.dedent(
+            """
+            import os
+
+            def activate(pi):
+                pi.register_provider("local", {
+                    "baseUrl": os.environ["LOCAL_MODEL_URL"],
+                    "api": "openai-completions",
+                    "apiKey": "none",
+                    "models": [{"id": "tiny", "name": "Tiny"}],
+                })
+            """
+        )
+    )
+    with ModelServer() as server:
+        server.queue(Scripted(text="from the local model"))
+        monkeypatch.setenv("LOCAL_MODEL_URL", server.base_url)
+        done = pi_tui("--provider", "local", "--model", "tiny", "--no-session", "-p", "hi", cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (0, "from the local model\n"), done.stderr
+        assert server.requests[0].body["model"] == "tiny"
