@@ -62,7 +62,8 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("import", "Import a session file (.jsonl) and continue in it", usage="<file.jsonl>"),
     SlashCommand("login", "Save an API key for a provider (auth.json)"),
     SlashCommand("logout", "Remove a saved API key"),
-    SlashCommand("reload", "Reload settings, context files, rules, keybindings and themes"),
+    SlashCommand("reload", "Reload settings, context files, rules, extensions, keybindings and themes"),
+    SlashCommand("extensions", "List the loaded extensions: where from, commands, tools, events"),
     SlashCommand("changelog", "Show what changed in each pi-tui version"),
 )
 

@@ -37,6 +37,7 @@ from pi_tui.session.messages import (
     CustomMessage,
     ImageContent,
     TextContent,
+    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -696,7 +697,12 @@ class AgentSession:
                     rules = self.ttsr.check(event)
                     if rules:
                         stream.abort()  # at once: no further chunk is read
-                        self.emit("ttsr_triggered", rules=[rule_summary(rule) for rule in rules])
+                        self.emit(
+                            "ttsr_triggered",
+                            rules=[rule_summary(rule) for rule in rules],
+                            scope=_stream_scope(event),
+                            cutText=_cut_text(event),
+                        )
             message = await stream.result()
         finally:
             self._stream = None
@@ -993,6 +999,39 @@ def _given_compaction(given: dict[str, Any], preparation: Any) -> Any:
 
 SMALL_SESSION_ENTRIES = 2_000
 """Sessions up to this size have their context built whenever the footer asks (milliseconds)."""
+
+
+def _stream_scope(event: Any) -> str:
+    """Where a rule matched: ``text``, ``thinking`` or ``tool:<name>`` (as rules scope it)."""
+    if event.type == "thinking_delta":
+        return "thinking"
+    if event.type == "toolcall_delta" and event.tool_call is not None:
+        return f"tool:{event.tool_call.name}"
+    return "text"
+
+
+def _cut_text(event: Any) -> str:
+    """The reply's output of that scope up to the cut (what the rule saw break it)."""
+    if event.type == "toolcall_delta" and event.tool_call is not None:
+        return _json_text(event.tool_call.arguments)
+    kind = ThinkingContent if event.type == "thinking_delta" else TextContent
+    block = (
+        event.partial.content[event.content_index]
+        if event.content_index < len(event.partial.content)
+        else None
+    )
+    if isinstance(block, kind):
+        return block.thinking if isinstance(block, ThinkingContent) else block.text
+    return event.delta or ""
+
+
+def _json_text(value: Any) -> str:
+    import orjson
+
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
 
 
 def rule_summary(rule: Any) -> dict[str, Any]:

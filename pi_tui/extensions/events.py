@@ -120,6 +120,20 @@ def snake(name: str) -> str:
     return _CAMEL.sub(r"_\1", name).lower()
 
 
+class Record(dict[str, Any]):
+    """A plain dict whose keys also read as attributes (``rule.name`` and ``rule["name"]``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 def from_bus(event_type: str, data: dict[str, Any]) -> ExtensionEvent:
-    """An agent bus event as extensions see it (field names in snake_case)."""
-    return ExtensionEvent(event_type, **{snake(key): value for key, value in data.items()})
+    """An agent bus event as extensions see it (field names in snake_case; a TTSR event's rules
+    as records: ``rule.name``, ``rule.path``, ``rule.interrupt_mode``...)."""
+    fields = {snake(key): value for key, value in data.items()}
+    if event_type == "ttsr_triggered":
+        fields["rules"] = [Record({snake(k): v for k, v in rule.items()}) for rule in fields.get("rules", [])]
+    return ExtensionEvent(event_type, **fields)

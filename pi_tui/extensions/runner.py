@@ -146,6 +146,9 @@ class ExtensionRunner(AgentHooks):
         self.changed: list[Callable[[], None]] = []
         """Called when commands, tools, shortcuts or renderers change (the TUI refreshes)."""
         self.shutdown_requested = False
+        self.run_starter: Callable[[Coroutine[Any, Any, Any]], asyncio.Future[Any]] | None = None
+        """How the mode starts a run an extension asks for (the TUI: as the user's own run, so
+        the editor shows it and Escape stops it); None: a plain task."""
         self._builtin_tools: list[Any] = []
         self._active: list[str] | None = None
         self._reported: set[tuple[str, str]] = set()
@@ -241,6 +244,8 @@ class ExtensionRunner(AgentHooks):
             self.extensions.remove(loaded)
         for event, handlers in self.handlers.items():
             self.handlers[event] = [handler for handler in handlers if handler.extension != name]
+        for tool_name in [key for key, tool in self.tools.items() if tool.extension == name]:
+            _unregister_tool_renderers(tool_name)
         for registry in (self.tools, self.commands, self.shortcuts, self.flags):
             for key in [key for key, item in registry.items() if item.extension == name]:  # type: ignore[attr-defined]
                 del registry[key]
@@ -283,6 +288,8 @@ class ExtensionRunner(AgentHooks):
         if previous is not None and previous.extension != tool.extension:
             self.report(f"extension {tool.extension}: tool {tool.name} replaces {previous.extension}'s")
         self.tools[tool.name] = tool
+        if tool.render_call is not None or tool.render_result is not None:
+            _register_tool_renderers(self, tool)
         loaded = self._loaded(tool.extension)
         if loaded is not None and tool.name not in loaded.tools:
             loaded.tools.append(tool.name)
@@ -835,7 +842,10 @@ class ExtensionRunner(AgentHooks):
         return result
 
     def _start(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
+        if self.run_starter is not None:
+            task = self.run_starter(work)
+        else:
+            task = asyncio.get_running_loop().create_task(work)
         self._runs.add(task)
         task.add_done_callback(self._run_done)
 
@@ -953,6 +963,42 @@ def _write_log(line: str, error: BaseException) -> str:
 
     details = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     return append_log(EXTENSIONS_LOG, f"{line}\n{details}")
+
+
+def _register_tool_renderers(runner: ExtensionRunner, tool: RegisteredTool) -> None:
+    """An extension tool's ``render_call(args, expanded)`` and ``render_result(result,
+    expanded)`` as the chat's tool cards call them; a failure is reported once."""
+    from pi_tui.extensions.events import Record
+    from pi_tui.tui.render import register_tool_renderer
+
+    def guarded(function: Callable[..., Any], where: str) -> Callable[..., Any]:
+        takes_expanded = positional_count(function) >= 2
+
+        def call(value: Any, expanded: bool) -> Any:
+            try:
+                return function(value, expanded) if takes_expanded else function(value)
+            except Exception as error:
+                runner.failed(tool.extension, f"{where} of the tool {tool.name}", error)
+                raise
+
+        return call
+
+    render_call = guarded(tool.render_call, "render_call") if tool.render_call else None
+    render_result = None
+    if tool.render_result is not None:
+        drawn = guarded(tool.render_result, "render_result")
+
+        def render_result(item: Any, expanded: bool) -> Any:
+            view = Record(text=item.output, details=item.details, is_error=item.status == "error")
+            return drawn(view, expanded)
+
+    register_tool_renderer(tool.name, render_call, render_result)
+
+
+def _unregister_tool_renderers(name: str) -> None:
+    from pi_tui.tui.render import unregister_tool_renderer
+
+    unregister_tool_renderer(name)
 
 
 def _renderer_adapter(

@@ -32,6 +32,7 @@ from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_them
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
 from pi_tui.tui.widgets.chat import ChatView
 from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
+from pi_tui.tui.widgets.extension_widgets import ExtensionWidgets
 from pi_tui.tui.widgets.footer import PiFooter
 from pi_tui.tui.widgets.header import PiHeader
 from pi_tui.tui.widgets.status import StatusLine
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from pi_tui.modes.attachments import Prompt
     from pi_tui.start_options import StartOptions
     from pi_tui.startup import Started
+    from pi_tui.tui.extension_bridge import ExtensionBridge
     from pi_tui.tui.settings_rows import SettingsView
 
 FIRST_ENTRIES = 400
@@ -167,6 +169,8 @@ class PiApp(App[None]):
         self._last_escape = 0.0
         self._last_ctrl_c = 0.0
         self._run: asyncio.Task[Any] | None = None
+        self.extension_bridge: ExtensionBridge | None = None
+        """The extensions of this session (None until the agent has started)."""
         self._shown_generation = 0
         self._cancellable: asyncio.Future[Any] | None = None
         """Work Escape cancels that is not an agent run (a branch summary)."""
@@ -206,9 +210,11 @@ class PiApp(App[None]):
             id="header",
         )
         yield ChatView(self.cwd, id="chat")
+        yield ExtensionWidgets(id="extensions-above")
         yield StatusLine(id="status")
         yield CompletionMenu(id="completion")
         yield PromptEditor(id="editor")
+        yield ExtensionWidgets(id="extensions-below")
         yield PiFooter(id="footer")
 
     @property
@@ -328,6 +334,17 @@ class PiApp(App[None]):
         for problem in self.theme_problems + self.keys.problems:  # after show_session, which redraws
             self.say(problem, "warning")
         self.run_worker(self._check_tmux_keys, thread=True, group="tmux", exit_on_error=False)
+        if started.extensions is not None:
+            from pi_tui.tui.extension_bridge import ExtensionBridge
+
+            self.extension_bridge = ExtensionBridge(self, started.extensions)
+        self.run_worker(self._start_extensions_then_prompts(), group="extensions", exit_on_error=False)
+
+    async def _start_extensions_then_prompts(self) -> None:
+        """Extensions start (after the user's answer about the project's own) before the command
+        line's prompts run, so their hooks see those prompts too."""
+        if self.extension_bridge is not None:
+            await self.extension_bridge.start()
         if self.initial_prompts:
             self.start_work(self._run_initial(self.initial_prompts))
         if self.open_resume:
@@ -400,10 +417,59 @@ class PiApp(App[None]):
         for prompt in prompts:
             await self.agent.prompt(prompt.text, prompt.images)
 
-    async def switch_session(self, manager: Any, *, restore_model: bool = True) -> None:
-        """Continue in another session (resumed, branched, cloned, new) and draw it."""
+    async def switch_session(
+        self, manager: Any, *, restore_model: bool = True, reason: str = "resume"
+    ) -> None:
+        """Continue in another session (resumed, branched, cloned, new) and draw it; extensions
+        are told (``session_shutdown`` then ``session_start`` with ``reason``)."""
+        previous = self.agent.manager.session_file
         self.agent.adopt(manager, self.started.registry.get if restore_model else None)
         await self.show_session()
+        if self.extension_bridge is not None:
+            target = manager.session_file
+            await self.extension_bridge.session_replaced(
+                reason, str(previous) if previous else None, str(target) if target else None
+            )
+
+    async def extensions_allow(self, event: str, **fields: Any) -> bool:
+        if self.extension_bridge is None:
+            return True
+        return await self.extension_bridge.allow(event, **fields)
+
+    def set_extension_status(self, key: str, text: str | None) -> None:
+        self.footer.set_status(key, text)
+        self.refresh_footer()
+
+    def set_extension_widget(self, key: str, lines: Any, placement: str) -> None:
+        where = "#extensions-below" if placement == "below" else "#extensions-above"
+        self.query_one(where, ExtensionWidgets).set_block(key, lines)
+
+    def replace_editor_text(self, text: str) -> None:
+        self.editor.load_text(text)
+        self.editor.move_cursor(self.editor.document.end)
+
+    def bind_extension_keys(self, keys: list[str], previous: list[str]) -> list[str]:
+        """Bind extensions' keys (dropping ``previous``); a key pi-tui uses stays pi-tui's."""
+        table = self._bindings.key_to_bindings
+        for key in previous:
+            kept = [b for b in table.get(key, []) if not b.action.startswith("extension_key(")]
+            if kept:
+                table[key] = kept
+            else:
+                table.pop(key, None)
+        bound = []
+        for key in keys:
+            if key in table:
+                self.say(f"The key {key} is pi-tui's; the extension's shortcut is not bound.", "warning")
+                continue
+            self._bindings.bind(key, f"extension_key({key!r})", show=False, priority=True)
+            bound.append(key)
+        return bound
+
+    def action_extension_key(self, key: str) -> None:
+        if self.extension_bridge is not None:
+            work = self.extension_bridge.run_shortcut(key)
+            self.run_worker(work, group="extension-key", exit_on_error=False)
 
     def refresh_footer(self) -> None:
         if self.agent is None:
@@ -607,10 +673,11 @@ class PiApp(App[None]):
             return
         self.start_work(self.agent.prompt(text))
 
-    def start_work(self, work: Any) -> None:
+    def start_work(self, work: Any) -> asyncio.Task[Any]:
         """Run ``work`` as the agent run: the editor shows it running and Escape stops it."""
         self.editor.agent_running = True
         self._run = asyncio.ensure_future(self._guarded(work))
+        return self._run
 
     async def _guarded(self, work: Any) -> None:
         try:
@@ -1028,6 +1095,9 @@ class PiApp(App[None]):
             assert self._run is not None
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._run), 5)
+        if self.extension_bridge is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.extension_bridge.shutdown(), 5)
         self.agent.manager.close()
         self.exit()
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from pi_tui.commands import CommandRegistry
     from pi_tui.startup import Started
+    from pi_tui.tui.extension_bridge import ExtensionBridge
     from pi_tui.tui.keybindings import KeyBindingsLoad
     from pi_tui.tui.settings_rows import SettingsView
 
@@ -33,6 +34,7 @@ class CommandHost(Protocol):
     commands: CommandRegistry
     keys: KeyBindingsLoad
     started: Started | None
+    extension_bridge: ExtensionBridge | None
     agent: Any
     """The :class:`~pi_tui.agent.session.AgentSession` (None only before the agent started)."""
     pi_theme_name: str
@@ -74,7 +76,7 @@ class CommandHost(Protocol):
     def busy(self) -> bool:
         """An agent run or cancellable work is going on."""
 
-    def start_work(self, work: Awaitable[Any]) -> None:
+    def start_work(self, work: Awaitable[Any]) -> Any:
         """Run ``work`` as the agent run: the editor shows it running and Escape stops it."""
 
     def track_cancellable(self, work: Any) -> None:
@@ -85,8 +87,26 @@ class CommandHost(Protocol):
 
     # --- sessions and screens ---------------------------------------------------------------------
 
-    async def switch_session(self, manager: Any, *, restore_model: bool = True) -> None:
-        """Continue in another session (resumed, branched, new) and draw it."""
+    async def switch_session(
+        self, manager: Any, *, restore_model: bool = True, reason: str = "resume"
+    ) -> None:
+        """Continue in another session (resumed, branched, new) and draw it; ``reason`` (new,
+        resume, fork) is what extensions are told."""
+
+    async def extensions_allow(self, event: str, **fields: Any) -> bool:
+        """Whether extensions let ``event`` (``session_before_switch`` / ``_fork``) happen."""
+
+    def set_extension_status(self, key: str, text: str | None) -> None:
+        """An extension's status text in the footer (None clears it)."""
+
+    def set_extension_widget(self, key: str, lines: Any, placement: str) -> None:
+        """An extension's lines above or below the editor (None clears them)."""
+
+    def replace_editor_text(self, text: str) -> None:
+        """Put ``text`` in the editor in place of what is there."""
+
+    def bind_extension_keys(self, keys: list[str], previous: list[str]) -> list[str]:
+        """Bind extensions' keys instead of ``previous``; returns the keys bound."""
 
     async def show_session(self) -> None:
         """Redraw the chat from the current branch (after moving in the tree)."""

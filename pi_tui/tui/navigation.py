@@ -160,6 +160,8 @@ async def branch_command(app: CommandHost, args: str) -> None:
         return
     entry = manager.get_entry(chosen)
     text = blocks_text(entry.message.content)
+    if not await app.extensions_allow("session_before_fork", entry_id=chosen, position="before"):
+        return
     await continue_in_copy(app, entry.parent_id, "Branched into a new session")
     app.offer_editor_text(text)
 
@@ -169,6 +171,8 @@ async def clone_command(app: CommandHost, args: str) -> None:
     leaf = app.agent.manager.get_leaf_id()
     if leaf is None:
         app.say("Nothing to clone yet.")
+        return
+    if not await app.extensions_allow("session_before_fork", entry_id=leaf, position="at"):
         return
     await continue_in_copy(app, leaf, "Cloned into a new session")
 
@@ -185,10 +189,10 @@ async def continue_in_copy(app: CommandHost, leaf_id: str | None, what: str) -> 
             if parent_file is not None
             else SessionManager.in_memory(app.cwd)
         )
-        await app.switch_session(new, restore_model=False)
+        await app.switch_session(new, restore_model=False, reason="fork")
     else:
         path = manager.create_branched_session(leaf_id)
-        await app.switch_session(manager, restore_model=False)
+        await app.switch_session(manager, restore_model=False, reason="fork")
         if path is not None:
             what += f" ({path.name})"
     app.say(f"{what}.")

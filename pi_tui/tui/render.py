@@ -61,6 +61,34 @@ def unregister_custom_renderer(custom_type: str) -> None:
     _custom_renderers.pop(custom_type, None)
 
 
+ToolCallRenderer = Callable[[dict[str, Any], bool], Content]
+ToolResultRenderer = Callable[[ToolItem, bool], Content]
+_tool_renderers: dict[str, tuple[ToolCallRenderer | None, ToolResultRenderer | None]] = {}
+
+
+def register_tool_renderer(
+    name: str, render_call: ToolCallRenderer | None, render_result: ToolResultRenderer | None
+) -> None:
+    """Let an extension draw its tool's card: the title line from the arguments, the body from
+    the result (the card's frame, label and colours stay ours)."""
+    _tool_renderers[name] = (render_call, render_result)
+
+
+def unregister_tool_renderer(name: str) -> None:
+    _tool_renderers.pop(name, None)
+
+
+def _drawn(render: Callable[..., Content], *args: Any) -> Content:
+    """Someone else's renderer, made safe; its failure is shown in its place."""
+    try:
+        drawn = render(*args)
+        return safe_content(drawn if isinstance(drawn, Content) else Content(str(drawn)))
+    except Exception as error:  # an extension's bug must not take the chat down
+        return Content.styled(
+            for_terminal(f"(renderer failed: {type(error).__name__}: {error})"), "$pi-error"
+        )
+
+
 def label_suffix(label: str | None) -> Content:
     return Content.styled(f"  [{for_terminal(label)}]", "$pi-accent bold") if label else Content("")
 
@@ -148,8 +176,15 @@ def diff_content(diff: str, expanded: bool) -> Content:
 
 
 def tool_content(item: ToolItem, expanded: bool, cwd: str | None = None) -> Content:
-    title = Content.styled(for_terminal(tool_title(item.name, item.args, cwd)), "$pi-tool-title bold")
+    render_call, render_result = _tool_renderers.get(item.name, (None, None))
+    if render_call is not None:
+        title = _drawn(render_call, item.args, expanded).stylize_before("$pi-tool-title bold")
+    else:
+        title = Content.styled(for_terminal(tool_title(item.name, item.args, cwd)), "$pi-tool-title bold")
     parts = [title, label_suffix(item.label)]
+    if render_result is not None and item.status != "pending":
+        parts += [Content("\n"), _drawn(render_result, item, expanded)]
+        return Content.assemble(*parts)
     details = item.details if isinstance(item.details, dict) else {}
     if item.name == "edit" and item.status == "success" and isinstance(details.get("diff"), str):
         parts += [Content("\n"), diff_content(details["diff"], expanded)]

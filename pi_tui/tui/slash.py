@@ -31,6 +31,9 @@ def command(name: str) -> Callable[[Handler], Handler]:
 
 async def run_command(app: CommandHost, name: str, args: str) -> None:
     spec = app.commands.get(name)
+    if spec is not None and spec.source == "extension" and app.extension_bridge is not None:
+        await app.extension_bridge.run_command(spec.name, args)
+        return
     handler = HANDLERS.get(spec.name) if spec is not None else None
     if spec is None or handler is None:
         suggestion = app.commands.suggest(name)
@@ -61,12 +64,14 @@ async def new_session(app: CommandHost, args: str) -> None:
         return
     from pi_tui.session import SessionManager
 
+    if not await app.extensions_allow("session_before_switch", reason="new"):
+        return
     old = app.agent.manager
     if old.is_persisted and old.session_file is not None:
         manager = SessionManager.create(app.cwd, old.session_file.parent)
     else:
         manager = SessionManager.in_memory(app.cwd)
-    await app.switch_session(manager, restore_model=False)
+    await app.switch_session(manager, restore_model=False, reason="new")
     app.say("Started a new session.")
 
 
@@ -298,6 +303,9 @@ async def resume(app: CommandHost, args: str) -> None:
         app.say("Already in this session.")
         return
     if not _needs_idle(app, "switching sessions"):
+        return
+    target = str(chosen)
+    if not await app.extensions_allow("session_before_switch", reason="resume", target_session_file=target):
         return
     try:
         # Opening reads (and may migrate) the whole file: off the UI thread, big sessions exist.

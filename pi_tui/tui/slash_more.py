@@ -104,6 +104,9 @@ async def import_session(app: CommandHost, args: str) -> None:
     if not await app.push_screen_wait(ConfirmPrompt(f"Replace current session with {given}?")):
         app.say("Import cancelled")
         return
+    target = str(source)
+    if not await app.extensions_allow("session_before_switch", reason="resume", target_session_file=target):
+        return
     current = app.agent.manager
     folder = current.session_dir or session_dir_for_cwd(app.cwd)
     try:  # in a thread: comparing and copying a big session takes a while
@@ -173,6 +176,11 @@ async def reload_everything(app: CommandHost, args: str) -> None:
             app.set_loaded(loaded)
             done.append(f"context files and rules ({', '.join(loaded) if loaded else 'none found'})")
 
+    bridge = app.extension_bridge
+    if bridge is not None and bridge.runner.sources:
+        await bridge.runner.reload()  # failures are said by the runner, one line each
+        done.append(f"extensions ({len(bridge.runner.extensions)} of {len(bridge.runner.sources)} loaded)")
+
     problems += [f"keybindings: {line}" for line in app.reload_keybindings()]
     done.append("keybindings")
     theme = settings.theme or app.pi_theme_name
@@ -183,6 +191,48 @@ async def reload_everything(app: CommandHost, args: str) -> None:
     app.say("Reloaded " + ", ".join(done) + ".")
     for problem in problems:
         app.say(problem.splitlines()[0], "warning")
+
+
+# --- /extensions ------------------------------------------------------------------------------------
+
+ORIGINS = {
+    "cli": "-e",
+    "settings": "settings.json",
+    "user": "agent dir",
+    "project-settings": "project settings",
+    "project": "project",
+}
+
+
+@command("extensions")
+async def list_extensions(app: CommandHost, args: str) -> None:
+    """Every extension: where it came from, what it registered, what it listens to."""
+    bridge = app.extension_bridge
+    runner = bridge.runner if bridge is not None else None
+    if runner is None or (not runner.extensions and not runner.problems):
+        app.say(
+            "No extensions loaded. Put a .py file with activate(pi) in "
+            f"{app.agent_dir / 'extensions'} (or .agent/extensions here), or pass -e FILE."
+        )
+        return
+    lines: list[str] = []
+    for loaded in runner.extensions:
+        origin = ORIGINS.get(loaded.source.origin, loaded.source.origin)
+        lines.append(f"{loaded.name} ({origin}: {loaded.source.entry})")
+        parts = [
+            ("commands", [f"/{name}" for name in loaded.commands]),
+            ("tools", loaded.tools),
+            ("events", loaded.events),
+            ("keys", loaded.shortcuts),
+            ("renderers", loaded.renderers),
+        ]
+        shown = [f"{what}: {', '.join(items)}" for what, items in parts if items]
+        lines.append("  " + (" · ".join(shown) if shown else "registers nothing"))
+    if runner.problems:
+        lines.append("")
+        lines.append("Not loaded:")
+        lines += [f"  {problem}" for problem in runner.problems]
+    app.say("\n".join(lines), title=f"Extensions ({len(runner.extensions)} loaded)", fold=True)
 
 
 # --- /changelog -------------------------------------------------------------------------------------

@@ -46,14 +46,15 @@ class EchoTool:
 class Harness:
     """An agent on a real session file, a runner, and the lines the runner reported."""
 
-    def __init__(self, server: ModelServer, tmp_path: Path) -> None:
+    def __init__(self, server: ModelServer, tmp_path: Path, tools: list[Any] | None = None) -> None:
         self.tmp_path = tmp_path
         self.echo = EchoTool()
         manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
         self.agent = AgentSession(
             manager,
             server.model(),
-            tools=[self.echo],
+            cwd=tmp_path,
+            tools=[self.echo, *(tools or [])],
             system_prompt="base prompt",
             settings=Settings(),
             request_options=lambda _model: StreamOptions(api_key="k", base_delay=0.01),
@@ -66,7 +67,11 @@ class Harness:
         folder.mkdir(exist_ok=True)
         path = folder / f"{name}.py"
         path.write_text(textwrap.dedent(source))
+        self.load_file(path)
+
+    def load_file(self, path: Path) -> None:
         self.runner.load([ExtensionSource(path, "cli")])
+        assert not self.reported, self.reported
 
     def messages(self, role: str) -> list[dict[str, Any]]:
         """The saved messages of ``role``, in order."""
@@ -569,3 +574,35 @@ def test_messages_sent_while_the_agent_runs_are_delivered_in_that_run(tmp_path: 
         bodies = [request_texts(request.body) for request in server.requests]
         assert ("user", "sent during the run") in bodies[-1]
         assert ("user", "sent during the run") not in bodies[0]
+
+
+def test_ttsr_listeners_hear_the_rules_the_scope_and_the_cut_text(tmp_path: Path) -> None:
+    from pi_tui.config.settings import TtsrSettings
+    from pi_tui.ttsr.coordinator import TtsrCoordinator
+    from pi_tui.ttsr.manager import TtsrManager
+    from tests.integration.test_ttsr_agent import no_print_rule
+
+    replies = [Scripted(text="Sure, just call print(x) there."), text_reply("Use the logger.")]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        matcher = TtsrManager(TtsrSettings(), tmp_path)
+        assert matcher.add_rule(no_print_rule(tmp_path)) is None
+        harness.agent.ttsr = TtsrCoordinator(matcher, tmp_path)
+        harness.load(
+            "listener",
+            """
+            HITS = []
+
+            def activate(pi):
+                def hit(event):
+                    HITS.append(([rule.name for rule in event.rules], event.scope, event.cut_text))
+                    HITS.append(event.rules[0]["path"])
+                pi.on("ttsr_triggered", hit)
+            """,
+        )
+        run(harness, "how do I log?")
+        hits = harness.runner.extensions[0].module.HITS
+        assert hits[0][0] == ["no-print"] and hits[0][1] == "text"
+        assert hits[0][2].startswith("Sure") and "print(" in hits[0][2]
+        assert hits[1].endswith("no-print.md")
+        assert len(server.requests) == 2  # the stream was cut and tried again with the rule

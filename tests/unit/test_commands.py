@@ -11,7 +11,7 @@ def test_builtins_are_the_documented_set() -> None:
     names = {command.name for command in BUILTIN_COMMANDS}
     expected = ["new", "session", "compact", "model", "thinking", "copy", "rules", "hotkeys", "settings"]
     expected += ["quit", "tree", "resume", "branch", "clone", "label", "name", "export"]
-    expected += ["import", "login", "logout", "reload", "changelog", "scoped-models"]
+    expected += ["import", "login", "logout", "reload", "changelog", "scoped-models", "extensions"]
     assert names == set(expected)
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
     assert by_name["compact"].usage == "[instructions]"
@@ -72,7 +72,8 @@ def test_register_and_unregister() -> None:
 def test_complete_puts_name_matches_before_alias_matches() -> None:
     registry = CommandRegistry()
     registry.register(SlashCommand("extract", "Pull out a function", source="extension"))
-    assert [command.name for command in registry.complete("/ex")] == ["export", "extract", "quit"]
+    completed = [command.name for command in registry.complete("/ex")]
+    assert completed == ["export", "extensions", "extract", "quit"]
     assert [command.name for command in registry.complete("t")] == ["thinking", "tree"]
     assert [command.name for command in registry.complete("/S")] == ["scoped-models", "session", "settings"]
     assert len(registry.complete("/")) == len(BUILTIN_COMMANDS) + 1

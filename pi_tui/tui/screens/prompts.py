@@ -27,15 +27,21 @@ def plain(text: str) -> Content:
 class ChoiceMenu(ModalScreen[str | None]):
     """A titled list of choices; returns the chosen value, or None on Escape."""
 
-    def __init__(self, title: str, choices: list[tuple[str, str]], *, help_text: str = "") -> None:
+    def __init__(
+        self, title: str, choices: list[tuple[str, str]], *, help_text: str = "", message: str = ""
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.choices = choices
         self.help_text = help_text or "↑↓ move · enter choose · esc back"
+        self.message = message
+        """Lines under the title (what the question is about)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static(plain(self.title_text), classes="picker-title")
+            if self.message:
+                yield Static(plain(self.message), classes="picker-message")
             yield OptionList(*[Option(plain(label)) for _value, label in self.choices], id="choice-options")
             yield Static(self.help_text, classes="picker-help")
 
@@ -120,3 +126,35 @@ class ConfirmPrompt(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class EditorPrompt(ModalScreen[str | None]):
+    """Several lines of text (prefilled): Ctrl+S keeps them, Escape gives None."""
+
+    BINDINGS = [Binding("ctrl+s", "keep", "Keep", show=False)]
+
+    def __init__(self, title: str, value: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea
+
+        with Vertical(id="picker"):
+            yield Static(plain(self.title_text), classes="picker-title")
+            yield TextArea(for_terminal(self.value), id="prompt-editor", soft_wrap=True)
+            yield Static("ctrl+s keep · esc cancel", classes="picker-help")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt-editor").focus()
+
+    def action_keep(self) -> None:
+        from textual.widgets import TextArea
+
+        self.dismiss(self.query_one(TextArea).text)
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "escape":
+            event.stop()
+            self.dismiss(None)

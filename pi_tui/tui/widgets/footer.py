@@ -35,6 +35,14 @@ class PiFooter(Static):
         self._counted: tuple[int, int] = (0, 0)
         """(id of the manager, entries already summed)."""
         self._totals = UsageTotals(0, 0, 0, 0, 0.0)
+        self._statuses: dict[str, str] = {}
+        """Extensions' status texts by key (``ctx.ui.set_status``), shown on a third line."""
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text is None or not str(text).strip():
+            self._statuses.pop(key, None)
+        else:
+            self._statuses[key] = _one_row(str(text))
 
     def totals_for(self, manager: Any) -> UsageTotals:
         """Usage summed over every reply in the session file (all branches), as pi's footer.
@@ -75,9 +83,15 @@ class PiFooter(Static):
                 Content.styled(usage, usage_style),
                 " " * gap,
                 Content.styled(right, "$pi-dim"),
+                *self._status_line(),
             )
         )
         self._last = (agent, cwd, git_branch)
+
+    def _status_line(self) -> list[str | Content]:
+        if not self._statuses:
+            return []
+        return ["\n", Content.styled("  ".join(self._statuses.values()), "$pi-dim")]
 
     def show_path(self, cwd: str, git_branch: str | None) -> None:
         """Before the agent has started: where we are, nothing counted yet."""
