@@ -11,6 +11,10 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_tui.start_options import StartOptions
 
 from pi_tui import __version__
 
@@ -130,6 +134,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="load this project's extensions (.agent/extensions) without asking",
     )
+    extend.add_argument(
+        "--skill",
+        action="append",
+        dest="skills",
+        metavar="PATH",
+        help="load a skill (file or folder); repeatable",
+    )
+    extend.add_argument("--no-skills", action="store_true", help="discover no skills (--skill still loads)")
+    extend.add_argument(
+        "--prompt-template",
+        action="append",
+        dest="prompt_templates",
+        metavar="PATH",
+        help="load prompt templates (a .md file or a folder of them); repeatable",
+    )
+    extend.add_argument("--no-prompt-templates", action="store_true", help="discover no prompt templates")
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
     agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
     parser.add_argument("-v", "--version", action="version", version=f"pi-tui {__version__}")
@@ -159,8 +179,26 @@ def _flag_words_problem(words: list[str]) -> str | None:
     """A leftover word that cannot be an extension's flag (``-x``, a stray value)."""
     for word in words:
         if not word.startswith("--") or word == "--":
-            return f"unrecognized argument: {word} (see pi-tui --help)"
+            return unrecognized(word)
     return None
+
+
+def unrecognized(word: str) -> str:
+    return f"unrecognized arguments: {word} (see pi-tui --help)"
+
+
+def _unclaimed_flags_problem(options: StartOptions) -> str | None:
+    """Unknown flags when no extension could claim them: said at once (an interactive start
+    would otherwise paint its first screen before the extensions load and say it)."""
+    if not options.extension_flags:
+        return None
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.extensions.discovery import discover_extensions
+
+    found = discover_extensions(
+        options.cwd, agent_dir(), options.extensions, no_extensions=options.no_extensions
+    )
+    return None if found.sources else unrecognized(options.extension_flags[0])
 
 
 def _user_input_problem(args: argparse.Namespace) -> str | None:
@@ -252,7 +290,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         args.list_models is None and not args.list_sessions and not args.list_rules and not args.export
     )
     if unknown and not runs_agent:
-        return fail(f"unrecognized argument: {unknown[0]} (see pi-tui --help)")
+        return fail(unrecognized(unknown[0]))
     if args.list_models is not None:
         return _list_models(args.list_models)
     if args.list_sessions:
@@ -304,10 +342,14 @@ def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = F
         trust=args.trust,
         extension_flags=args.extension_flags,
         interactive=interactive,
+        skills=args.skills,
+        no_skills=args.no_skills,
+        prompt_templates=args.prompt_templates,
+        no_prompt_templates=args.no_prompt_templates,
     )
     if args.offline:
         os.environ["PI_OFFLINE"] = "1"
-    problem = _user_input_problem(args)
+    problem = _user_input_problem(args) or _unclaimed_flags_problem(options)
     if problem is not None:
         return fail(problem)
     prompts = []

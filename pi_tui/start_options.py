@@ -40,3 +40,9 @@ class StartOptions:
     """Command-line words argparse did not know: flags extensions may register."""
     interactive: bool = False
     """The TUI: project extensions wait for the user's answer instead of being skipped."""
+    skills: list[str] | None = None
+    """``--skill`` paths (skill files or folders), loaded even with ``--no-skills``."""
+    no_skills: bool = False
+    prompt_templates: list[str] | None = None
+    """``--prompt-template`` paths (files or folders of ``.md`` templates)."""
+    no_prompt_templates: bool = False

@@ -73,9 +73,13 @@ def start(options: StartOptions) -> Started:
             "model instead.)"
         ) from None
     tools = choose_tools(options)
+    expander = load_prompt_resources(options)
 
     def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
+        from pi_tui.resources.skills import skills_prompt_section
+
         ttsr, rule_sections = load_rules(options.cwd, chosen)
+        rule_sections = [*rule_sections, skills_prompt_section(expander.skills.skills)]
         prompt = build_system_prompt(
             Path(options.cwd),
             tools,
@@ -112,6 +116,10 @@ def start(options: StartOptions) -> Started:
         ttsr=ttsr,
     )
     holder.append(agent)
+    agent.expander = expander
+    if expander.problems:
+        lines = "\n".join(expander.problems)
+        notice = f"{notice}\n{lines}" if notice else lines
     extensions.runner.bind(agent)
     patterns = options.models if options.models is not None else settings.enabled_models
     scope = resolve_scope(registry, patterns or [])
@@ -120,6 +128,22 @@ def start(options: StartOptions) -> Started:
         warning = f"No usable model matches {unmatched} (of --models / enabledModels); Ctrl+P skips it."
         notice = f"{notice}\n{warning}" if notice else warning
     return Started(agent, registry, settings, notice, rebuild_prompt, options, scope.models, extensions)
+
+
+def load_prompt_resources(options: StartOptions) -> Any:
+    """The skills and prompt templates for ``options`` (a PromptExpander)."""
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.resources.expander import PromptExpander
+    from pi_tui.resources.skills import discover_skills
+    from pi_tui.resources.templates import discover_templates
+
+    folder = agent_dir()
+    return PromptExpander(
+        discover_skills(options.cwd, folder, options.skills, no_skills=options.no_skills),
+        discover_templates(
+            options.cwd, folder, options.prompt_templates, no_templates=options.no_prompt_templates
+        ),
+    )
 
 
 def _load_extensions(registry: ModelRegistry, options: StartOptions) -> Any:
@@ -139,7 +163,7 @@ def _load_extensions(registry: ModelRegistry, options: StartOptions) -> Any:
         raise StartupError(str(error)) from None
     leftover = setup.runner.take_flags(options.extension_flags or [])
     if leftover:
-        raise StartupError(f"unrecognized argument: {leftover[0]} (see pi-tui --help)")
+        raise StartupError(f"unrecognized arguments: {leftover[0]} (see pi-tui --help)")
     return setup
 
 

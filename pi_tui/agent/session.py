@@ -124,6 +124,8 @@ class AgentSession:
         self.session_listeners: list[Callable[[str], None]] = []
         """Told when something outside a run changed the session (a label, the name...)."""
         self._run_system_prompt: str | None = None
+        self.expander: Any = None
+        """Expands ``/skill:name`` and prompt-template lines (a PromptExpander; None: none)."""
         self._record_initial_state()
         self._restore_ttsr()
 
@@ -288,6 +290,8 @@ class AgentSession:
             if outcome.handled:
                 return None
             text, images = outcome.text, outcome.images
+        if self.expander is not None and text.startswith("/"):
+            text = self.expander.expand(text) or text
         if self.is_streaming:
             if streaming_behavior == "steer":
                 self.steer(text, images)

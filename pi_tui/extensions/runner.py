@@ -57,11 +57,14 @@ class Handler:
 @dataclass(slots=True)
 class RegisteredCommand:
     name: str
+    """What the user types (``review``, or ``review:2`` when extensions clash over a name)."""
     extension: str
     handler: Callable[..., Any]
     description: str = ""
     usage: str = ""
     completions: Callable[[str], Sequence[str] | None] | None = None
+    base: str = ""
+    """The name the extension asked for."""
 
 
 @dataclass(slots=True)
@@ -313,23 +316,39 @@ class ExtensionRunner(AgentHooks):
         builtin |= {alias for command in BUILTIN_COMMANDS for alias in command.aliases}
         if name.lower() in builtin:
             raise ExtensionError(f"/{name} is a built-in command; choose another name")
+        same = [
+            c for c in self.commands.values() if c.base.lower() == name.lower() and c.extension != extension
+        ]
+        own = [
+            c for c in self.commands.values() if c.base.lower() == name.lower() and c.extension == extension
+        ]
+        for command in own:  # registered again by the same extension: the new one replaces it
+            del self.commands[command.name.lower()]
         key = name
-        owner = self.commands.get(key.lower())
-        if owner is not None and owner.extension != extension:
-            number = 2
+        if same:
+            # As pi: when extensions clash over a name, each gets a number in load order
+            # (/review:1, /review:2) and the bare name is left to prompt templates.
+            if len(same) == 1 and same[0].name.lower() == name.lower():
+                self._rename_command(same[0], f"{name}:1")
+            number = len(same) + 1
             while f"{name}:{number}".lower() in self.commands:
                 number += 1
-            key = f"{name}:{number}"  # a clash between extensions: the later one is /name:2
-            self.report(
-                f"extension {extension}: /{name} is taken by extension {owner.extension}; it is /{key}"
-            )
+            key = f"{name}:{number}"
         self.commands[key.lower()] = RegisteredCommand(
-            key, extension, handler, description, usage, completions
+            key, extension, handler, description, usage, completions, base=name
         )
         loaded = self._loaded(extension)
-        if loaded is not None and key not in loaded.commands:
-            loaded.commands.append(key)
+        if loaded is not None:
+            loaded.commands = [c for c in loaded.commands if c.split(":")[0].lower() != name.lower()] + [key]
         self._changed()
+
+    def _rename_command(self, command: RegisteredCommand, new_name: str) -> None:
+        del self.commands[command.name.lower()]
+        loaded = self._loaded(command.extension)
+        if loaded is not None:
+            loaded.commands = [new_name if c == command.name else c for c in loaded.commands]
+        command.name = new_name
+        self.commands[new_name.lower()] = command
 
     def add_shortcut(self, extension: str, key: str, handler: Callable[..., Any], description: str) -> None:
         if not callable(handler):

@@ -42,6 +42,7 @@ from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
 from pi_tui.compaction.tokens import context_tokens
 from pi_tui.modes.exit_signals import ExitSignals
+from pi_tui.modes.rpc_ui import RpcExtensionUI
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.entries import THINKING_LEVELS, MessageEntry
 from pi_tui.session.messages import (
@@ -207,6 +208,13 @@ class RpcServer:
         self.registry = started.registry
         self.output = output
         self.commands = CommandRegistry()
+        if self.agent.expander is not None:
+            from pi_tui.resources.expander import register_commands
+
+            for problem in register_commands(self.commands, self.agent.expander):
+                _log(problem)
+        self.extension_ui: RpcExtensionUI | None = None
+        """Set when extensions run: their dialogs wait for ``extension_ui_response`` lines."""
         self.stop = asyncio.Event()
         self._prompt_task: asyncio.Task[Any] | None = None
         self._bash_task: asyncio.Task[Any] | None = None
@@ -279,6 +287,10 @@ class RpcServer:
     async def dispatch(self, command: dict[str, Any]) -> None:
         name = command.get("type")
         request_id = command.get("id")
+        if name == "extension_ui_response":  # an answer to one of our requests: never answered
+            if self.extension_ui is None or not self.extension_ui.answer(command):
+                _log(f"extension_ui_response for no open dialog (id {request_id!r}): ignored")
+            return
         if not isinstance(name, str) or not name:
             self.respond("unknown", request_id, error='Command has no "type" field')
             return
@@ -455,7 +467,7 @@ class RpcServer:
 
     async def _run_prompt(self, text: str, images: list[ImageContent]) -> None:
         try:
-            await self.agent.prompt(text, images)
+            await self.agent.prompt(text, images, source="rpc")
         except AgentBusyError as error:  # only if something else started a run meanwhile
             _log(f"prompt dropped: {error}")
         except Exception:
@@ -735,6 +747,40 @@ class RpcServer:
         return _NO_DATA
 
 
+def _start_extensions_ui(server: RpcServer, started: Started) -> None:
+    """Extensions talk to the client (ctx.ui requests, extension_error) and to stderr."""
+    setup = started.extensions
+    runner = setup.runner
+    for line in setup.lines:
+        _log(line)
+    server.extension_ui = RpcExtensionUI(server.output.send)
+    runner.ui = server.extension_ui
+    runner.report = _log
+
+    def extension_error(path: str, event: str, error: str) -> None:
+        server.output.send({"type": "extension_error", "extensionPath": path, "event": event, "error": error})
+
+    runner.on_error = extension_error
+    runner.changed.append(lambda: _register_extension_commands(server, runner))
+
+
+def _register_extension_commands(server: RpcServer, runner: Any) -> None:
+    """Extension commands in ``get_commands`` (a prompt of ``/name args`` runs them)."""
+    from pi_tui.commands import SlashCommand
+
+    for command in [c for c in server.commands.all() if c.source == "extension"]:
+        server.commands.unregister(command.name)
+    for command in runner.commands.values():
+        loaded = next((e for e in runner.extensions if e.name == command.extension), None)
+        path = str(loaded.source.entry) if loaded is not None else None
+        with contextlib.suppress(ValueError):
+            server.commands.register(
+                SlashCommand(
+                    command.name, command.description, usage=command.usage, source="extension", path=path
+                )
+            )
+
+
 async def run_rpc(started: Started) -> int:
     """Serve the RPC protocol on stdin/stdout until the input ends; returns the exit code."""
     real_stdout = sys.stdout
@@ -748,6 +794,9 @@ async def run_rpc(started: Started) -> int:
     server = RpcServer(started, output)
     if started.notice:
         _log(started.notice)
+    extensions = started.extensions.runner if started.extensions is not None else None
+    if extensions is not None:
+        _start_extensions_ui(server, started)
     started.agent.set_save_listener(_log)  # a failed save (disk full): one line on stderr
     unsubscribe = started.agent.subscribe(server.on_event)
     sys.stdout = sys.stderr  # nothing but protocol records may reach the real stdout
@@ -760,9 +809,17 @@ async def run_rpc(started: Started) -> int:
     signals.install()
     stdin = sys.stdin.buffer if sys.stdin is not None else None
     try:
+        if extensions is not None:
+            await extensions.finish_activation()
+            _register_extension_commands(server, extensions)
+            await extensions.session_start("startup")
         await server.serve(read_lines(stdin))
     finally:
         kill_running_commands()  # whatever ended the input, no command outlives the mode
+        if server.extension_ui is not None:
+            server.extension_ui.cancel_all()
+        if extensions is not None:
+            await extensions.session_shutdown("quit")
         await server.shutdown()
         unsubscribe()
         signals.remove()

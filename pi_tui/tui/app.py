@@ -334,6 +334,11 @@ class PiApp(App[None]):
         for problem in self.theme_problems + self.keys.problems:  # after show_session, which redraws
             self.say(problem, "warning")
         self.run_worker(self._check_tmux_keys, thread=True, group="tmux", exit_on_error=False)
+        if self.agent.expander is not None:
+            from pi_tui.resources.expander import register_commands
+
+            for problem in register_commands(self.commands, self.agent.expander):
+                self.say(problem, "warning")
         if started.extensions is not None:
             from pi_tui.tui.extension_bridge import ExtensionBridge
 

@@ -34,6 +34,10 @@ async def run_command(app: CommandHost, name: str, args: str) -> None:
     if spec is not None and spec.source == "extension" and app.extension_bridge is not None:
         await app.extension_bridge.run_command(spec.name, args)
         return
+    if spec is not None and spec.source in ("prompt", "skill"):
+        if _needs_idle(app, f"running /{spec.name}"):
+            app.start_work(app.agent.prompt(f"/{spec.name} {args}".rstrip()))  # the agent expands it
+        return
     handler = HANDLERS.get(spec.name) if spec is not None else None
     if spec is None or handler is None:
         suggestion = app.commands.suggest(name)

@@ -123,7 +123,7 @@ def test_dash_e_loads_a_file_and_a_missing_one_is_exit_2(agent_dir: Path, tmp_pa
         assert (loud.returncode, loud.stdout) == (0, "LOUD\n")
         unknown = pi_tui(*BASE, "-e", str(extension), "--whisper", "-p", "hi", cwd=tmp_path)
         assert unknown.returncode == 2
-        assert unknown.stderr.strip() == "pi-tui: unrecognized argument: --whisper (see pi-tui --help)"
+        assert unknown.stderr.strip() == "pi-tui: unrecognized arguments: --whisper (see pi-tui --help)"
         missing = pi_tui(*BASE, "-e", str(tmp_path / "nope.py"), "-p", "hi", cwd=tmp_path)
         assert missing.returncode == 2
         assert missing.stderr.strip().endswith("nope.py does not exist")
@@ -181,3 +181,31 @@ def test_a_provider_registered_by_an_extension_is_the_start_up_model(
         done = pi_tui("--provider", "local", "--model", "tiny", "--no-session", "-p", "hi", cwd=tmp_path)
         assert (done.returncode, done.stdout) == (0, "from the local model\n"), done.stderr
         assert server.requests[0].body["model"] == "tiny"
+
+
+def test_skills_and_templates_in_print_mode(agent_dir: Path, tmp_path: Path) -> None:
+    skill = agent_dir / "skills" / "release-notes" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\nname: release-notes\ndescription: Write release notes from git log.\n---\nUse git log.\n"
+    )
+    (agent_dir / "prompts").mkdir()
+    (agent_dir / "prompts" / "explain.md").write_text(
+        "---\ndescription: Explain code\n---\nExplain $1 to a $2.\n"
+    )
+    with ModelServer() as server:
+        configure(agent_dir, server)
+        server.queue(Scripted(text="one"), Scripted(text="two"), Scripted(text="three"))
+        done = pi_tui(
+            *BASE, "-p", "/skill:release-notes for 1.2", "/explain cli.py beginner", "hi", cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        first, second, third = (request.body["messages"] for request in server.requests)
+        assert "<name>release-notes</name>" in first[0]["content"]
+        assert first[-1]["content"][0]["text"].endswith("Use git log.\n</skill>\n\nfor 1.2")
+        assert second[-1]["content"][0]["text"] == "Explain cli.py to a beginner."
+        assert third[-1]["content"][0]["text"] == "hi"
+        no_skills = pi_tui(*BASE, "--no-skills", "--no-prompt-templates", "-p", "/explain x y", cwd=tmp_path)
+        assert no_skills.returncode == 0
+        assert server.requests[-1].body["messages"][-1]["content"][0]["text"] == "/explain x y"
+        assert "<available_skills>" not in server.requests[-1].body["messages"][0]["content"]

@@ -606,3 +606,24 @@ def test_ttsr_listeners_hear_the_rules_the_scope_and_the_cut_text(tmp_path: Path
         assert hits[0][2].startswith("Sure") and "print(" in hits[0][2]
         assert hits[1].endswith("no-print.md")
         assert len(server.requests) == 2  # the stream was cut and tried again with the rule
+
+
+def test_extensions_clashing_over_a_name_get_numbers_as_in_pi(tmp_path: Path) -> None:
+    with ModelServer(text_reply("plain")) as server:
+        harness = Harness(server, tmp_path)
+        for name in ("first", "second"):
+            harness.load(
+                name,
+                f"""
+                CALLS = []
+
+                def activate(pi):
+                    pi.register_command("review", handler=lambda args: CALLS.append(args))
+                """,
+            )
+        harness.reported.clear()
+        assert sorted(harness.runner.commands) == ["review:1", "review:2"]
+        run(harness, "/review:1 a", "/review:2 b", "/review c")
+        first, second = (loaded.module for loaded in harness.runner.extensions)
+        assert (first.CALLS, second.CALLS) == (["a"], ["b"])
+        assert request_texts(server.requests[0].body)[-1] == ("user", "/review c")  # no command: a prompt

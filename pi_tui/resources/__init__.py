@@ -1,0 +1,1 @@
+"""Markdown resources users keep beside their code: skills and prompt templates."""
