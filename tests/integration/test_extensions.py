@@ -62,16 +62,17 @@ class Harness:
         self.reported: list[str] = []
         self.runner = ExtensionRunner(self.agent, report=self.reported.append)
 
-    def load(self, name: str, source: str) -> None:
+    def load(self, name: str, source: str, *, clean: bool = True) -> None:
         folder = self.tmp_path / "extensions"
         folder.mkdir(exist_ok=True)
         path = folder / f"{name}.py"
         path.write_text(textwrap.dedent(source))
-        self.load_file(path)
+        self.load_file(path, clean=clean)
 
-    def load_file(self, path: Path) -> None:
+    def load_file(self, path: Path, *, clean: bool = True) -> None:
+        """Load one extension; ``clean``: it must load without a problem."""
         self.runner.load([ExtensionSource(path, "cli")])
-        assert not self.reported, self.reported
+        assert not clean or not self.reported, self.reported
 
     def messages(self, role: str) -> list[dict[str, Any]]:
         """The saved messages of ``role``, in order."""
@@ -457,9 +458,10 @@ def test_next_turn_messages_wait_for_the_next_prompt(tmp_path: Path) -> None:
 def test_import_errors_and_a_missing_activate_are_one_line_each_and_others_load(tmp_path: Path) -> None:
     with ModelServer(text_reply("ok")) as server:
         harness = Harness(server, tmp_path)
-        harness.load("typo", "def activate(pi)\n    pass\n")
-        harness.load("noentry", "X = 1\n")
-        harness.load("fine", "def activate(pi):\n    pi.register_command('fine', handler=print)\n")
+        harness.load("typo", "def activate(pi)\n    pass\n", clean=False)
+        harness.load("noentry", "X = 1\n", clean=False)
+        fine = "def activate(pi):\n    pi.register_command('fine', handler=print)\n"
+        harness.load("fine", fine, clean=False)
         assert [loaded.name for loaded in harness.runner.extensions] == ["fine"]
         assert len(harness.reported) == 2
         assert "typo" in harness.reported[0] and "SyntaxError" in harness.reported[0]
@@ -614,7 +616,7 @@ def test_extensions_clashing_over_a_name_get_numbers_as_in_pi(tmp_path: Path) ->
         for name in ("first", "second"):
             harness.load(
                 name,
-                f"""
+                """
                 CALLS = []
 
                 def activate(pi):

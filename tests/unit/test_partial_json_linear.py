@@ -119,8 +119,26 @@ def _old_string_start(text: str) -> int | None:
 
 # --- random documents, written out by hand so every JSON spelling shows up ---------------------
 
-_PIECES = ["a", "b", " ", "é", "\u3000", "\u00a0", "☃", "😀", '\\"', "\\\\", "\\n", "\\t", "\\/",
-           "\\u00e9", "\\ud83d\\ude00", "\\u0041", "x y", "\\u2028"]
+_PIECES = [
+    "a",
+    "b",
+    " ",
+    "é",
+    "\u3000",
+    "\u00a0",
+    "☃",
+    "😀",
+    '\\"',
+    "\\\\",
+    "\\n",
+    "\\t",
+    "\\/",
+    "\\u00e9",
+    "\\ud83d\\ude00",
+    "\\u0041",
+    "x y",
+    "\\u2028",
+]
 
 
 def _ws(rng: random.Random) -> str:
@@ -150,7 +168,7 @@ def _value(rng: random.Random, depth: int) -> str:
 
 
 def _object(rng: random.Random, depth: int) -> str:
-    keys = ["path", "content", "a", "", "k\\\"q", "é", "edits"]
+    keys = ["path", "content", "a", "", 'k\\"q', "é", "edits"]
     members = [
         _ws(rng) + '"' + rng.choice(keys) + '"' + _ws(rng) + ":" + _ws(rng) + _value(rng, depth) + _ws(rng)
         for _ in range(rng.randrange(0, 6))
@@ -200,8 +218,18 @@ def test_broken_and_odd_texts_match_the_whole_text_rule() -> None:
         for _ in range(rng.randrange(1, 3)):
             text.insert(rng.randrange(len(text) + 1), rng.choice(junk))
         _assert_same(_cuts(rng, "".join(text)))
-    for text in ['[{"a": 1}]', '"x" {"a": 1}', 'x{"a": 1}', '{"a": 1} {"b": 2}', "   ", '{"a": "\\x"}',
-                 '{"a": 1 "b": 2}', '{"a" "b": "c"}', '{"a": [1 2], "b": "q"}', '{"a": "\\ud83dx"}']:
+    for text in [
+        '[{"a": 1}]',
+        '"x" {"a": 1}',
+        'x{"a": 1}',
+        '{"a": 1} {"b": 2}',
+        "   ",
+        '{"a": "\\x"}',
+        '{"a": 1 "b": 2}',
+        '{"a" "b": "c"}',
+        '{"a": [1 2], "b": "q"}',
+        '{"a": "\\ud83dx"}',
+    ]:
         _assert_same(list(text))
         _assert_same([text])
 
@@ -211,7 +239,7 @@ def test_long_open_string_is_shown_exactly_up_to_the_limit_then_geometrically(
 ) -> None:
     monkeypatch.setattr(partial_json, "EXACT_STRING_CHARS", 500)
     parser, reference = PartialJson(), _Reference()
-    text = json.dumps({"path": "a.py", "content": "line \u2603 \"q\"\n" * 500})
+    text = json.dumps({"path": "a.py", "content": 'line \u2603 "q"\n' * 500})
     last_shown, refreshes = 0, 0
     for position in range(0, len(text), 10):
         piece = text[position : position + 10]
@@ -229,7 +257,7 @@ def test_long_open_string_is_shown_exactly_up_to_the_limit_then_geometrically(
 
 
 def test_streaming_big_arguments_is_linear() -> None:
-    content = ("def f(x):\n    return \"value\\t\" + x  # é\n" * 12000)[:400_000]
+    content = ('def f(x):\n    return "value\\t" + x  # é\n' * 12000)[:400_000]
     text = json.dumps({"path": "big.py", "content": content, "note": "done"})
     parser = PartialJson()
     started = time.perf_counter()

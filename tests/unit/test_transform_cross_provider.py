@@ -23,11 +23,7 @@ from pi_tui.session.messages import TextContent, UserMessage
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "cross-provider"
 CASES = sorted(path.name for path in DATA.iterdir() if (path / "targets.json").is_file())
-PAIRS = [
-    (case, label)
-    for case in CASES
-    for label in json.loads((DATA / case / "targets.json").read_text())
-]
+PAIRS = [(case, label) for case in CASES for label in json.loads((DATA / case / "targets.json").read_text())]
 
 
 def conversation(api: str, body: dict[str, Any]) -> list[Any]:
@@ -65,9 +61,7 @@ def context_of(case: str, tmp_path: Path) -> Context:
 @pytest.mark.parametrize(("case", "label"), PAIRS)
 def test_same_conversation_as_pi(case: str, label: str, tmp_path: Path) -> None:
     target = json.loads((DATA / case / "targets.json").read_text())[label]
-    model = Model(
-        id=target["model"], api=target["api"], provider=target["provider"], input=target["input"]
-    )
+    model = Model(id=target["model"], api=target["api"], provider=target["provider"], input=target["input"])
     expected = conversation(target["api"], json.loads((DATA / case / f"request-{label}.json").read_text()))
     assert ours(target["api"], model, context_of(case, tmp_path)) == expected
 

@@ -30,9 +30,7 @@ CWD = "/home/user/project"
 TEXT_ONLY = ["text"]
 VISION = ["text", "image"]
 APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 COMMENTARY = json.dumps({"v": 1, "id": "msg_0abc", "phase": "commentary"})
 LONG_ITEM = "fc_0" + "Zq9+/xY=" * 52  # Responses item ids pass 400 characters, with + / =
 
@@ -269,16 +267,28 @@ TARGETS: dict[str, dict[str, dict]] = {
         **cross(),
         **same("openai-responses", "openai", "gpt-src"),
         "openai-responses-other-model": {
-            "api": "openai-responses", "provider": "openai", "model": "gpt-other", "input": VISION
+            "api": "openai-responses",
+            "provider": "openai",
+            "model": "gpt-other",
+            "input": VISION,
         },
         "openai-completions-openai-provider": {
-            "api": "openai-completions", "provider": "openai", "model": "gpt-tgt", "input": VISION
+            "api": "openai-completions",
+            "provider": "openai",
+            "model": "gpt-tgt",
+            "input": VISION,
         },
         "openai-responses-opencode-provider": {
-            "api": "openai-responses", "provider": "opencode", "model": "gpt-tgt", "input": VISION
+            "api": "openai-responses",
+            "provider": "opencode",
+            "model": "gpt-tgt",
+            "input": VISION,
         },
         "google-generative-ai-claude": {
-            "api": "google-generative-ai", "provider": "loop", "model": "claude-tgt", "input": VISION
+            "api": "google-generative-ai",
+            "provider": "loop",
+            "model": "claude-tgt",
+            "input": VISION,
         },
     },
     "anthropic-source": {**cross(), **same("anthropic-messages", "ant", "claude-src")},
@@ -286,21 +296,30 @@ TARGETS: dict[str, dict[str, dict]] = {
         **cross(),
         **same("google-generative-ai", "goo", "gemini-2.5-src"),
         "openai-completions-same-provider-model": {
-            "api": "openai-completions", "provider": "goo", "model": "gemini-2.5-src", "input": VISION
+            "api": "openai-completions",
+            "provider": "goo",
+            "model": "gemini-2.5-src",
+            "input": VISION,
         },
     },
     "completions-source": {
         **cross(),
         **same("openai-completions", "compat", "qwen-src"),
         "openai-completions-openai-provider": {
-            "api": "openai-completions", "provider": "openai", "model": "gpt-tgt", "input": VISION
+            "api": "openai-completions",
+            "provider": "openai",
+            "model": "gpt-tgt",
+            "input": VISION,
         },
     },
     "images": {
         **cross(TEXT_ONLY),
         **cross(VISION, "-vision"),
         "google-generative-ai-gemini-2-vision": {
-            "api": "google-generative-ai", "provider": "loop", "model": "gemini-2.0-tgt", "input": VISION
+            "api": "google-generative-ai",
+            "provider": "loop",
+            "model": "gemini-2.0-tgt",
+            "input": VISION,
         },
     },
     "orphans": cross(),
@@ -350,8 +369,18 @@ def record(case: str, label: str, target: dict, work: Path) -> dict:
             input=target["input"],
         )
         done = run_pi(
-            ["--session", str(copy), "-c", "-p", "--no-tools", "--provider", target["provider"],
-             "--model", target["model"], "next"],
+            [
+                "--session",
+                str(copy),
+                "-c",
+                "-p",
+                "--no-tools",
+                "--provider",
+                target["provider"],
+                "--model",
+                target["model"],
+                "next",
+            ],
             agent_dir=agent_dir,
             cwd=project,
         )
