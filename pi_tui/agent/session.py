@@ -235,6 +235,10 @@ class AgentSession:
             if context.model is not None:
                 known = find_model(context.model.provider, context.model.model_id)
                 if known is not None:
+                    if known is not self.model:
+                        self.hooks.notify(
+                            "model_select", model=known, previous_model=self.model, source="restore"
+                        )
                     self.model = known
             if context.thinking_level in THINKING_LEVELS:
                 self.thinking_level = context.thinking_level

@@ -115,6 +115,26 @@ class CommandContext(ExtensionContext):
         """Move to ``target_id`` as ``/tree`` does (optionally summarising what is left)."""
         return await self._runner.navigate_tree(target_id, summarize=summarize)
 
+    async def new_session(self, *, setup: Any = None) -> Any:
+        """Continue in a new, empty session (``setup(manager)`` may add entries first).
+        Returns a SessionMove (``cancelled`` when an extension refused)."""
+        await self._runner.wait_for_idle()
+        return await self._runner.sessions.new_session(setup=setup)
+
+    async def fork(self, entry_id: str, *, position: str = "before") -> Any:
+        """Continue in a new session holding the path up to ``entry_id`` (``"before"``: up to
+        the user message before it, whose text goes back to the editor; ``"at"``: through it)."""
+        await self._runner.wait_for_idle()
+        move = await self._runner.sessions.fork(entry_id, position=position)
+        if move.editor_text and self.has_ui:
+            self._runner.ui.set_editor_text(move.editor_text)
+        return move
+
+    async def switch_session(self, path: str) -> Any:
+        """Continue in the session file ``path``, as /resume does."""
+        await self._runner.wait_for_idle()
+        return await self._runner.sessions.switch_session(path)
+
 
 class ToolCallContext(ExtensionContext):
     """The context of an extension tool's ``execute``."""

@@ -149,6 +149,10 @@ class ExtensionRunner(AgentHooks):
         self.changed: list[Callable[[], None]] = []
         """Called when commands, tools, shortcuts or renderers change (the TUI refreshes)."""
         self.shutdown_requested = False
+        from pi_tui.extensions.sessions import SessionControl
+
+        self.sessions = SessionControl(self)
+        """New session, fork, switch for command contexts (the TUI replaces its ``switch``)."""
         self.run_starter: Callable[[Coroutine[Any, Any, Any]], asyncio.Future[Any]] | None = None
         """How the mode starts a run an extension asks for (the TUI: as the user's own run, so
         the editor shows it and Escape stops it); None: a plain task."""

@@ -57,10 +57,8 @@ class ExtensionUI:
         """Lines shown above or below the editor under ``key`` (None clears). Headless: ignored."""
 
     def set_footer(self, text: str | None) -> None:
-        """Replace the footer's second line with ``text`` (None restores it). Headless: ignored."""
-
-    def set_title(self, title: str) -> None:
-        """The terminal title. Headless: ignored."""
+        """Show ``text`` (up to two lines) in place of the footer; None brings pi-tui's footer
+        back. Headless and in rpc mode: ignored (pi's clients have no footer to replace)."""
 
     def set_editor_text(self, text: str) -> None:
         """Put ``text`` in the editor. Headless: ignored."""

@@ -419,6 +419,23 @@ class RpcServer:
         continues with the session's own model and thinking level when known."""
         self.agent.adopt(manager, self.registry.get if restore_model else None)
 
+    async def _extensions_allow(self, event: str, **fields: Any) -> bool:
+        """False when an extension's ``session_before_*`` handler cancels the move."""
+        extensions = self.started.extensions
+        if extensions is None or not extensions.runner.wants(event):
+            return True
+        answer = await extensions.runner.before(event, **fields)
+        return not (answer is not None and answer.get("cancel"))
+
+    async def _extensions_moved(self, reason: str, previous: Any) -> None:
+        """Tell extensions the session was replaced (``session_shutdown``, ``session_start``)."""
+        extensions = self.started.extensions
+        if extensions is None:
+            return
+        target = self.agent.manager.session_file
+        await extensions.runner.session_shutdown(reason, str(target) if target else None)
+        await extensions.runner.session_start(reason, str(previous) if previous else None)
+
     def _new_manager(self) -> SessionManager:
         """A fresh session like the current one: same folder, or in memory with --no-session."""
         current = self.agent.manager
@@ -536,7 +553,7 @@ class RpcServer:
         if position >= 0 and len(candidates) == 1:
             return None  # pi: null data when there is nothing else to switch to
         model = candidates[(position + 1) % len(candidates)]
-        self.agent.set_model(model)
+        self.agent.set_model(model, source="cycle")
         return {"model": model_json(model), "thinkingLevel": self.agent.thinking_level, "isScoped": False}
 
     async def cmd_get_available_models(self, command: dict[str, Any]) -> Any:
@@ -617,7 +634,11 @@ class RpcServer:
     async def cmd_new_session(self, command: dict[str, Any]) -> Any:
         self._ensure_idle_for("start a new session")
         await self._settle()
+        if not await self._extensions_allow("session_before_switch", reason="new"):
+            return {"cancelled": True}
+        previous = self.agent.manager.session_file
         self._adopt(self._new_manager())
+        await self._extensions_moved("new", previous)
         return {"cancelled": False}
 
     async def cmd_switch_session(self, command: dict[str, Any]) -> Any:
@@ -626,7 +647,12 @@ class RpcServer:
             raise CommandError('switch_session needs a "sessionPath"')
         self._ensure_idle_for("switch sessions")
         await self._settle()
+        if not await self._extensions_allow(
+            "session_before_switch", reason="resume", target_session_file=path
+        ):
+            return {"cancelled": True}
         current = self.agent.manager
+        previous = current.session_file
         current.close()  # release our own lock first: switching to the same file must work
         try:
             manager = SessionManager.open(path)
@@ -635,6 +661,7 @@ class RpcServer:
         except OSError as error:
             raise CommandError(f"Cannot open session {path}: {error.strerror or error}") from None
         self._adopt(manager, restore_model=True)
+        await self._extensions_moved("resume", previous)
         return {"cancelled": False}
 
     def _user_entry(self, entry_id: Any) -> tuple[MessageEntry, UserMessage]:
@@ -649,12 +676,16 @@ class RpcServer:
         entry, message = self._user_entry(command.get("entryId"))
         self._ensure_idle_for("fork")
         await self._settle()
+        if not await self._extensions_allow("session_before_fork", entry_id=entry.id, position="before"):
+            return {"text": message_text(message), "cancelled": True}
         manager = self.agent.manager
+        previous = manager.session_file
         if entry.parent_id is None:
             manager = self._new_manager()  # forking at the very first entry: an empty session
         else:
             manager.create_branched_session(entry.parent_id)
         self._adopt(manager)
+        await self._extensions_moved("fork", previous)
         return {"text": message_text(message), "cancelled": False}
 
     async def cmd_get_fork_messages(self, command: dict[str, Any]) -> Any:

@@ -26,7 +26,7 @@ from textual.reactive import reactive
 from pi_tui.commands import CommandRegistry, parse_slash
 from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
-from pi_tui.tui.completion import Completion, complete_command, complete_path
+from pi_tui.tui.completion import Completion, complete_arguments, complete_command, complete_path
 from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, display_key, load_keybindings
 from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_theme, to_textual_theme
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
@@ -445,6 +445,10 @@ class PiApp(App[None]):
         self.footer.set_status(key, text)
         self.refresh_footer()
 
+    def set_extension_footer(self, text: str | None) -> None:
+        self.footer.override = text
+        self.refresh_footer()
+
     def set_extension_widget(self, key: str, lines: Any, placement: str) -> None:
         where = "#extensions-below" if placement == "below" else "#extensions-above"
         self.query_one(where, ExtensionWidgets).set_block(key, lines)
@@ -641,6 +645,8 @@ class PiApp(App[None]):
     def _complete(self, line_before_cursor: str, text: str, explicit: bool) -> Completion | None:
         if text.startswith("/") and "\n" not in text:
             found = complete_command(line_before_cursor, self.commands)
+            if found is None and self.extension_bridge is not None:
+                found = complete_arguments(line_before_cursor, self.extension_bridge.complete_arguments)
             if found is not None or not explicit:
                 return found
         if explicit or "@" in line_before_cursor:
@@ -957,7 +963,7 @@ class PiApp(App[None]):
         if chosen is None:
             self.show_hint("Only one model to cycle through: add more with --models or /scoped-models.", 4)
             return
-        self.agent.set_model(chosen.model)
+        self.agent.set_model(chosen.model, source="cycle")
         level = chosen.thinking
         if level is not None and (level == "off" or chosen.model.reasoning):
             self.agent.set_thinking_level(level)

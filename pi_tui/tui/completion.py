@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pi_tui.commands import CommandRegistry
 
@@ -47,6 +49,30 @@ def complete_command(text_before_cursor: str, registry: CommandRegistry) -> Comp
         for command in matches
     )
     return Completion(0, candidates)
+
+
+ArgumentCompleter = Callable[[str, str], Sequence[Any] | None]
+"""``(command name, what was typed after it) -> suggestions`` (an extension's completer)."""
+
+
+def complete_arguments(text_before_cursor: str, completer: ArgumentCompleter) -> Completion | None:
+    """``/deploy st`` -> ``staging`` when the command's owner suggests it. A suggestion is a
+    string, or ``{"value", "label"?, "description"?}`` as pi's extensions give them; it replaces
+    everything typed after the command name."""
+    if not text_before_cursor.startswith("/") or " " not in text_before_cursor:
+        return None
+    name, _, typed = text_before_cursor[1:].partition(" ")
+    suggestions = completer(name, typed)
+    candidates: list[Candidate] = []
+    for item in suggestions or ():
+        if isinstance(item, dict) and isinstance(item.get("value"), str):
+            value = item["value"]
+            candidates.append(
+                Candidate(value, str(item.get("label") or value), str(item.get("description") or ""))
+            )
+        elif isinstance(item, str):
+            candidates.append(Candidate(item, item, ""))
+    return Completion(len(name) + 2, tuple(candidates)) if candidates else None
 
 
 def at_word(line_before_cursor: str) -> tuple[int, str] | None:

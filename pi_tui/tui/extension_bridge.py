@@ -42,6 +42,7 @@ class ExtensionBridge:
         runner.ui = TuiExtensionUI(self.app)
         runner.report = lambda line: self.app.say(line, "error")
         runner.run_starter = self.app.start_work
+        runner.sessions.switch = self._switch
         for line in self.setup.lines:
             self.app.say(line, "warning")
         if self.setup.waiting:
@@ -109,6 +110,18 @@ class ExtensionBridge:
         if command is not None:
             await self.runner.run_registered_command(command, args)
 
+    def complete_arguments(self, name: str, typed: str) -> Any:
+        """What the command's ``get_argument_completions`` suggests for ``typed`` (None: no
+        suggestion, or no such command, or the completer failed: said once)."""
+        command = self.runner.commands.get(name.lower())
+        if command is None or command.completions is None:
+            return None
+        try:
+            return command.completions(typed)
+        except Exception as error:
+            self.runner.failed(command.extension, f"the completions of /{command.name}", error)
+            return None
+
     async def run_shortcut(self, key: str) -> None:
         from pi_tui.extensions.context import CommandContext
         from pi_tui.extensions.tool import positional_count
@@ -134,6 +147,11 @@ class ExtensionBridge:
             self.app.say("An extension cancelled this.", "warning")
             return False
         return True
+
+    async def _switch(self, manager: Any, reason: str) -> None:
+        """An extension moved the session: the app continues there and redraws (and tells the
+        extensions, as for its own moves)."""
+        await self.app.switch_session(manager, restore_model=reason == "resume", reason=reason)
 
     async def session_replaced(self, reason: str, previous: str | None, target: str | None) -> None:
         await self.runner.session_shutdown(reason, target)

@@ -40,6 +40,9 @@ class TuiExtensionUI(ExtensionUI):
             lines = lines.splitlines()
         self.app.set_extension_widget(key, lines, placement)
 
+    def set_footer(self, text: str | None) -> None:
+        self.app.set_extension_footer(text)
+
     def set_editor_text(self, text: str) -> None:
         self.app.replace_editor_text(text)
 

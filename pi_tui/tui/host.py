@@ -99,6 +99,9 @@ class CommandHost(Protocol):
     def set_extension_status(self, key: str, text: str | None) -> None:
         """An extension's status text in the footer (None clears it)."""
 
+    def set_extension_footer(self, text: str | None) -> None:
+        """An extension's text in place of the footer (None: the footer again)."""
+
     def set_extension_widget(self, key: str, lines: Any, placement: str) -> None:
         """An extension's lines above or below the editor (None clears them)."""
 

@@ -629,3 +629,72 @@ def test_extensions_clashing_over_a_name_get_numbers_as_in_pi(tmp_path: Path) ->
         first, second = (loaded.module for loaded in harness.runner.extensions)
         assert (first.CALLS, second.CALLS) == (["a"], ["b"])
         assert request_texts(server.requests[0].body)[-1] == ("user", "/review c")  # no command: a prompt
+
+
+def test_commands_move_the_session_and_extensions_hear_it(tmp_path: Path) -> None:
+    with ModelServer(text_reply("one"), text_reply("two")) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "mover",
+            """
+            MOVES = []
+
+            def activate(pi):
+                def started(e):
+                    MOVES.append(("start", e.reason, e.get("previous_session_file")))
+                pi.on("session_start", started)
+                pi.on("session_shutdown", lambda e: MOVES.append(("shutdown", e.reason)))
+                pi.on("session_before_fork", lambda e: {"cancel": True} if e.position == "at" else None)
+
+                async def fresh(args, ctx):
+                    old = ctx.session_manager.session_file
+                    seed = lambda m: m.append_custom_entry("seed", {"from": str(old)})  # noqa: E731
+                    moved = await ctx.new_session(setup=seed)
+                    MOVES.append(("new", moved.cancelled, moved.session_file != str(old)))
+
+                async def branch(args, ctx):
+                    user = next(e for e in ctx.session_manager.get_branch() if getattr(e, "message", None)
+                                and e.message.role == "user" and e.message.content[0].text == args)
+                    refused = await ctx.fork(user.id, position="at")
+                    moved = await ctx.fork(user.id)
+                    MOVES.append(("fork", refused.cancelled, moved.cancelled, moved.editor_text))
+
+                async def back(args, ctx):
+                    moved = await ctx.switch_session(args)
+                    MOVES.append(("switch", moved.session_file == args))
+
+                pi.register_command("fresh", handler=fresh)
+                pi.register_command("split", handler=branch)
+                pi.register_command("back", handler=back)
+            """,
+        )
+        run(harness, "first", "second")
+        first_file = str(harness.agent.manager.session_file)
+        run(harness, "/split second")
+        forked = harness.agent.manager
+        assert str(forked.session_file) != first_file
+        assert [e.message.content[0].text for e in forked.get_branch() if e.type == "message"][-2:] == [
+            "first",
+            "one",
+        ]
+        run(harness, f"/back {first_file}", "/fresh")
+        seeded = [e for e in harness.agent.manager.iter_raw_entries() if e["type"] == "custom"]
+        assert seeded[0]["data"] == {"from": first_file}
+        moves = harness.runner.extensions[0].module.MOVES
+        reasons = [move for move in moves if move[0] in ("start", "shutdown")]
+        assert [r[:2] for r in reasons] == [
+            ("start", "startup"),  # each run() starts the session once more in this harness
+            ("start", "startup"),
+            ("shutdown", "fork"),
+            ("start", "fork"),
+            ("start", "startup"),
+            ("shutdown", "resume"),
+            ("start", "resume"),
+            ("shutdown", "new"),
+            ("start", "new"),
+        ]
+        assert (
+            ("fork", True, False, "second") in moves
+            and ("switch", True) in moves
+            and ("new", False, True) in moves
+        )

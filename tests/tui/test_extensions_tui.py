@@ -207,3 +207,37 @@ async def test_a_turn_an_extension_starts_is_the_users_run(project: Path, agent_
             await settle(pilot, app)
             assert "An answer." in screen_text(app)
             assert server.requests[0].body["messages"][-1]["content"][0]["text"] == "Question: why"
+
+
+async def test_argument_completion_and_a_footer_of_its_own(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "extensions").mkdir()
+    (agent_dir / "extensions" / "envs.py").write_text(
+        textwrap.dedent(
+            """
+            def activate(pi):
+                def complete(prefix):
+                    envs = [{"value": "staging", "label": "staging", "description": "the test bed"},
+                            {"value": "prod", "label": "prod", "description": "careful"}, "preview"]
+                    return [e for e in envs if (e if isinstance(e, str) else e["value"]).startswith(prefix)]
+                def focus(args, ctx):
+                    ctx.ui.set_footer(None if args == "off" else "FOCUS MODE: " + args)
+                pi.register_command("focus", handler=focus, get_argument_completions=complete)
+            """
+        )
+    )
+    app = background_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "focus" in app.commands, "loaded")
+        await pilot.press(*"/focus p")
+        await pilot.pause()
+        await wait_until(pilot, lambda: "careful" in screen_text(app), "the suggestions")
+        assert "preview" in screen_text(app) and "the test bed" not in screen_text(app)
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.editor.text == "/focus prod"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "FOCUS MODE: prod" in screen_text(app), "the footer")
+        footer = "\n".join(screen_text(app).splitlines()[-3:])
+        assert "FOCUS MODE: prod" in footer and project.name not in footer  # ours is replaced
+        await type_command(pilot, app, "/focus off")
+        await wait_until(pilot, lambda: "FOCUS MODE" not in screen_text(app), "the footer back")

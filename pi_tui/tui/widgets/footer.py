@@ -36,6 +36,8 @@ class PiFooter(Static):
         """(id of the manager, entries already summed)."""
         self._totals = UsageTotals(0, 0, 0, 0, 0.0)
         self._statuses: dict[str, str] = {}
+        self.override: str | None = None
+        """An extension's footer text (``ctx.ui.set_footer``), shown instead of ours."""
         """Extensions' status texts by key (``ctx.ui.set_status``), shown on a third line."""
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -58,6 +60,11 @@ class PiFooter(Static):
         return self._totals
 
     def show_state(self, agent: Any, cwd: str, git_branch: str | None) -> None:
+        self._last = (agent, cwd, git_branch)
+        if self.override is not None:
+            lines = [_one_row(line) for line in str(self.override).splitlines()[:2]] or [""]
+            self.update(Content.assemble(Content.styled("\n".join(lines), "$pi-dim"), *self._status_line()))
+            return
         manager = agent.manager
         model = agent.model
         totals = self.totals_for(manager)
