@@ -89,7 +89,9 @@ def content_blocks(content: Any) -> list[TextContent | ImageContent]:
 
 
 def positional_count(function: Callable[..., Any]) -> int:
-    """How many positional arguments ``function`` takes (a ``*args`` counts as many)."""
+    """How many positional arguments to pass ``function``: its required ones, plus one for an
+    optional parameter named ``ctx`` (so ``lambda event, seen=seen: ...`` gets the event alone
+    and ``def handler(event, ctx=None)`` gets the context too); a ``*args`` takes them all."""
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
@@ -98,7 +100,9 @@ def positional_count(function: Callable[..., Any]) -> int:
     for parameter in signature.parameters.values():
         if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             return 99
-        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        if parameter.kind not in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            continue
+        if parameter.default is inspect.Parameter.empty or parameter.name in ("ctx", "context"):
             count += 1
     return count
 
