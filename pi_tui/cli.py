@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="load this extension (a .py file or a package folder); repeatable",
     )
     extend.add_argument(
-        "--no-extensions", action="store_true", help="load no discovered extension (-e still loads)"
+        "-ne", "--no-extensions", action="store_true", help="load no discovered extension (-e still loads)"
     )
     extend.add_argument(
         "--trust",
@@ -141,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="load a skill (file or folder); repeatable",
     )
-    extend.add_argument("--no-skills", action="store_true", help="discover no skills (--skill still loads)")
+    extend.add_argument(
+        "-ns", "--no-skills", action="store_true", help="discover no skills (--skill still loads)"
+    )
     extend.add_argument(
         "--prompt-template",
         action="append",
@@ -149,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="load prompt templates (a .md file or a folder of them); repeatable",
     )
-    extend.add_argument("--no-prompt-templates", action="store_true", help="discover no prompt templates")
+    extend.add_argument(
+        "-np", "--no-prompt-templates", action="store_true", help="discover no prompt templates"
+    )
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
     agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
     parser.add_argument("-v", "--version", action="version", version=f"pi-tui {__version__}")

@@ -121,6 +121,8 @@ def start(options: StartOptions) -> Started:
         lines = "\n".join(expander.problems)
         notice = f"{notice}\n{lines}" if notice else lines
     extensions.runner.bind(agent)
+    if options.no_tools:
+        extensions.runner.set_active_tools([])  # --no-tools: extensions' tools too
     patterns = options.models if options.models is not None else settings.enabled_models
     scope = resolve_scope(registry, patterns or [])
     if scope.unmatched:

@@ -121,7 +121,7 @@ class AgentSession:
         self._save_listener: Callable[[str], None] | None = None
         self.hooks: AgentHooks = AgentHooks()
         """What extensions change (see :mod:`pi_tui.agent.hooks`); nothing by default."""
-        self.session_listeners: list[Callable[[str], None]] = []
+        self.session_listeners: list[Callable[..., None]] = []
         """Told when something outside a run changed the session (a label, the name...)."""
         self._run_system_prompt: str | None = None
         self.expander: Any = None
@@ -151,10 +151,11 @@ class AgentSession:
         """The system prompt of the current run (an extension may change it per run)."""
         return self._run_system_prompt if self._run_system_prompt is not None else self.system_prompt
 
-    def emit_session_changed(self, what: str) -> None:
-        """Tell the listeners that ``what`` changed in the session outside a run."""
+    def emit_session_changed(self, what: str, **details: Any) -> None:
+        """Tell the listeners that ``what`` changed in the session outside a run (``label``
+        with ``entry_id`` and ``label``, ``name``, ``tree``, ``shutdown``)."""
         for listener in list(self.session_listeners):
-            listener(what)
+            listener(what, **details)
 
     @property
     def messages(self) -> list[Any]:

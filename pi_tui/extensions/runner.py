@@ -843,7 +843,7 @@ class ExtensionRunner(AgentHooks):
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.live_agent().manager.append_label_change(entry_id, label)
-        self.agent.emit_session_changed("label")
+        self.agent.emit_session_changed("label", entry_id=entry_id, label=label or None)
 
     def set_session_name(self, name: str) -> None:
         self.live_agent().manager.append_session_info(name)

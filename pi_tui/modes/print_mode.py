@@ -110,7 +110,8 @@ async def run_print(
                 await runner.settle()
             last = replies[-1] if len(replies) > seen else None
             ended = last is not None and last.stop_reason in ("error", "aborted")
-            if signals.received is not None or ended:
+            asked_to_stop = runner is not None and runner.shutdown_requested  # ctx.shutdown()
+            if signals.received is not None or ended or asked_to_stop:
                 break
     finally:
         if runner is not None:

@@ -339,11 +339,28 @@ class PiApp(App[None]):
 
             for problem in register_commands(self.commands, self.agent.expander):
                 self.say(problem, "warning")
+        self.agent.session_listeners.append(self._session_changed)
         if started.extensions is not None:
             from pi_tui.tui.extension_bridge import ExtensionBridge
 
             self.extension_bridge = ExtensionBridge(self, started.extensions)
         self.run_worker(self._start_extensions_then_prompts(), group="extensions", exit_on_error=False)
+
+    def _session_changed(self, what: str, **details: Any) -> None:
+        """An extension changed the session outside a run: show it."""
+        if what == "label":
+            self.show_label(details["entry_id"], details.get("label"))
+        elif what == "name":
+            self.refresh_footer()
+        elif what == "tree":
+            self.run_worker(self.show_session(), group="redraw", exit_on_error=False)
+        elif what == "shutdown":
+            self.run_worker(self._shutdown_when_idle(), group="shutdown", exit_on_error=False)
+
+    async def _shutdown_when_idle(self) -> None:
+        while self.busy:
+            await asyncio.sleep(0.05)
+        await self.shutdown()
 
     async def _start_extensions_then_prompts(self) -> None:
         """Extensions start (after the user's answer about the project's own) before the command

@@ -209,3 +209,16 @@ def test_skills_and_templates_in_print_mode(agent_dir: Path, tmp_path: Path) -> 
         assert no_skills.returncode == 0
         assert server.requests[-1].body["messages"][-1]["content"][0]["text"] == "/explain x y"
         assert "<available_skills>" not in server.requests[-1].body["messages"][0]["content"]
+
+
+def test_ctx_shutdown_ends_print_mode_after_the_current_prompt(agent_dir: Path, tmp_path: Path) -> None:
+    (agent_dir / "extensions").mkdir()
+    (agent_dir / "extensions" / "stopper.py").write_text(
+        "def activate(pi):\n    pi.register_command('stop', handler=lambda args, ctx: ctx.shutdown())\n"
+    )
+    with ModelServer() as server:
+        configure(agent_dir, server)
+        server.queue(Scripted(text="first"), Scripted(text="never"))
+        done = pi_tui(*BASE, "-p", "one", "/stop", "two", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert len(server.requests) == 1

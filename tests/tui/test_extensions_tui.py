@@ -241,3 +241,26 @@ async def test_argument_completion_and_a_footer_of_its_own(project: Path, agent_
         assert "FOCUS MODE: prod" in footer and project.name not in footer  # ours is replaced
         await type_command(pilot, app, "/focus off")
         await wait_until(pilot, lambda: "FOCUS MODE" not in screen_text(app), "the footer back")
+
+
+async def test_labels_and_names_set_by_an_extension_show_at_once(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "extensions").mkdir()
+    (agent_dir / "extensions" / "marks.py").write_text(
+        textwrap.dedent(
+            """
+            def activate(pi):
+                def mark(args, ctx):
+                    pi.set_label(ctx.session_manager.get_leaf_id(), args)
+                    pi.set_session_name("named by " + args)
+                pi.register_command("mark", handler=mark)
+            """
+        )
+    )
+    app = background_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "mark" in app.commands, "loaded")
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, app)
+        await type_command(pilot, app, "/mark checkpoint")
+        await wait_until(pilot, lambda: "checkpoint" in screen_text(app), "the label on the reply")
+        await wait_until(pilot, lambda: "named by checkpoint" in screen_text(app), "the name in the footer")
