@@ -542,15 +542,26 @@ def test_session_before_compact_can_write_the_summary(tmp_path: Path) -> None:
         harness.load(
             "summary",
             """
+            AFTER = []
+
             def activate(pi):
                 def before(event):
                     return {"compaction": {"summary": "written by the extension", "details": {"by": "ext"}}}
                 pi.on("session_before_compact", before)
+                def after(e):
+                    AFTER.append((e.compaction_entry.summary, e.from_extension))
+                pi.on("session_compact", after)
             """,
         )
         run(harness, *[f"question {n}" for n in range(6)])
         requests_before = len(server.requests)
-        asyncio.run(harness.agent.compact())
+
+        async def compact() -> None:
+            await harness.agent.compact()
+            await harness.runner.settle()
+
+        asyncio.run(compact())
+        assert harness.runner.extensions[0].module.AFTER == [("written by the extension", True)]
         assert len(server.requests) == requests_before  # no summary request to the model
         compaction = next(e for e in harness.entries() if e["type"] == "compaction")
         assert compaction["summary"] == "written by the extension"
@@ -698,3 +709,64 @@ def test_commands_move_the_session_and_extensions_hear_it(tmp_path: Path) -> Non
             and ("switch", True) in moves
             and ("new", False, True) in moves
         )
+
+
+def test_the_remaining_notifications_and_api_calls(tmp_path: Path) -> None:
+    replies = [
+        Scripted(tool_calls=[ToolCallSpec("echo", {"text": "x"})]),
+        text_reply("done"),
+        text_reply("2"),
+    ]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "everything",
+            """
+            SEEN = {}
+            HEARD = []
+
+            def note(event):
+                SEEN.setdefault(event.type, 0)
+                SEEN[event.type] += 1
+
+            def activate(pi):
+                for name in ("message_start", "message_update", "tool_execution_update", "tool_execution_end",
+                             "thinking_level_select", "session_compact", "session_tree"):
+                    pi.on(name, note)
+                pi.on("session_before_switch", lambda e: {"cancel": True})
+                pi.events.on("ping", HEARD.append)
+
+                async def probe(args, ctx):
+                    pi.events.emit("ping", {"from": "probe"})
+                    HEARD.append(("tools", pi.get_all_tools(), pi.get_active_tools()))
+                    pi.set_active_tools([])
+                    HEARD.append(("after", pi.get_active_tools()))
+                    prompt = ctx.get_system_prompt()
+                    HEARD.append(("usage", sorted(ctx.get_context_usage()), "base prompt" in prompt))
+                    HEARD.append(("commands", [c["name"] for c in pi.get_commands()]))
+                    moved = await ctx.new_session()
+                    HEARD.append(("new", moved.cancelled))
+                    pi.set_thinking_level("high")
+                    HEARD.append(("level", pi.get_thinking_level()))
+                pi.register_command("probe", handler=probe)
+            """,
+        )
+        run(harness, "go", "/probe", "more")
+        module = harness.runner.extensions[0].module
+        assert module.HEARD == [
+            {"from": "probe"},
+            ("tools", ["echo"], ["echo"]),
+            ("after", []),
+            ("usage", ["context_window", "tokens"], True),
+            ("commands", ["probe"]),
+            ("new", True),
+            ("level", "high"),
+        ]
+        assert "tools" not in server.requests[-1].body  # no active tool is offered
+        first = harness.entries()[0]["id"]
+        asyncio.run(harness.agent.navigate_tree(first))
+        asyncio.run(harness.runner.settle())
+        seen = module.SEEN
+        assert seen["message_update"] > 0 and seen["message_start"] >= 6
+        assert seen["tool_execution_end"] == 1 and seen["thinking_level_select"] == 1
+        assert seen["session_tree"] == 1
