@@ -21,8 +21,6 @@ Writes are made for a file holding secrets that another program (pi) shares:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -145,19 +143,11 @@ class AuthStore:
 
     def _write(self, text: str) -> None:
         """Replace the file in one step with a 0600 file holding ``text``."""
+        from pi_tui.config.private_files import replace_private_file
+
         try:
-            handle, temporary = tempfile.mkstemp(prefix=".auth-", suffix=".tmp", dir=self.path.parent)
+            replace_private_file(self.path, text)
         except OSError as error:
-            raise AuthFileError(f"{self.path}: cannot write: {error.strerror or error}") from None
-        try:
-            os.fchmod(handle, FILE_MODE)
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, self.path)
-        except OSError as error:
-            Path(temporary).unlink(missing_ok=True)
             raise AuthFileError(f"{self.path}: cannot write: {error.strerror or error}") from None
 
     @contextmanager

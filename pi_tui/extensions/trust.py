@@ -13,8 +13,6 @@ others). A file that cannot be read counts as "nothing trusted": the safe answer
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Literal
 
@@ -77,19 +75,10 @@ class TrustStore:
         self._write(json.dumps({"folders": folders}, indent=2, ensure_ascii=False) + "\n")
 
     def _write(self, text: str) -> None:
-        folder = self.path.parent
+        from pi_tui.config.private_files import DIR_MODE, replace_private_file
+
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            handle, temporary = tempfile.mkstemp(prefix=".trust-", suffix=".tmp", dir=folder)
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+            replace_private_file(self.path, text)
         except OSError as error:
-            raise TrustError(f"{self.path}: cannot write: {error.strerror or error}") from None
-        try:
-            os.fchmod(handle, 0o600)
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, self.path)
-        except OSError as error:
-            Path(temporary).unlink(missing_ok=True)
             raise TrustError(f"{self.path}: cannot write: {error.strerror or error}") from None

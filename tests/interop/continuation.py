@@ -474,3 +474,17 @@ def serving(workspace: Workspace, *replies: Any) -> Iterator[ModelServer]:
     with ModelServer(*replies) as server:
         workspace.use(server)
         yield server
+
+
+def require_node() -> None:
+    """pi installed and node to run it: skipped without them here, failed under CI."""
+    import pytest
+
+    from tests.support.real_pi import pi_package_dir
+
+    pi_package_dir()
+    if shutil.which("node") is None:
+        message = "pi-interop: node is needed to run pi"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI must provide it: see .ci/run)")
+        pytest.skip(message)

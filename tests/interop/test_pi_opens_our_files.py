@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
-import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,10 +33,10 @@ from tests.interop.continuation import (
     entries,
     messages_of,
     open_in_pi,
+    require_node,
     serving,
 )
 from tests.support.model_server import HttpError, Scripted, ToolCallSpec
-from tests.support.real_pi import pi_package_dir
 
 pytestmark = pytest.mark.pi_interop
 
@@ -49,13 +47,7 @@ PNG_2X2_RED = base64.b64decode(
 
 @pytest.fixture(autouse=True, scope="module")
 def real_pi() -> None:
-    """pi installed and node to run it: skipped without them here, failed under CI."""
-    pi_package_dir()
-    if shutil.which("node") is None:
-        message = "pi-interop: node is needed to run pi"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI must provide it: see .ci/run)")
-        pytest.skip(message)
+    require_node()
 
 
 @pytest.fixture

@@ -3,15 +3,12 @@ opens in pi 0.73.1 and continues with the same request as in pi-tui (issue 15)."
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.interop.continuation import Workspace, check_pi_continues, entries, serving
+from tests.interop.continuation import Workspace, check_pi_continues, entries, require_node, serving
 from tests.support.model_server import Scripted, ToolCallSpec
-from tests.support.real_pi import pi_package_dir
 
 pytestmark = pytest.mark.pi_interop
 
@@ -20,12 +17,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
 
 @pytest.fixture(autouse=True, scope="module")
 def real_pi() -> None:
-    pi_package_dir()
-    if shutil.which("node") is None:
-        message = "pi-interop: node is needed to run pi"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI must provide it: see .ci/run)")
-        pytest.skip(message)
+    require_node()
 
 
 def test_a_session_with_extension_panels_and_tool_details_continues_in_pi(tmp_path: Path) -> None:
