@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 AUTH_FILE_NAME = "auth.json"
-FILE_MODE = 0o600
 DIR_MODE = 0o700
 LOCK_STALE_SECONDS = 10.0
 """A lock folder older than this was left by a process that died (pi uses the same limit)."""
