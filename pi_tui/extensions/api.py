@@ -16,7 +16,8 @@ from pi_tui.extensions.events import EVENT_NAMES
 from pi_tui.extensions.tool import RegisteredTool, schema_of
 
 if TYPE_CHECKING:
-    from pi_tui.extensions.runner import ExecResult, ExtensionRunner
+    from pi_tui.extensions.actions import ExecResult
+    from pi_tui.extensions.runner import ExtensionRunner
 
 DELIVERY = {"steer": "steer", "follow_up": "follow_up", "followUp": "follow_up", "next_turn": "next_turn"}
 DELIVERY["nextTurn"] = "next_turn"
