@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_tui.extensions import ExtensionAPI
 
-def activate(pi: Any) -> None:
+
+def activate(pi: ExtensionAPI) -> None:
     def mark(args: str, ctx: Any) -> None:
         name = args.strip()
         leaf = ctx.session_manager.get_leaf_id()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pi_tui.extensions import ExtensionAPI
+
 DANGEROUS = [
     (re.compile(r"\brm\s+(-\w*r\w*f|-\w*f\w*r)\b"), "rm -rf"),
     (re.compile(r"\bgit\s+push\b.*(\s--force\b|\s-f\b)"), "git push --force"),
@@ -28,7 +30,7 @@ def danger_in(command: str) -> str | None:
     return None
 
 
-def activate(pi: Any) -> None:
+def activate(pi: ExtensionAPI) -> None:
     async def gate(event: Any, ctx: Any) -> dict[str, Any] | None:
         if event.tool_name != "bash":
             return None

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pi_tui.extensions import ExtensionAPI
+
 MARK = re.compile(r"\b(TODO|FIXME)\b[:\s]*(.*)")
 SKIP = {".git", ".agent", "node_modules", "__pycache__", ".venv"}
 
@@ -39,7 +41,7 @@ def find_todos(root: Path, limit: int = 50) -> list[dict[str, Any]]:
     return found
 
 
-def activate(pi: Any) -> None:
+def activate(pi: ExtensionAPI) -> None:
     def todos(args: str, ctx: Any) -> None:
         found = find_todos(Path(ctx.cwd))
         listing = "\n".join(f"{t['file']}:{t['line']} {t['kind']} {t['text']}" for t in found)

@@ -12,13 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pi_tui.extensions import ExtensionAPI
+
 
 def log_path() -> Path:
     folder = os.environ.get("PI_CODING_AGENT_DIR") or str(Path.home() / ".agent")
     return Path(folder) / "ttsr-hits.jsonl"
 
 
-def activate(pi: Any) -> None:
+def activate(pi: ExtensionAPI) -> None:
     def hit(event: Any, ctx: Any) -> None:
         names = [rule.name for rule in event.rules]
         record = {

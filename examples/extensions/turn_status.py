@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from pi_tui.extensions import ExtensionAPI
 
-def activate(pi: Any) -> None:
+
+def activate(pi: ExtensionAPI) -> None:
     turns = 0
     used: Counter[str] = Counter()
 

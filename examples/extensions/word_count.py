@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from pi_tui.extensions import ExtensionAPI
+
 
 class WordCountArgs(BaseModel):
     paths: list[str] = Field(description="Files to count, relative to the project folder")
@@ -23,7 +25,7 @@ def count(text: str) -> dict[str, int]:
     return {"lines": text.count("\n"), "words": len(text.split()), "chars": len(text)}
 
 
-def activate(pi: Any) -> None:
+def activate(pi: ExtensionAPI) -> None:
     async def execute(call_id: str, params: WordCountArgs, ctx: Any) -> dict[str, Any]:
         totals: dict[str, dict[str, int]] = {}
         for number, name in enumerate(params.paths, start=1):
