@@ -345,7 +345,11 @@ VIEWS: list[tuple[str, re.Pattern[str], list[bytes]]] = [
         re.compile("Session Info"),
         [b"/tree", b"\r"],
     ),
-    ("/tree (every entry, labels, summaries)", re.compile("Session Tree"), [b"\x1b", b"\x04"]),
+    ("/tree (every entry, labels, summaries)", re.compile("Session Tree"), [b"\x1b"]),
+    # Ctrl+D only once pi has redrawn after the Escape (the tree closed): inside pi's tree Ctrl+D
+    # toggles a filter, so sent while a busy machine still showed the tree it was taken as one
+    # and pi never ended (CI run of 2026-11-25). pi draws nothing by itself meanwhile.
+    ("the chat again after Escape", re.compile(r"\S"), [b"\x04"]),
 ]
 """What the interactive check shows, in order: (name, what proves it is drawn, keys sent next).
 Each is a place where pi reads fields of our entries without guards."""
