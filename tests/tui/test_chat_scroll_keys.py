@@ -95,3 +95,23 @@ async def test_hotkeys_lists_the_scroll_keys_and_keybindings_json_rebinds_them(
         assert "Alt+U " in text and "PageDown " in text and "Ctrl+Home " in text and "Ctrl+End " in text
         assert "Alt+U " in text.split("tui.editor.pageUp")[0].splitlines()[-1]  # the chat's row
         assert not app.keys.problems
+
+
+async def test_a_second_request_for_older_items_waits_for_the_batch_under_way(
+    project: Path, tmp_path: Path, server: ModelServer
+) -> None:
+    """Two requests in a row (Ctrl+Home pressed again before the first batch is mounted, as on a
+    busy machine) mount two batches: the second never cancels the first."""
+    path = long_session(project, tmp_path / "sessions", TURNS)
+    app = make_app(project, session=str(path), model="test/m")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app, f"answer {TURNS - 1}")
+        chat = app.chat
+        mounted = chat.mounted_count
+        chat.scroll_to(y=0, animate=False, immediate=True)  # at the top: the first batch is asked for
+        chat.page_up()  # and asked again before it is mounted
+        for _ in range(400):
+            if chat.mounted_count >= mounted + 2 * 40 or chat.mounted_count == len(chat.items):
+                break
+            await pilot.pause(0.01)
+        assert chat.mounted_count >= min(len(chat.items), mounted + 80), (chat.mounted_count, mounted)

@@ -42,6 +42,8 @@ class ChatView(VerticalScroll, can_focus=False):
         """Index in :attr:`items` of the first mounted item."""
         self._marker = OlderMarker(classes="older")
         self._loading_older = False
+        """A batch of older items is being mounted (set when asked for, cleared when done)."""
+        self._more_wanted = False
 
     def on_mount(self) -> None:
         self.anchor()
@@ -94,7 +96,7 @@ class ChatView(VerticalScroll, can_focus=False):
         self._first += len(items)
         self._update_marker()
         if self._first and self.scroll_y <= 0:
-            self.run_worker(self.load_older(), exclusive=True, group="older")
+            self.request_older()
 
     def remove_item(self, item: ChatItem) -> None:
         view = self._views.pop(id(item), None)
@@ -167,11 +169,21 @@ class ChatView(VerticalScroll, can_focus=False):
         await self.remove_children(doomed)
         self._update_marker()
 
-    async def load_older(self) -> int:
-        """Mount the previous batch above the first mounted item, keeping the view still."""
-        if self._first == 0 or self._loading_older:
-            return 0
-        self._loading_older = True
+    def request_older(self) -> None:
+        """Mount the previous batch (in a worker). Asked again before that batch is mounted, one
+        more follows it: a request never cancels the one under way (on a busy machine each
+        Ctrl+Home cancelled the batch the press before had started, and none ever arrived)."""
+        if self._first == 0:
+            return
+        if self._loading_older:
+            self._more_wanted = True
+            return
+        self._loading_older = True  # now, not in the worker: the next request must see it
+        self.run_worker(self._mount_older(), group="older")
+
+    async def _mount_older(self) -> None:
+        """The worker of :meth:`request_older`: one batch above the first mounted item, the view
+        kept still; then the batch asked for meanwhile, if any."""
         try:
             start = max(0, self._first - OLDER_BATCH)
             batch = self.items[start : self._first]
@@ -182,9 +194,11 @@ class ChatView(VerticalScroll, can_focus=False):
                 self._first = start
                 self._update_marker()
             self.call_after_refresh(self._keep_position, before, self.scroll_y)
-            return len(batch)
         finally:
             self._loading_older = False
+            if self._more_wanted:
+                self._more_wanted = False
+                self.call_after_refresh(self.request_older)  # after the view was kept still
 
     def _keep_position(self, height_before: int, y_before: float) -> None:
         added = self.virtual_size.height - height_before
@@ -194,7 +208,7 @@ class ChatView(VerticalScroll, can_focus=False):
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         if new <= 0 and old > 0 and self._first > 0:
-            self.run_worker(self.load_older(), exclusive=True, group="older")
+            self.request_older()
 
     # --- keyboard scrolling (the editor keeps the focus, so the app forwards these keys) ----------
 
@@ -202,7 +216,7 @@ class ChatView(VerticalScroll, can_focus=False):
         """Up one page; at the top, mount the previous batch as the mouse wheel would."""
         if self.scroll_y <= 0:
             if self._first > 0:
-                self.run_worker(self.load_older(), exclusive=True, group="older")
+                self.request_older()
             return
         self.scroll_to(y=self.scroll_y - self.scrollable_content_region.height, animate=False, immediate=True)
 
