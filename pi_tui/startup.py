@@ -72,7 +72,7 @@ def start(options: StartOptions) -> Started:
             f"{error}. (With no provider chosen and no key anywhere, pi-tui uses the offline demo "
             "model instead.)"
         ) from None
-    tools = choose_tools(options)
+    tools = choose_tools(options, frozenset(extensions.runner.tools))
     expander = load_prompt_resources(options)
 
     def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
@@ -123,6 +123,8 @@ def start(options: StartOptions) -> Started:
     extensions.runner.bind(agent)
     if options.no_tools:
         extensions.runner.set_active_tools([])  # --no-tools: extensions' tools too
+    elif options.tools is not None:
+        extensions.runner.set_active_tools(options.tools)  # the allow-list covers theirs too
     patterns = options.models if options.models is not None else settings.enabled_models
     scope = resolve_scope(registry, patterns or [])
     if scope.unmatched:
@@ -270,15 +272,16 @@ def choose_model(
     return choice.model, thinking, notice
 
 
-def choose_tools(options: StartOptions) -> list:  # type: ignore[type-arg]
-    # Every tool is built in until extensions arrive: --no-builtin-tools leaves none either.
+def choose_tools(options: StartOptions, extension_tools: frozenset[str] = frozenset()) -> list:  # type: ignore[type-arg]
+    """The built-in tools to start with. ``--tools`` may also name ``extension_tools`` (those
+    are the extensions' to provide); any other unknown name is an error."""
     if options.no_tools or (options.no_builtin_tools and options.tools is None):
         return []
     from pi_tui.tools import default_tools, tools_by_name
 
     if options.tools is not None:
         try:
-            return tools_by_name(options.tools, options.cwd)
+            return tools_by_name([name for name in options.tools if name not in extension_tools], options.cwd)
         except ValueError as error:
             raise StartupError(str(error)) from None
     return default_tools(options.cwd)

@@ -222,3 +222,19 @@ def test_ctx_shutdown_ends_print_mode_after_the_current_prompt(agent_dir: Path, 
         done = pi_tui(*BASE, "-p", "one", "/stop", "two", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert len(server.requests) == 1
+
+
+def test_the_tools_allow_list_takes_extension_tools_too(agent_dir: Path, tmp_path: Path) -> None:
+    word_count = Path(__file__).resolve().parents[2] / "examples" / "extensions" / "word_count.py"
+    with ModelServer() as server:
+        configure(agent_dir, server)
+        server.queue(Scripted(text="ok"), Scripted(text="ok"))
+        listed = pi_tui(*BASE, "-e", str(word_count), "-t", "read,word_count", "-p", "hi", cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        names = [tool["function"]["name"] for tool in server.requests[0].body["tools"]]
+        assert names == ["read", "word_count"]
+        builtin_only = pi_tui(*BASE, "-e", str(word_count), "-t", "ls", "-p", "hi", cwd=tmp_path)
+        assert [tool["function"]["name"] for tool in server.requests[1].body["tools"]] == ["ls"]
+        assert builtin_only.returncode == 0
+        unknown = pi_tui(*BASE, "-e", str(word_count), "-t", "read,nosuch", "-p", "hi", cwd=tmp_path)
+        assert unknown.returncode == 2 and "nosuch" in unknown.stderr
