@@ -74,12 +74,14 @@ def start(options: StartOptions) -> Started:
         ) from None
     tools = choose_tools(options, frozenset(extensions.runner.tools))
     expander = load_prompt_resources(options)
+    holder: list[AgentSession] = []
 
     def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
         from pi_tui.resources.skills import skills_prompt_section
 
         ttsr, rule_sections = load_rules(options.cwd, chosen)
-        rule_sections = [*rule_sections, skills_prompt_section(expander.skills.skills)]
+        skills = (holder[0].expander if holder and holder[0].expander else expander).skills.skills
+        rule_sections = [*rule_sections, skills_prompt_section(skills)]
         prompt = build_system_prompt(
             Path(options.cwd),
             tools,
@@ -92,7 +94,6 @@ def start(options: StartOptions) -> Started:
 
     prompt, ttsr = rebuild_prompt(settings)
     retry = settings.retry
-    holder: list[AgentSession] = []
 
     def request_options(chosen: Model) -> StreamOptions:
         # The agent's *current* session: new/switch/fork replace it after startup.

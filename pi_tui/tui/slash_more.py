@@ -164,6 +164,19 @@ async def reload_everything(app: CommandHost, args: str) -> None:
     else:
         done.append("auth.json")
 
+    resources_done = ""
+    if started.options is not None:
+        from pi_tui.resources.expander import register_commands
+        from pi_tui.startup import load_prompt_resources
+
+        expander = await asyncio.to_thread(load_prompt_resources, started.options)
+        for command in [c for c in app.commands.all() if c.source in ("prompt", "skill")]:
+            app.commands.unregister(command.name)
+        app.agent.expander = expander
+        problems += register_commands(app.commands, expander) + expander.problems
+        counts = f"{len(expander.skills.skills)} skills, {len(expander.templates.templates)} templates"
+        resources_done = f"skills and prompt templates ({counts})"
+
     if started.rebuild_prompt is not None:
         try:
             prompt, ttsr = await asyncio.to_thread(started.rebuild_prompt, settings)
@@ -176,6 +189,8 @@ async def reload_everything(app: CommandHost, args: str) -> None:
             app.set_loaded(loaded)
             done.append(f"context files and rules ({', '.join(loaded) if loaded else 'none found'})")
 
+    if resources_done:
+        done.append(resources_done)
     bridge = app.extension_bridge
     if bridge is not None and bridge.runner.sources:
         await bridge.runner.reload()  # failures are said by the runner, one line each

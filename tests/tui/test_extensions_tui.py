@@ -264,3 +264,19 @@ async def test_labels_and_names_set_by_an_extension_show_at_once(project: Path, 
         await type_command(pilot, app, "/mark checkpoint")
         await wait_until(pilot, lambda: "checkpoint" in screen_text(app), "the label on the reply")
         await wait_until(pilot, lambda: "named by checkpoint" in screen_text(app), "the name in the footer")
+
+
+async def test_reload_finds_new_skills_and_templates(project: Path, agent_dir: Path) -> None:
+    app = background_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.ready and "extensions" in app.commands, "started")
+        assert "tidy" not in app.commands
+        (agent_dir / "prompts").mkdir()
+        (agent_dir / "prompts" / "tidy.md").write_text("---\ndescription: Tidy a file\n---\nTidy $1.\n")
+        skill = agent_dir / "skills" / "notes" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text("---\nname: notes\ndescription: Keep notes in NOTES.md.\n---\nWrite them down.\n")
+        await type_command(pilot, app, "/reload")
+        await wait_until(pilot, lambda: "tidy" in app.commands and "skill:notes" in app.commands, "found")
+        assert "<name>notes</name>" in app.agent.system_prompt
+        assert any("skills and prompt templates (1 skills, 1 templates)" in text for text in infos(app))
