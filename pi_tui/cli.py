@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pi_tui.session.manager import SessionManager
     from pi_tui.start_options import StartOptions
 
 from pi_tui import __version__
@@ -80,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument(
         "--export",
         nargs="+",
-        metavar=("SESSION", "OUT.jsonl"),
-        help="write the session's current branch to OUT.jsonl (pi's format) and exit",
+        metavar=("SESSION", "OUT"),
+        help="write the session as one self-contained HTML page (the whole tree) and exit; "
+        "an OUT ending in .jsonl gets the current branch as a session file instead",
     )
     agent = parser.add_argument_group("agent")
     agent.add_argument(
@@ -235,30 +239,46 @@ def _user_input_problem(args: argparse.Namespace) -> str | None:
 
 
 def _export(values: list[str], cwd: str, session_dir: str | None) -> int:
-    """``--export SESSION [OUT.jsonl]``: the current branch as a straight session file."""
+    """``--export SESSION [OUT]``: an HTML page of the whole tree, or with ``OUT.jsonl`` the
+    current branch as a straight session file."""
     from pathlib import Path
 
     from pi_tui.session import SessionManager
     from pi_tui.session.errors import SessionError
-    from pi_tui.session.export import default_export_name, export_jsonl
+    from pi_tui.session.export import export_jsonl
     from pi_tui.start_options import StartOptions
     from pi_tui.startup import StartupError, find_session
 
     if len(values) > 2:
         return fail("--export takes a session and at most one output file")
-    output = Path(values[1] if len(values) == 2 else default_export_name())
-    if output.suffix.lower() != ".jsonl":
-        return fail(f"--export writes .jsonl files; {output} is not one (HTML export is not in pi-tui yet)")
+    output = Path(values[1]) if len(values) == 2 else None
+    if output is not None and output.suffix.lower() not in (".jsonl", ".html", ".htm"):
+        return fail(f"--export writes .html or .jsonl files; {output} is neither")
     try:
         source = find_session(values[0], StartOptions(cwd=cwd, session_dir=session_dir))
         manager = SessionManager.open(source, read_only=True)
-        written = export_jsonl(manager, Path(cwd) / output)
+        if output is not None and output.suffix.lower() == ".jsonl":
+            written = export_jsonl(manager, Path(cwd) / output)
+        else:
+            written = _export_html(manager, output, cwd)
     except (StartupError, SessionError) as error:
         return fail(str(error))
     except OSError as error:
-        return fail(f"Cannot write {output}: {error.strerror or error}")
+        return fail(f"Cannot write {output or 'the page'}: {error.strerror or error}")
     print(_shown(f"Session exported to: {written}"))
     return 0
+
+
+def _export_html(manager: SessionManager, output: Path | None, cwd: str) -> Path:
+    """The page in the user's theme (settings ``theme``), named after the session by default."""
+    from pathlib import Path
+
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.config.settings import load_settings
+    from pi_tui.html_export import default_html_name, export_html
+
+    target = output if output is not None else Path(default_html_name(manager))
+    return export_html(manager, Path(cwd) / target, theme=load_settings(cwd).theme, agent_dir=agent_dir())
 
 
 def _shown(text: str) -> str:

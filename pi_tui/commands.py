@@ -58,7 +58,12 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("clone", "Continue in a new session holding the current path"),
     SlashCommand("label", "Label the last message (empty text removes it)", usage="[text]"),
     SlashCommand("name", "Name this session", usage="<name>"),
-    SlashCommand("export", "Write the current branch to a session file (pi's format)", usage="[file.jsonl]"),
+    SlashCommand(
+        "export",
+        "Write the session as an HTML page (whole tree), or a .jsonl session file",
+        usage="[file.html | file.jsonl [--tree]]",
+    ),
+    SlashCommand("share", "Export the session page and upload it as a secret GitHub gist (gh)"),
     SlashCommand("import", "Import a session file (.jsonl) and continue in it", usage="<file.jsonl>"),
     SlashCommand("login", "Save an API key for a provider (auth.json)"),
     SlashCommand("logout", "Remove a saved API key"),

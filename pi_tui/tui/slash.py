@@ -291,7 +291,6 @@ async def resume(app: CommandHost, args: str) -> None:
     """Pick a past session and continue in it (also what ``pi-tui -r`` opens at start)."""
     if not _needs_idle(app, "switching sessions"):
         return
-    import asyncio
 
     from pi_tui.config.paths import session_dir_for_cwd
     from pi_tui.session import SessionError, SessionManager
@@ -338,23 +337,6 @@ async def clone(app: CommandHost, args: str) -> None:
     await clone_command(app, args)
 
 
-@command("export")
-async def export(app: CommandHost, args: str) -> None:
-    from pi_tui.session.export import default_export_name, export_jsonl
-
-    output = Path(args.strip() or default_export_name())
-    if output.suffix.lower() != ".jsonl":
-        why = f"/export writes .jsonl files; {output} is not one (HTML export is not in pi-tui yet)."
-        app.say(why, "error")
-        return
-    try:
-        written = await asyncio.to_thread(export_jsonl, app.agent.manager, Path(app.cwd) / output)
-    except OSError as error:
-        app.say(f"Cannot write {output}: {error.strerror or error}", "error")
-        return
-    app.say(f"Session exported to: {written}")
-
-
 @command("label")
 async def label(app: CommandHost, args: str) -> None:
     from pi_tui.tui.navigation import label_command
@@ -379,4 +361,4 @@ async def name(app: CommandHost, args: str) -> None:
 
 # Commands kept in their own modules register themselves with @command when imported; importing
 # them here (last, once HANDLERS and command exist) means importing slash brings every command.
-from pi_tui.tui import slash_auth, slash_more  # noqa: E402, F401
+from pi_tui.tui import slash_auth, slash_export, slash_more  # noqa: E402, F401

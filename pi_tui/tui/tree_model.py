@@ -80,6 +80,8 @@ _TYPE_KINDS = dict.fromkeys(
     ),
     _SETTINGS,
 )
+KIND_NAMES = ("user", "tool", "settings", "silent", "other")
+"""Names of the filter kinds, by their number (the HTML export's filters use the numbers)."""
 _ROLE_KINDS = {"user": _USER, "toolResult": _TOOL}
 _ALLOWED = {
     "default": frozenset({_USER, _TOOL, _OTHER}),
@@ -88,6 +90,13 @@ _ALLOWED = {
     "labeled-only": frozenset({_USER, _TOOL, _SETTINGS, _OTHER}),  # and labelled
     "all": frozenset({_USER, _TOOL, _SETTINGS, _OTHER}),
 }
+
+
+def allowed_kinds() -> dict[str, list[int]]:
+    """Filter mode -> the kinds it shows (``labeled-only`` shows them only when labelled)."""
+    return {mode: sorted(kinds) for mode, kinds in _ALLOWED.items()}
+
+
 _CONTENT_LIMIT = 200
 """Message text taken for display and search, as pi does: the widget cuts to width anyway."""
 _TOOL_CALL_WALK = 256
@@ -128,6 +137,26 @@ class _View:
         """The row showing flat index ``index``, if it is visible (``visible`` is sorted)."""
         row = bisect_left(self.visible, index)
         return row if row < len(self.visible) and self.visible[row] == index else None
+
+
+@dataclass(slots=True)
+class FlatTree:
+    """:meth:`TreeModel.flat`: the tree as parallel lists over its pre-order (active branch first)."""
+
+    ids: list[str]
+    parents: list[int]
+    """Index of each entry's parent, -1 for a root."""
+    ends: list[int]
+    """One past the last index of each entry's subtree (a subtree is a contiguous slice)."""
+    kinds: list[int]
+    """What each entry is to the filters (see :data:`KIND_NAMES`)."""
+    texts: list[str]
+    """The row text ``/tree`` shows (``user: ...``, ``[read: path]``)."""
+    haystacks: list[str]
+    """Lower-cased search text, without the label (labels change; the page adds them)."""
+    labels: dict[str, str]
+    path: list[int]
+    """Indices on the path from the root to the current leaf."""
 
 
 class TreeRows(Sequence[TreeRow]):
@@ -533,6 +562,24 @@ class TreeModel:
                                 calls[str(block.get("id"))] = block
             self._calls_by_id = calls
         return self._calls_by_id.get(call_id)
+
+    # ------------------------------------------------------------------ export
+
+    def flat(self) -> FlatTree:
+        """The whole tree in display order with everything a filter or search looks at.
+
+        For the HTML export, whose page lays the tree out itself (any filter, any search) and so
+        needs every entry's row text and search text, not only the rows somebody looks at.
+        """
+        ids = self._ids
+        count = len(ids)
+        texts = [self._texts[i] or self._text(i) for i in range(count)]
+        haystacks = [self._haystacks[i] or " ".join(self._search_parts(i)).lower() for i in range(count)]
+        parents = [self._parent_index(i) for i in range(count)]
+        path = [i for i in range(count) if ids[i] in self._path]
+        return FlatTree(
+            ids, parents, list(self._ends), list(self._kinds), texts, haystacks, dict(self._labels), path
+        )
 
     # ------------------------------------------------------------------ filters, search, labels
 

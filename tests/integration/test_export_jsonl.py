@@ -1,5 +1,6 @@
 """``--export SESSION OUT.jsonl`` and ``/export FILE.jsonl``: the current branch as a straight
-session file (a fresh header, every entry re-parented to the one before it)."""
+session file (a fresh header, every entry re-parented to the one before it); ``--tree`` keeps
+the whole tree. (The HTML page has its own tests: tests/browser/.)"""
 
 from __future__ import annotations
 
@@ -64,10 +65,11 @@ def test_export_from_the_command_line(tmp_path: Path, agent_dir: Path) -> None:
     assert done.stdout.strip() == f"Session exported to: {written}"
     check_export(written, source, ids)
     refused = subprocess.run(
-        [SCRIPT, "--export", str(source), "page.html"], capture_output=True, text=True, cwd=project
+        [SCRIPT, "--export", str(source), "page.txt"], capture_output=True, text=True, cwd=project
     )
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
-    assert not (project / "page.html").exists()
+    assert "writes .html or .jsonl files" in refused.stderr
+    assert not (project / "page.txt").exists()
     reopened = SessionManager.open(written, read_only=True)  # and pi-tui reads its own copy
     assert [raw["id"] for raw in reopened.iter_raw_entries()] == ids
 
@@ -88,11 +90,23 @@ async def test_export_in_the_app(tmp_path: Path, agent_dir: Path) -> None:
                 break
             await pilot.pause(0.02)
         assert f"Session exported to: {project / 'mine.jsonl'}" in said(app)
-        app.run_slash("export", "page.html")
+        app.run_slash("export", "page.txt")
         for _ in range(200):
-            if "not in pi-tui yet" in said(app):
+            if "is neither" in said(app):
                 break
             await pilot.pause(0.02)
-        assert "page.html is not one (HTML export is not in pi-tui yet)" in said(app)
+        assert "/export writes .html or .jsonl files; page.txt is neither." in said(app)
+        app.run_slash("export", "whole.jsonl --tree")
+        for _ in range(200):
+            if "whole.jsonl" in said(app):
+                break
+            await pilot.pause(0.02)
+        everything = [raw["id"] for raw in manager.iter_raw_entries()]
     check_export(project / "mine.jsonl", source, ids)
-    assert not (project / "page.html").exists()
+    assert not (project / "page.txt").exists()
+    whole = [json.loads(line) for line in (project / "whole.jsonl").read_text().splitlines()]
+    assert whole[0]["type"] == "session" and [raw["id"] for raw in whole[1:]] == everything
+    original = {raw["id"]: raw for raw in map(json.loads, source.read_text().splitlines()[1:])}
+    assert all(raw == original[raw["id"]] for raw in whole[1:] if raw["id"] in original)
+    assert any(raw["type"] == "label" for raw in whole)  # the tree keeps its labels and branches
+    assert SessionManager.open(project / "whole.jsonl", read_only=True).get_label(ids[0]) == "start"

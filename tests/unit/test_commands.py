@@ -11,13 +11,13 @@ def test_builtins_are_the_documented_set() -> None:
     names = {command.name for command in BUILTIN_COMMANDS}
     expected = ["new", "session", "compact", "model", "thinking", "copy", "rules", "hotkeys", "settings"]
     expected += ["quit", "tree", "resume", "branch", "clone", "label", "name", "export"]
-    expected += ["import", "login", "logout", "reload", "changelog", "scoped-models", "extensions"]
+    expected += ["import", "login", "logout", "reload", "changelog", "scoped-models", "extensions", "share"]
     assert names == set(expected)
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
     assert by_name["compact"].usage == "[instructions]"
     assert by_name["model"].usage == "[query]"
     assert by_name["thinking"].usage == "[level]"
-    assert by_name["export"].usage == "[file.jsonl]"
+    assert by_name["export"].usage == "[file.html | file.jsonl [--tree]]"
     assert by_name["import"].usage == "<file.jsonl>"
     assert by_name["quit"].aliases == ("exit",)
     assert all(command.source == "builtin" and command.description for command in BUILTIN_COMMANDS)
@@ -75,7 +75,7 @@ def test_complete_puts_name_matches_before_alias_matches() -> None:
     completed = [command.name for command in registry.complete("/ex")]
     assert completed == ["export", "extensions", "extract", "quit"]
     assert [command.name for command in registry.complete("t")] == ["thinking", "tree"]
-    assert [command.name for command in registry.complete("/S")] == ["scoped-models", "session", "settings"]
+    assert [command.name for command in registry.complete("/S")] == ["scoped-models", "session", "settings", "share"]
     assert len(registry.complete("/")) == len(BUILTIN_COMMANDS) + 1
     assert registry.complete("zzz") == []
 

@@ -1,0 +1,122 @@
+"""What an exported page knows about a session, as plain data: the tree, the entries, a summary.
+
+The page does its own layout (any filter, any search, any branch), so this module hands it the
+tree flattened the way ``/tree`` flattens it (:meth:`TreeModel.flat`: the same order, row texts
+and search texts, so the page cannot drift from the selector), the raw entries in that same
+order as JSON lines (parsed by the page only when an entry is drawn), and the figures of the
+header. Nothing here knows about HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.jsonio import dumps
+from pi_tui.tui.stats import UsageTotals, add_raw_usage
+from pi_tui.tui.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds
+
+if TYPE_CHECKING:
+    from pi_tui.session.manager import SessionManager
+
+
+@dataclass(slots=True)
+class SessionPayload:
+    tree: dict[str, Any]
+    """The flattened tree and the filter rules (small: no message bodies)."""
+    entries: bytes
+    """One compact JSON object per line, line ``i`` being tree index ``i``."""
+    summary: dict[str, Any]
+
+
+def session_payload(manager: SessionManager) -> SessionPayload:
+    """Everything the page shows about ``manager``'s session (the whole file, every branch)."""
+    roots = manager.get_tree()
+    leaf = manager.get_leaf_id()
+    flat = TreeModel(roots, leaf).flat()
+    raws = [manager.get_raw_entry(entry_id) or {} for entry_id in flat.ids]
+    label_times = {entry_id: manager.get_label_timestamp(entry_id) for entry_id in flat.labels}
+    tree = {
+        "ids": flat.ids,
+        "parents": flat.parents,
+        "ends": flat.ends,
+        "kinds": flat.kinds,
+        "texts": flat.texts,
+        "hay": [_unless_derivable(hay, text) for hay, text in zip(flat.haystacks, flat.texts, strict=True)],
+        "labels": flat.labels,
+        "labelTimes": label_times,
+        "path": flat.path,
+        "leaf": leaf,
+        "filters": list(FILTER_MODES),
+        "allowed": allowed_kinds(),
+        "kindNames": list(KIND_NAMES),
+    }
+    return SessionPayload(tree, entry_lines(raws), session_summary(manager, raws))
+
+
+def derived_haystack(text: str) -> str:
+    """The search text the page derives from a row text when none is sent (``page.js`` does the
+    same): the row text lower-cased, its ``user:``/``assistant:`` prefix made a plain word."""
+    lowered = text.lower()
+    for prefix in ("user: ", "assistant: "):
+        if lowered.startswith(prefix):
+            return prefix[:-2] + " " + lowered[len(prefix) :]
+    return lowered
+
+
+def _unless_derivable(haystack: str, text: str) -> str:
+    """``""`` when the page's derived search text holds the same words (search matches within
+    words, so equal word lists find the same rows); the haystack otherwise."""
+    return "" if haystack.split() == derived_haystack(text).split() else haystack
+
+
+def entry_lines(raws: list[dict[str, Any]]) -> bytes:
+    """The entries as JSON lines (JSON escapes every newline inside a value, so lines stay lines)."""
+    return b"\n".join(dumps(raw) for raw in raws)
+
+
+def session_summary(manager: SessionManager, raws: list[dict[str, Any]]) -> dict[str, Any]:
+    """The header's figures: name, folder, dates, models, token and cost totals of the whole file."""
+    header = manager.get_header()
+    totals = add_raw_usage(UsageTotals(), raws)
+    models: dict[str, None] = {}
+    last_time = header.timestamp
+    for raw in raws:
+        stamp = raw.get("timestamp")
+        if isinstance(stamp, str) and stamp > (last_time or ""):
+            last_time = stamp
+        kind = raw.get("type")
+        if kind == "message":
+            message = raw.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                model = _model_name(message.get("provider"), message.get("model"))
+                if model:
+                    models[model] = None
+        elif kind == "model_change":
+            model = _model_name(raw.get("provider"), raw.get("modelId"))
+            if model:
+                models[model] = None
+    path = manager.session_file
+    return {
+        "id": manager.session_id,
+        "name": manager.get_session_name(),
+        "cwd": header.cwd,
+        "file": path.name if path is not None else None,
+        "created": header.timestamp,
+        "modified": last_time,
+        "models": list(models),
+        "entryCount": len(raws),
+        "tokens": {
+            "input": totals.input,
+            "output": totals.output,
+            "cacheRead": totals.cache_read,
+            "cacheWrite": totals.cache_write,
+        },
+        "cost": round(totals.cost, 6),
+    }
+
+
+def _model_name(provider: object, model: object) -> str | None:
+    if not isinstance(model, str) or not model:
+        return None
+    return f"{provider}/{model}" if isinstance(provider, str) and provider else model
