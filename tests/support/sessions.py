@@ -33,9 +33,8 @@ def branchy_session(folder: Path, project: Path, *, turns: int = 60, seed: int =
             call = ToolCall(id=f"call-{turn}", name="read", arguments={"path": f"src/part_{turn}.py"})
             manager.append_message(assistant(f"Reading part {turn}.", call, stop_reason="toolUse"))
             manager.append_message(tool_result(f"call-{turn}", f"def part_{turn}():\n    return {turn}\n"))
-        reply = manager.append_message(
-            assistant(f"Part {turn} works like this:\n\n```python\ndef part_{turn}():\n    return {turn}\n```")
-        )
+        code = f"```python\ndef part_{turn}():\n    return {turn}\n```"
+        reply = manager.append_message(assistant(f"Part {turn} works like this:\n\n{code}"))
         ids.append(reply)
         if turn % 9 == 4:
             manager.append_label_change(reply, f"milestone-{turn}")

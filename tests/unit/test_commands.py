@@ -75,7 +75,8 @@ def test_complete_puts_name_matches_before_alias_matches() -> None:
     completed = [command.name for command in registry.complete("/ex")]
     assert completed == ["export", "extensions", "extract", "quit"]
     assert [command.name for command in registry.complete("t")] == ["thinking", "tree"]
-    assert [command.name for command in registry.complete("/S")] == ["scoped-models", "session", "settings", "share"]
+    names = [command.name for command in registry.complete("/S")]
+    assert names == ["scoped-models", "session", "settings", "share"]
     assert len(registry.complete("/")) == len(BUILTIN_COMMANDS) + 1
     assert registry.complete("zzz") == []
 
