@@ -7,6 +7,9 @@ The page lays the tree out itself; every check compares it with pi-tui's own ``/
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from pi_tui.tui.tree_model import FILTER_MODES, TreeModel
 from tests.support.browser import console_errors, open_page, requested_urls
 from tests.support.sessions import INJECTIONS, branchy_session, hostile_session, long_session
 
+SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
 FIXTURE_FILES = sorted(FIXTURES.glob("*/session.jsonl"))
 
@@ -257,3 +261,22 @@ def test_summary_header_and_export_facts(browser: Any, tmp_path: Path) -> None:
     assert "fake/fake-model" in header and "Tokens" in header and "Cost" in header
     data = json.loads(browser.execute_script("return document.getElementById('pi-summary').textContent"))
     assert data["entryCount"] == len(manager)
+
+
+def test_the_command_line_writes_the_page(browser: Any, tmp_path: Path, agent_dir: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    source = branchy_session(tmp_path / "sessions", project, turns=20)
+    done = subprocess.run([SCRIPT, "--export", str(source)], capture_output=True, text=True, cwd=project)
+    assert done.returncode == 0, done.stderr
+    page = project / f"pi-tui-session-{source.stem}.html"
+    assert done.stdout.strip() == f"Session exported to: {page}"
+    open_page(browser, page)
+    assert browser.find_element(By.CSS_SELECTOR, ".session-name").text == "Branchy demo session"
+    manager = SessionManager.open(source, read_only=True)
+    wanted = [row.entry_id for row in model_for(manager).rows]
+    assert browser.execute_script("return piExport.rows()") == wanted
+    missing = subprocess.run(
+        [SCRIPT, "--export", "no-such-session"], capture_output=True, text=True, cwd=project
+    )
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
