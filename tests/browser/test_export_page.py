@@ -22,6 +22,7 @@ from pi_tui.html_export import export_html
 from pi_tui.session import SessionManager
 from pi_tui.tui.tree_model import FILTER_MODES, TreeModel
 from tests.support.browser import console_errors, open_page, requested_urls
+from tests.support.export_shots import SHOTS, take_screenshots
 from tests.support.sessions import INJECTIONS, branchy_session, hostile_session, long_session
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
@@ -280,3 +281,16 @@ def test_the_command_line_writes_the_page(browser: Any, tmp_path: Path, agent_di
         [SCRIPT, "--export", "no-such-session"], capture_output=True, text=True, cwd=project
     )
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+def test_screenshots_of_the_documented_pages(tmp_path: Path) -> None:
+    shots = take_screenshots(tmp_path)
+    assert [shot.name for shot in shots] == list(SHOTS)
+    for shot in shots:
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert (width, height) == (1280, 760) or width >= 1000
+        assert len(data) > 40_000  # a drawn page, not a blank one
+    documented = Path(__file__).resolve().parents[2] / "docs" / "images"
+    assert all((documented / name).is_file() for name in SHOTS)

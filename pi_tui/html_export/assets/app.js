@@ -43,7 +43,7 @@ function applyTheme(index) {
   }
   document.documentElement.dataset.theme = palette.dark ? "dark" : "light";
   const button = document.getElementById("theme-toggle");
-  if (button) button.textContent = palette.dark ? "Light" : "Dark";
+  if (button) button.textContent = palette.dark ? "Light theme" : "Dark theme";
 }
 
 function toggleTheme() {
@@ -62,7 +62,7 @@ function renderSummary() {
   P.clear(header);
   const title = header.appendChild(P.el("div", "summary-title-row"));
   title.appendChild(P.el("h1", "session-name", summary.name || "pi-tui session"));
-  const toggle = title.appendChild(P.el("button", "theme-toggle", "Light"));
+  const toggle = title.appendChild(P.el("button", "theme-toggle"));
   toggle.id = "theme-toggle";
   toggle.type = "button";
   toggle.title = "Switch between dark and light";
@@ -362,7 +362,7 @@ function openEntry(id, scroll) {
   setSelected(index);
   const row = state.view.rowOf.get(index);
   if (row !== undefined) {
-    treeList.scrollTo(row, "nearest");
+    treeList.scrollTo(row, "center");
     revealRowText(row);
   }
   showBranch(index, scroll);
@@ -402,8 +402,8 @@ function start() {
   } catch (error) {
     chosen = 0;
   }
-  applyTheme(chosen);
   renderSummary();
+  applyTheme(chosen);
   buildFilters();
   document.title = (summary.name || "Session") + " \u2013 pi-tui";
   treeNode.addEventListener("keydown", onTreeKey);

@@ -141,7 +141,7 @@ P.VirtualList = class VirtualList {
     this.update();
   }
 
-  // Bring an item to the top (align "start") or just into view ("nearest").
+  // Bring an item to the top (align "start"), the middle ("center") or just into view ("nearest").
   scrollTo(index, align) {
     if (index < 0 || index >= this.count) return;
     for (let round = 0; round < 4; round++) {
@@ -149,7 +149,9 @@ P.VirtualList = class VirtualList {
       const bottom = this.offsets[index + 1];
       const view = this.viewport.scrollTop;
       const height = this.viewport.clientHeight;
-      if (align === "nearest") {
+      if (align === "center") {
+        this.viewport.scrollTop = Math.max(0, (top + bottom) / 2 - height / 2);
+      } else if (align === "nearest") {
         if (top < view) this.viewport.scrollTop = top;
         else if (bottom > view + height) this.viewport.scrollTop = bottom - height;
       } else {
