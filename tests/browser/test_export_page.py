@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -23,7 +24,7 @@ from pi_tui.session import SessionManager
 from pi_tui.tui.tree_model import FILTER_MODES, TreeModel
 from tests.support.browser import console_errors, open_page, requested_urls
 from tests.support.export_shots import SHOTS, take_screenshots
-from tests.support.sessions import INJECTIONS, branchy_session, hostile_session, long_session
+from tests.support.sessions import INJECTIONS, branchy_session, hostile_session, long_session, rule_session
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
@@ -294,3 +295,65 @@ def test_screenshots_of_the_documented_pages(tmp_path: Path) -> None:
         assert len(data) > 40_000  # a drawn page, not a blank one
     documented = Path(__file__).resolve().parents[2] / "docs" / "images"
     assert all((documented / name).is_file() for name in SHOTS)
+
+
+def test_every_kind_of_entry_is_drawn(browser: Any, tmp_path: Path) -> None:
+    def open_fixture(name: str) -> None:
+        page, _ = export(FIXTURES / name / "session.jsonl", tmp_path / f"{name}.html")
+        open_page(browser, page)
+        assert console_errors(browser) == []
+
+    def css(selector: str) -> list[Any]:
+        return browser.find_elements(By.CSS_SELECTOR, selector)
+
+    open_fixture("04-thinking-anthropic")
+    thinking = css("#conversation details.thinking")
+    assert thinking and thinking[0].get_attribute("open") is None  # folded until asked
+    thinking[0].find_element(By.TAG_NAME, "summary").click()
+    assert css("#conversation details.thinking")[0].get_attribute("open") is not None
+    open_fixture("16-user-bash")
+    assert any(node.text.startswith("$ ") for node in css("#conversation .bash .bash-command"))
+    open_fixture("21-images")
+    sources = [node.get_attribute("src") for node in css("#conversation img.image")]
+    assert len(sources) >= 2 and all(src.startswith("data:image/png;base64,") for src in sources)
+    assert browser.execute_script("return [...document.images].every(i => i.complete && i.naturalWidth > 0)")
+    open_fixture("08-manual-compact")
+    panels = css("#conversation .summary-compaction")
+    assert panels and panels[0].text.startswith("Compacted the conversation")
+    open_fixture("02-tool-calls")
+    titles = [node.text for node in css("#conversation .tool-title")]
+    assert any(title.startswith("$ ") for title in titles)
+    assert any(title.startswith("write ") for title in titles)
+    failed = [node.text for node in css("#conversation .tool-error")]  # the fixture's three
+    assert len(failed) == 3 and "ENOENT" in failed[0] and "exited with code 3" in failed[1]
+
+    source = rule_session(tmp_path / "rules", tmp_path)
+    page, _ = export(source, tmp_path / "rules.html")
+    open_page(browser, page)
+    notice = css("#conversation .rule")
+    assert len(notice) == 1 and notice[0].find_element(By.CSS_SELECTOR, ".rule-title").text == (
+        "\u26a0 Injecting rule: no-print"
+    )
+    assert "Use the logger, never print()." in notice[0].text
+    text = browser.find_element(By.ID, "conversation").text
+    assert "Sure, I will use print(" in text and "stopped by a rule" in text
+    assert not css("#conversation .error-line")  # a rule's cut is not an error
+    custom = css("#conversation .custom")
+    assert (
+        len(custom) == 1 and custom[0].find_element(By.CSS_SELECTOR, ".custom-type").text == "[deploy-note]"
+    )
+    assert custom[0].find_element(By.TAG_NAME, "strong").text == "build 7"
+    assert "SHOULD NOT BE SHOWN" not in text
+
+
+def test_copy_link_puts_the_entry_in_the_address(browser: Any, tmp_path: Path) -> None:
+    source = FIXTURES / "00-tree-label-summary" / "session.jsonl"
+    page, manager = export(source, tmp_path / "page.html")
+    open_page(browser, page)
+    entry = manager.get_branch_ids()[-1]
+    section = browser.find_element(By.ID, f"entry-{entry}")
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    ActionChains(browser).move_to_element(section).perform()
+    section.find_element(By.CSS_SELECTOR, "[data-copy-link]").click()
+    assert browser.execute_script("return location.hash") == f"#{entry}"
+    assert browser.find_element(By.ID, "toast").get_attribute("textContent") == "Link copied"

@@ -70,3 +70,26 @@ def long_session(folder: Path, project: Path, *, turns: int) -> Path:
     manager.close()
     assert manager.session_file is not None
     return manager.session_file
+
+
+def rule_session(folder: Path, project: Path) -> Path:
+    """A reply a TTSR rule cut (aborted, then the injection), the retry, and custom messages."""
+    from pi_tui.ttsr.coordinator import INJECTION_TYPE, INTERRUPT_TEMPLATE, render
+    from pi_tui.ttsr.model import Rule
+
+    manager = SessionManager.create(str(project), folder)
+    manager.append_message(user("Print the totals"))
+    manager.append_message(assistant("Sure, I will use print(", stop_reason="aborted"))
+    rule = Rule(
+        name="no-print", content="Use the logger, never print().", path=None, source="test", priority=0
+    )
+    manager.append_custom_message_entry(
+        INJECTION_TYPE, render(INTERRUPT_TEMPLATE, [rule], project), False, {"rules": ["no-print"]}
+    )
+    manager.append_ttsr_injection(["no-print"])
+    manager.append_message(assistant("Sure, I will use log.info() for the totals."))
+    manager.append_custom_message_entry("deploy-note", "Deployed **build 7** to staging.", True)
+    manager.append_custom_message_entry("hidden-note", "SHOULD NOT BE SHOWN", False)
+    manager.close()
+    assert manager.session_file is not None
+    return manager.session_file

@@ -122,3 +122,20 @@ def test_export_writes_atomically_and_names_the_page_after_the_session(tmp_path:
     data = page.split('id="pi-entries">', 1)[1].split("</script>", 1)[0]
     texts = json.dumps([json.loads(line) for line in data.splitlines()])
     assert all(json.dumps(injection)[1:-1] in texts for injection in INJECTIONS)
+
+
+def test_the_page_starts_in_the_users_theme_with_the_opposite_built_in(tmp_path: Path) -> None:
+    from pi_tui.html_export.page_theme import page_palettes
+    from pi_tui.tui.theme import builtin_themes_dir
+
+    theme = json.loads((builtin_themes_dir() / "light.json").read_text())
+    theme["name"] = "mine"
+    theme["colors"]["accent"] = "#123456"
+    (tmp_path / "themes").mkdir()
+    (tmp_path / "themes" / "mine.json").write_text(json.dumps(theme))
+    mine, other = page_palettes("mine", tmp_path)
+    assert (mine["name"], mine["dark"], mine["colors"]["accent"]) == ("mine", False, "#123456")
+    assert (other["name"], other["dark"]) == ("dark", True)
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", value) for value in mine["colors"].values())
+    assert [p["name"] for p in page_palettes(None, tmp_path)] == ["dark", "light"]
+    assert [p["name"] for p in page_palettes("no-such-theme", tmp_path)] == ["dark", "light"]
