@@ -53,10 +53,16 @@ async def run_and_wait(pilot, app, name: str, args: str, marker: str) -> None:
     raise AssertionError(f"no {marker!r} after /{name} {args}: {said(app)}")
 
 
-async def test_export_writes_the_page_of_the_whole_tree(tmp_path: Path, agent_dir: Path) -> None:
+def project_with_session(tmp_path: Path) -> tuple[Path, Path]:
+    """A project folder and a branched session of it (two ways, one label)."""
     project = tmp_path / "project"
     project.mkdir()
     source, _ = branched(project, tmp_path / "sessions")
+    return project, source
+
+
+async def test_export_writes_the_page_of_the_whole_tree(tmp_path: Path, agent_dir: Path) -> None:
+    project, source = project_with_session(tmp_path)
     app = make_app(project, session=str(source), model="offline/demo")
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.pause()
@@ -78,9 +84,7 @@ async def test_export_writes_the_page_of_the_whole_tree(tmp_path: Path, agent_di
 async def test_share_uploads_a_secret_gist_and_prints_the_links(
     fake_gh: Path, tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    source, _ = branched(project, tmp_path / "sessions")
+    project, source = project_with_session(tmp_path)
     monkeypatch.setenv("GH_LOGGED_IN", "1")
     monkeypatch.setenv("PI_SHARE_VIEWER_URL", "https://viewer.example/session/")
     app = make_app(project, session=str(source), model="offline/demo")
@@ -101,9 +105,7 @@ async def test_share_uploads_a_secret_gist_and_prints_the_links(
 async def test_share_says_what_is_missing(
     fake_gh: Path, tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    source, _ = branched(project, tmp_path / "sessions")
+    project, source = project_with_session(tmp_path)
     app = make_app(project, session=str(source), model="offline/demo")
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.pause()
