@@ -119,7 +119,8 @@ function renderRow(row) {
   if (label) node.appendChild(P.el("span", "row-label", "[" + label + "] "));
   const text = tree.texts[index];
   node.appendChild(P.el("span", "row-text kind-" + tree.kindNames[tree.kinds[index]] + rowRole(text), text));
-  node.title = text;
+  const labelTime = label ? tree.labelTimes[id] : null;
+  node.title = labelTime ? text + "\n[" + label + "] set " + P.formatDate(labelTime) : text;
   return node;
 }
 
