@@ -7,6 +7,7 @@ Every user mistake here (unknown model, bad models.json, unreadable session, unk
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,20 @@ class Started:
     """The :class:`~pi_tui.extensions.setup.ExtensionSetup` (the runner and what to say)."""
 
 
+def install_secrets(settings: Settings, options: StartOptions, registry: ModelRegistry) -> list[str]:
+    """Gather this run's secrets and put them where requests and tool calls pass; the problems
+    (a bad secrets.yml line, an unknown pattern name) are printed as warnings, one line each."""
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.secrets.active import install
+    from pi_tui.secrets.sources import build_secrets
+
+    setup = build_secrets(settings, options.cwd, agent_dir(), registry, options.api_key)
+    install(setup.obfuscator)
+    for problem in setup.problems:
+        print(f"pi-tui: warning: {problem}", file=sys.stderr)
+    return setup.problems
+
+
 def start(options: StartOptions) -> Started:
     from pi_tui.ai.http import prepare_tls
 
@@ -72,6 +87,7 @@ def start(options: StartOptions) -> Started:
             f"{error}. (With no provider chosen and no key anywhere, pi-tui uses the offline demo "
             "model instead.)"
         ) from None
+    install_secrets(settings, options, registry)
     tools = choose_tools(options, frozenset(extensions.runner.tools))
     expander = load_prompt_resources(options)
     holder: list[AgentSession] = []

@@ -28,6 +28,7 @@ from pi_tui.ai.errors import ConfigError, is_context_overflow
 from pi_tui.ai.stream import AssistantStream, IdleLimits, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.config.settings import Settings
+from pi_tui.secrets.active import inbound as reveal_secrets
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.session.entries import THINKING_LEVELS
 from pi_tui.session.ids import now_ms
@@ -753,6 +754,9 @@ class AgentSession:
             self.emit("tool_execution_start", toolCallId=call.id, toolName=call.name, args=call.arguments)
             # Extensions may change the arguments in place: never the saved call's own dict.
             arguments = copy.deepcopy(call.arguments) if gated or reshaped else dict(call.arguments)
+            # Placeholders the model was shown become the real values again (a new dict: the
+            # saved call keeps what the model sent).
+            arguments = reveal_secrets(arguments)
             blocked = None
             if gated and not self._aborted:
                 await hooks.drain()  # a gate has seen every event before the call it judges

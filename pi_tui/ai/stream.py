@@ -44,6 +44,8 @@ from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
 from pi_tui.redact import redact_secrets
+from pi_tui.secrets.active import add_credentials
+from pi_tui.secrets.active import outbound as hide_secrets
 from pi_tui.session.messages import AssistantMessage
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -331,6 +333,10 @@ class _Runner:
             # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
             # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
             payload = jsonio.dumps(request.body)
+            # Secrets are hidden here, the one place every request to every provider passes
+            # (after extensions changed the body): pi_tui/secrets/active.py.
+            add_credentials([self.options.api_key or "", *self.options.headers.values()])
+            payload = hide_secrets(request.body, payload)
         # Retries resend the bytes; the dicts (as large as the bytes on a long session) go now.
         request.body = {}
         attempt = 0

@@ -59,6 +59,16 @@ class TtsrSettings(_Group):
     disabled_rules: list[str] = Field(default_factory=list)
 
 
+class SecretsSettings(_Group):
+    """Secret obfuscation (pi_tui/secrets): what may not leave the machine in a request."""
+
+    enabled: bool = False
+    """Environment variables with secret-looking names, secrets.yml entries and the built-in
+    patterns; the API keys pi-tui itself knows are hidden whatever this says."""
+    disabled_patterns: list[str] = Field(default_factory=list)
+    """Built-in patterns switched off by name (``jwt``, ``aws-access-key``, ...)."""
+
+
 class ImageSettings(_Group):
     block_images: bool = False
     """Images stay in the session but the model is sent a short text in their place."""
@@ -87,6 +97,7 @@ class Settings(_Group):
     branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     ttsr: TtsrSettings = Field(default_factory=TtsrSettings)
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     tree_filter_mode: TreeFilterMode = "default"
     hide_thinking_block: bool = False
     quiet_startup: bool = False

@@ -1,0 +1,139 @@
+"""Gathering the secrets of a run into one :class:`Obfuscator`.
+
+Always: the credentials pi-tui itself holds (provider keys from the environment, ``--api-key``,
+auth.json, models.json ``apiKey`` and header values, literal or named environment variables;
+values from ``!commands`` are added when a request carries them, see :mod:`active`).
+With ``secrets.enabled``: secret-looking environment variables, ``secrets.yml`` entries (global,
+then the project's), and the built-in patterns not switched off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets as random_source
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pi_tui.secrets.entries import SecretEntry, load_secret_files
+from pi_tui.secrets.environment import MIN_LENGTH, environment_secrets
+from pi_tui.secrets.obfuscator import Obfuscator, Pattern
+from pi_tui.secrets.patterns import BUILTIN_PATTERNS
+
+if TYPE_CHECKING:
+    from pi_tui.ai.models import ModelRegistry
+    from pi_tui.config.settings import Settings
+
+KEY_FILE = "secrets.key"
+
+
+@dataclass(slots=True)
+class SecretsSetup:
+    obfuscator: Obfuscator
+    problems: list[str]
+    sources: dict[str, int]
+    """Where the secrets came from and how many each gave, for ``/secrets``."""
+    enabled: bool
+
+
+def placeholder_key(agent_dir: Path) -> bytes:
+    """The HMAC key of the placeholders, made once per agent dir (0600), so a value keeps its
+    placeholder across restarts; a random one for this process when it cannot be saved."""
+    path = agent_dir / KEY_FILE
+    with contextlib.suppress(OSError, ValueError):
+        text = path.read_text(encoding="ascii").strip()
+        if len(text) == 64:
+            return bytes.fromhex(text)
+    key = random_source.token_bytes(32)
+    with contextlib.suppress(OSError):
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as stream:
+            stream.write(key.hex())
+    return key
+
+
+def _looked_up(value: str | None, environ: Mapping[str, str]) -> Iterable[str]:
+    """A configured value: the variable's value when it names one that is set, else as written
+    (``!commands`` run only when a request needs the key; :func:`active.add_credentials`)."""
+    if not value or value.startswith("!"):
+        return []
+    return [environ.get(value) or value]
+
+
+def known_credentials(
+    registry: ModelRegistry | None, cli_key: str | None, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """Value -> where it came from, for every credential pi-tui knows of (>= 8 characters)."""
+    from pi_tui.ai.models import ENV_VARS
+
+    found: dict[str, str] = {}
+
+    def add(values: Iterable[str], where: str) -> None:
+        for value in values:
+            if value and len(value) >= MIN_LENGTH:
+                found.setdefault(value, where)
+
+    add([cli_key or ""], "--api-key")
+    add((environ.get(name, "") for name in ENV_VARS.values()), "provider environment variables")
+    if registry is not None:
+        for provider in registry.auth.providers():
+            add(_looked_up(registry.auth.api_key(provider), environ), "auth.json")
+        for config in registry.config.providers.values():
+            add(_looked_up(config.api_key, environ), "models.json apiKey")
+            for value in (config.headers or {}).values():
+                add(_looked_up(value, environ), "models.json headers")
+    return found
+
+
+def build_secrets(
+    settings: Settings,
+    cwd: str,
+    agent_dir: Path,
+    registry: ModelRegistry | None = None,
+    cli_key: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> SecretsSetup:
+    environ = os.environ if environ is None else environ
+    plain: dict[str, SecretEntry] = {}
+    sources: dict[str, int] = {}
+    for value, where in known_credentials(registry, cli_key, environ).items():
+        plain[value] = SecretEntry("plain", value, source=where)
+        sources[where] = sources.get(where, 0) + 1
+    problems: list[str] = []
+    patterns: list[Pattern] = []
+    enabled = settings.secrets.enabled
+    user_regexes = False
+    if enabled:
+        for value, name in environment_secrets(environ).items():
+            if value not in plain:
+                plain[value] = SecretEntry("plain", value, source=f"env {name}")
+                sources["environment variables"] = sources.get("environment variables", 0) + 1
+        load = load_secret_files([agent_dir / "secrets.yml", Path(cwd) / ".agent" / "secrets.yml"])
+        problems.extend(load.problems)
+        for entry in load.entries:
+            if entry.kind == "plain":
+                plain[entry.content] = entry
+            else:
+                patterns.append(
+                    Pattern(
+                        entry.source, re.compile(entry.content, entry.flags), entry.mode, entry.replacement
+                    )
+                )
+                user_regexes = True
+            sources["secrets.yml"] = sources.get("secrets.yml", 0) + 1
+        off = set(settings.secrets.disabled_patterns)
+        unknown = sorted(off - set(BUILTIN_PATTERNS))
+        if unknown:
+            problems.append(
+                f"secrets.disabledPatterns: unknown pattern {unknown[0]!r} ({', '.join(BUILTIN_PATTERNS)})"
+            )
+        for name, source in BUILTIN_PATTERNS.items():
+            if name not in off:
+                patterns.append(Pattern(name, re.compile(source), word_start=True))
+                sources["built-in patterns"] = sources.get("built-in patterns", 0) + 1
+    obfuscator = Obfuscator(placeholder_key(agent_dir), plain, patterns, user_regexes)
+    return SecretsSetup(obfuscator, problems, sources, enabled)
