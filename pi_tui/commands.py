@@ -63,6 +63,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         "Write the session as an HTML page (whole tree), or a .jsonl session file",
         usage="[file.html | file.jsonl [--tree]]",
     ),
+    SlashCommand("secrets", "What is hidden from the model: the sources of secrets, never their values"),
     SlashCommand("share", "Export the session page and upload it as a secret GitHub gist (gh)"),
     SlashCommand("import", "Import a session file (.jsonl) and continue in it", usage="<file.jsonl>"),
     SlashCommand("login", "Save an API key for a provider (auth.json)"),

@@ -51,16 +51,14 @@ class Started:
 
 
 def install_secrets(settings: Settings, options: StartOptions, registry: ModelRegistry) -> list[str]:
-    """Gather this run's secrets and put them where requests and tool calls pass; the problems
-    (a bad secrets.yml line, an unknown pattern name) are printed as warnings, one line each."""
+    """Gather this run's secrets and put them where requests and tool calls pass (again after
+    /settings or /reload); returns the problems (a bad secrets.yml line, an unknown pattern)."""
     from pi_tui.config.paths import agent_dir
     from pi_tui.secrets.active import install
     from pi_tui.secrets.sources import build_secrets
 
     setup = build_secrets(settings, options.cwd, agent_dir(), registry, options.api_key)
-    install(setup.obfuscator)
-    for problem in setup.problems:
-        print(f"pi-tui: warning: {problem}", file=sys.stderr)
+    install(setup)
     return setup.problems
 
 
@@ -87,7 +85,8 @@ def start(options: StartOptions) -> Started:
             f"{error}. (With no provider chosen and no key anywhere, pi-tui uses the offline demo "
             "model instead.)"
         ) from None
-    install_secrets(settings, options, registry)
+    for problem in install_secrets(settings, options, registry):
+        print(f"pi-tui: warning: {problem}", file=sys.stderr)
     tools = choose_tools(options, frozenset(extensions.runner.tools))
     expander = load_prompt_resources(options)
     holder: list[AgentSession] = []

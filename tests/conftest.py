@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from pi_tui.secrets import active as active_secrets
 
 DATA = Path(__file__).parent / "data"
 PI_SESSIONS = DATA / "pi-sessions"
@@ -19,3 +22,10 @@ def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
     monkeypatch.setenv("PI_TUI_CACHE_DIR", str(tmp_path / "cache"))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_left_behind() -> Iterator[None]:
+    """The process-wide secrets a test's start-up installed are gone before the next test."""
+    yield
+    active_secrets.install(None)

@@ -16,13 +16,26 @@ from pi_tui import jsonio
 from pi_tui.secrets.entries import SecretEntry
 from pi_tui.secrets.environment import MIN_LENGTH
 from pi_tui.secrets.obfuscator import Obfuscator
+from pi_tui.secrets.sources import SecretsSetup
 
 _current: Obfuscator | None = None
+_setup: SecretsSetup | None = None
 
 
-def install(obfuscator: Obfuscator | None) -> None:
-    global _current
-    _current = obfuscator
+def install(setup: SecretsSetup | None) -> None:
+    """Use ``setup``'s secrets from now on. Placeholders already handed out keep working: a
+    tool call may still carry one the model saw before the settings changed."""
+    global _current, _setup
+    old = _current
+    _setup = setup
+    _current = setup.obfuscator if setup is not None else None
+    if old is not None and _current is not None and old.key == _current.key:
+        _current.adopt_placeholders(old)
+
+
+def current_setup() -> SecretsSetup | None:
+    """What was installed, for ``/secrets``."""
+    return _setup
 
 
 def current() -> Obfuscator | None:
@@ -40,7 +53,12 @@ def add_credentials(values: Iterable[str], where: str = "request credentials") -
         return
     plain = dict(_current.plain)
     plain.update((value, SecretEntry("plain", value, source=where)) for value in new)
-    _current = Obfuscator(_current.key, plain, list(_current.patterns), _current.user_regexes)
+    old = _current
+    _current = Obfuscator(old.key, plain, list(old.patterns), old.user_regexes)
+    _current.adopt_placeholders(old)
+    if _setup is not None:
+        _setup.obfuscator = _current
+        _setup.sources[where] = _setup.sources.get(where, 0) + len(new)
 
 
 def outbound(body: Any, payload: bytes) -> bytes:

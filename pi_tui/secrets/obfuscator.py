@@ -155,6 +155,16 @@ class Obfuscator:
             if entry.mode == "obfuscate":
                 self._placeholders[self.placeholder(value)] = value
 
+    def adopt_placeholders(self, older: Obfuscator) -> None:
+        """Keep answering the placeholders an earlier obfuscator (same key) handed out."""
+        for placeholder, value in older._placeholders.items():
+            self._placeholders.setdefault(placeholder, value)
+
+    @property
+    def handed_out(self) -> int:
+        """How many placeholders this run can turn back into values."""
+        return len(self._placeholders)
+
     @property
     def empty(self) -> bool:
         return not self.plain and not self.patterns

@@ -801,9 +801,20 @@ class PiApp(App[None]):
         elif change.id == "hide-thinking":
             self.show_thinking = not change.value
         apply_to_settings(self.agent.settings, change)
+        if change.id == "secrets":
+            self.reinstall_secrets()
         self.apply_screen_settings(self.agent.settings)
         self.save_setting(change.saved)
         message.screen.show_rows(build_rows(self.settings_view()))
+
+    def reinstall_secrets(self) -> None:
+        """Gather the secrets again (a setting, secrets.yml or a key changed); problems are said."""
+        from pi_tui.startup import install_secrets
+
+        if self.started.options is None:
+            return
+        for problem in install_secrets(self.agent.settings, self.started.options, self.started.registry):
+            self.say(problem, "warning")
 
     def save_setting(self, change: dict[str, Any]) -> None:
         """Write a change (pi's keys) to the global settings.json; a failure is said, not raised."""

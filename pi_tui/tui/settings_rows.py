@@ -257,6 +257,13 @@ _SPECS: tuple[_Spec, ...] = (
         )
         for level in ("minimal", "low", "medium", "high")
     ),
+    _on_off(
+        "secrets",
+        "Hide secrets",
+        "Placeholders instead of secret environment values, secrets.yml entries and tokens in all "
+        "the model is sent (/secrets shows what is hidden)",
+        ("secrets", "enabled"),
+    ),
     _typed(
         "shell-path",
         "Shell path",

@@ -196,6 +196,16 @@ async def reload_everything(app: CommandHost, args: str) -> None:
         await bridge.runner.reload()  # failures are said by the runner, one line each
         done.append(f"extensions ({len(bridge.runner.extensions)} of {len(bridge.runner.sources)} loaded)")
 
+    if started.options is not None:
+        from pi_tui.secrets.active import current_setup
+        from pi_tui.startup import install_secrets
+
+        problems += [
+            f"secrets: {line}" for line in install_secrets(settings, started.options, started.registry)
+        ]
+        setup = current_setup()
+        count = len(setup.obfuscator.plain) + len(setup.obfuscator.patterns) if setup else 0
+        done.append(f"secrets ({count} values and patterns)")
     problems += [f"keybindings: {line}" for line in app.reload_keybindings()]
     done.append("keybindings")
     theme = settings.theme or app.pi_theme_name

@@ -11,7 +11,17 @@ def test_builtins_are_the_documented_set() -> None:
     names = {command.name for command in BUILTIN_COMMANDS}
     expected = ["new", "session", "compact", "model", "thinking", "copy", "rules", "hotkeys", "settings"]
     expected += ["quit", "tree", "resume", "branch", "clone", "label", "name", "export"]
-    expected += ["import", "login", "logout", "reload", "changelog", "scoped-models", "extensions", "share"]
+    expected += [
+        "import",
+        "login",
+        "logout",
+        "reload",
+        "changelog",
+        "scoped-models",
+        "extensions",
+        "share",
+        "secrets",
+    ]
     assert names == set(expected)
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
     assert by_name["compact"].usage == "[instructions]"
@@ -76,7 +86,7 @@ def test_complete_puts_name_matches_before_alias_matches() -> None:
     assert completed == ["export", "extensions", "extract", "quit"]
     assert [command.name for command in registry.complete("t")] == ["thinking", "tree"]
     names = [command.name for command in registry.complete("/S")]
-    assert names == ["scoped-models", "session", "settings", "share"]
+    assert names == ["scoped-models", "secrets", "session", "settings", "share"]
     assert len(registry.complete("/")) == len(BUILTIN_COMMANDS) + 1
     assert registry.complete("zzz") == []
 
