@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the session as one self-contained HTML page (the whole tree) and exit; "
         "an OUT ending in .jsonl gets the current branch as a session file instead",
     )
+    sessions.add_argument(
+        "--with-secrets",
+        action="store_true",
+        help="with --export: keep secret values in the page (they are placeholders by default)",
+    )
     agent = parser.add_argument_group("agent")
     agent.add_argument(
         "-t", "--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)"
@@ -238,7 +243,7 @@ def _user_input_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _export(values: list[str], cwd: str, session_dir: str | None) -> int:
+def _export(values: list[str], cwd: str, session_dir: str | None, with_secrets: bool = False) -> int:
     """``--export SESSION [OUT]``: an HTML page of the whole tree, or with ``OUT.jsonl`` the
     current branch as a straight session file."""
     from pathlib import Path
@@ -260,7 +265,7 @@ def _export(values: list[str], cwd: str, session_dir: str | None) -> int:
         if output is not None and output.suffix.lower() == ".jsonl":
             written = export_jsonl(manager, Path(cwd) / output)
         else:
-            written = _export_html(manager, output, cwd)
+            written = _export_html(manager, output, cwd, with_secrets)
     except (StartupError, SessionError) as error:
         return fail(str(error))
     except OSError as error:
@@ -269,16 +274,28 @@ def _export(values: list[str], cwd: str, session_dir: str | None) -> int:
     return 0
 
 
-def _export_html(manager: SessionManager, output: Path | None, cwd: str) -> Path:
-    """The page in the user's theme (settings ``theme``), named after the session by default."""
+def _export_html(manager: SessionManager, output: Path | None, cwd: str, with_secrets: bool) -> Path:
+    """The page in the user's theme (settings ``theme``), named after the session by default,
+    with every secret pi-tui would hide from a model hidden (unless ``--with-secrets``)."""
     from pathlib import Path
 
+    from pi_tui.ai.errors import ConfigError
+    from pi_tui.ai.models import ModelRegistry
     from pi_tui.config.paths import agent_dir
     from pi_tui.config.settings import load_settings
     from pi_tui.html_export import default_html_name, export_html
+    from pi_tui.secrets.sources import build_secrets
 
+    settings = load_settings(cwd)
+    hide = None
+    if not with_secrets:
+        try:
+            registry: ModelRegistry | None = ModelRegistry()
+        except ConfigError:
+            registry = None  # a broken models.json only means fewer known keys
+        hide = build_secrets(settings, cwd, agent_dir(), registry).obfuscator
     target = output if output is not None else Path(default_html_name(manager))
-    return export_html(manager, Path(cwd) / target, theme=load_settings(cwd).theme, agent_dir=agent_dir())
+    return export_html(manager, Path(cwd) / target, theme=settings.theme, agent_dir=agent_dir(), hide=hide)
 
 
 def _shown(text: str) -> str:
@@ -322,7 +339,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         return _list_rules(cwd)
     if args.export:
-        return _export(args.export, cwd, args.session_dir)
+        return _export(args.export, cwd, args.session_dir, args.with_secrets)
     if args.resume and (args.print or args.mode != "text"):
         return fail("-r opens the session picker, which needs the interactive mode (drop -p / --mode)")
     if args.mode == "rpc":

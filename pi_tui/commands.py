@@ -61,7 +61,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "export",
         "Write the session as an HTML page (whole tree), or a .jsonl session file",
-        usage="[file.html | file.jsonl [--tree]]",
+        usage="[file.html [--with-secrets] | file.jsonl [--tree]]",
     ),
     SlashCommand("secrets", "What is hidden from the model: the sources of secrets, never their values"),
     SlashCommand("share", "Export the session page and upload it as a secret GitHub gist (gh)"),

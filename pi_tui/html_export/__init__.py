@@ -19,6 +19,7 @@ from pi_tui.html_export.page_theme import page_palettes
 from pi_tui.html_export.payload import session_payload
 
 if TYPE_CHECKING:
+    from pi_tui.secrets.obfuscator import Obfuscator
     from pi_tui.session.manager import SessionManager
 
 __all__ = ["default_html_name", "export_html", "is_html_name"]
@@ -36,13 +37,19 @@ def default_html_name(manager: SessionManager) -> str:
 
 
 def export_html(
-    manager: SessionManager, output: Path, *, theme: str | None = None, agent_dir: str | Path | None = None
+    manager: SessionManager,
+    output: Path,
+    *,
+    theme: str | None = None,
+    agent_dir: str | Path | None = None,
+    hide: Obfuscator | None = None,
 ) -> Path:
     """Write the page for ``manager``'s session to ``output`` (atomically; folders made as needed)
-    and return its full path. ``theme`` names the pi theme whose colours the page starts with."""
+    and return its full path. ``theme`` names the pi theme whose colours the page starts with;
+    ``hide``'s secrets appear as placeholders."""
     path = output.expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = session_payload(manager)
+    payload = session_payload(manager, hide)
     name = payload.summary.get("name") or payload.summary.get("file") or "session"
     chunks = page_chunks(
         title=f"{name} - pi-tui",

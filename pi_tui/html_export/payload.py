@@ -17,6 +17,7 @@ from pi_tui.tui.stats import UsageTotals, add_raw_usage
 from pi_tui.tui.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds
 
 if TYPE_CHECKING:
+    from pi_tui.secrets.obfuscator import Obfuscator
     from pi_tui.session.manager import SessionManager
 
 
@@ -29,8 +30,9 @@ class SessionPayload:
     summary: dict[str, Any]
 
 
-def session_payload(manager: SessionManager) -> SessionPayload:
-    """Everything the page shows about ``manager``'s session (the whole file, every branch)."""
+def session_payload(manager: SessionManager, hide: Obfuscator | None = None) -> SessionPayload:
+    """Everything the page shows about ``manager``'s session (the whole file, every branch),
+    with ``hide``'s secrets as placeholders (pages are made to be passed around)."""
     roots = manager.get_tree()
     leaf = manager.get_leaf_id()
     flat = TreeModel(roots, leaf).flat()
@@ -51,7 +53,12 @@ def session_payload(manager: SessionManager) -> SessionPayload:
         "allowed": allowed_kinds(),
         "kindNames": list(KIND_NAMES),
     }
-    return SessionPayload(tree, entry_lines(raws), session_summary(manager, raws))
+    summary = session_summary(manager, raws)
+    if hide is not None and not hide.empty:
+        if hide.might_hide(dumps(tree)):
+            tree = hide.hide(tree)
+        summary = hide.hide(summary)
+    return SessionPayload(tree, entry_lines(raws, hide), summary)
 
 
 def derived_haystack(text: str) -> str:
@@ -70,9 +77,16 @@ def _unless_derivable(haystack: str, text: str) -> str:
     return "" if haystack.split() == derived_haystack(text).split() else haystack
 
 
-def entry_lines(raws: list[dict[str, Any]]) -> bytes:
-    """The entries as JSON lines (JSON escapes every newline inside a value, so lines stay lines)."""
-    return b"\n".join(dumps(raw) for raw in raws)
+def entry_lines(raws: list[dict[str, Any]], hide: Obfuscator | None = None) -> bytes:
+    """The entries as JSON lines (JSON escapes every newline inside a value, so lines stay lines),
+    each with its secrets hidden when ``hide`` finds any."""
+    if hide is None or hide.empty:
+        return b"\n".join(dumps(raw) for raw in raws)
+    lines = []
+    for raw in raws:
+        line = dumps(raw)
+        lines.append(dumps(hide.hide(raw)) if hide.might_hide(line) else line)
+    return b"\n".join(lines)
 
 
 def session_summary(manager: SessionManager, raws: list[dict[str, Any]]) -> dict[str, Any]:

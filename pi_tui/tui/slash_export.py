@@ -1,6 +1,7 @@
 """``/export`` and ``/share``: the session as a page to read anywhere, or as a session file.
 
-- ``/export`` (or ``/export FILE.html``) writes the whole tree as one self-contained HTML page;
+- ``/export`` (or ``/export FILE.html``) writes the whole tree as one self-contained HTML page,
+  the secrets the model never sees as placeholders (``--with-secrets`` keeps them);
 - ``/export FILE.jsonl`` writes the current branch as a session file pi reads, and
   ``/export FILE.jsonl --tree`` the whole tree (every branch and label);
 - ``/share`` exports the page to a temporary file and uploads it as a secret gist with ``gh``.
@@ -20,27 +21,35 @@ if TYPE_CHECKING:
 
 _TREE_FLAGS = ("--tree", "--all")
 _BRANCH_FLAGS = ("--branch",)
+_SECRET_FLAGS = ("--with-secrets",)
 
 
-def export_arguments(args: str) -> tuple[str | None, bool, str | None]:
-    """``(file, whole_tree, problem)`` from ``/export``'s arguments (a quoted file may hold spaces)."""
+def export_arguments(args: str) -> tuple[str | None, set[str], str | None]:
+    """``(file, flags, problem)`` from ``/export``'s arguments (a quoted file may hold spaces);
+    flags are ``tree`` and ``secrets``."""
     from pi_tui.tui.slash_more import command_path
 
+    known = _TREE_FLAGS + _BRANCH_FLAGS + _SECRET_FLAGS
     words = args.split()
-    whole_tree = any(word in _TREE_FLAGS for word in words)
-    rest = " ".join(word for word in words if word not in _TREE_FLAGS + _BRANCH_FLAGS)
-    unknown = [word for word in words if word.startswith("--") and word not in _TREE_FLAGS + _BRANCH_FLAGS]
+    flags = {"tree"} if any(word in _TREE_FLAGS for word in words) else set()
+    if any(word in _SECRET_FLAGS for word in words):
+        flags.add("secrets")
+    rest = " ".join(word for word in words if word not in known)
+    unknown = [word for word in words if word.startswith("--") and word not in known]
     if unknown:
-        return None, whole_tree, f"Unknown option {unknown[0]}: /export [file.html | file.jsonl [--tree]]"
-    return command_path(rest), whole_tree, None
+        usage = "/export [file.html [--with-secrets] | file.jsonl [--tree]]"
+        return None, flags, f"Unknown option {unknown[0]}: {usage}"
+    return command_path(rest), flags, None
 
 
 @command("export")
 async def export(app: CommandHost, args: str) -> None:
     from pi_tui.html_export import default_html_name, export_html, is_html_name
+    from pi_tui.secrets.active import current as current_secrets
     from pi_tui.session.export import export_jsonl
 
-    given, whole_tree, problem = export_arguments(args)
+    given, flags, problem = export_arguments(args)
+    whole_tree = "tree" in flags
     if problem:
         app.say(problem, "error")
         return
@@ -57,8 +66,9 @@ async def export(app: CommandHost, args: str) -> None:
         if suffix == ".jsonl":
             written = await asyncio.to_thread(export_jsonl, manager, target, whole_tree=whole_tree)
         else:
+            hide = None if "secrets" in flags else current_secrets()
             written = await asyncio.to_thread(
-                export_html, manager, target, theme=app.pi_theme_name, agent_dir=app.agent_dir
+                export_html, manager, target, theme=app.pi_theme_name, agent_dir=app.agent_dir, hide=hide
             )
     except OSError as error:
         app.say(f"Cannot write {output}: {error.strerror or error}", "error")
@@ -70,6 +80,7 @@ async def export(app: CommandHost, args: str) -> None:
 async def share(app: CommandHost, args: str) -> None:
     from pi_tui.html_export import export_html
     from pi_tui.html_export.share import ShareError, check_logged_in, gh_path, upload
+    from pi_tui.secrets.active import current as current_secrets
 
     manager = app.agent.manager
     if len(manager) == 0:
@@ -86,7 +97,12 @@ async def share(app: CommandHost, args: str) -> None:
         page = Path(folder) / "session.html"
         try:
             await asyncio.to_thread(
-                export_html, manager, page, theme=app.pi_theme_name, agent_dir=app.agent_dir
+                export_html,
+                manager,
+                page,
+                theme=app.pi_theme_name,
+                agent_dir=app.agent_dir,
+                hide=current_secrets(),  # a shared page never carries secrets
             )
             shared = await asyncio.to_thread(upload, gh, page)
         except OSError as error:

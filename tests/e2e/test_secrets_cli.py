@@ -102,3 +102,50 @@ def test_no_secret_reaches_the_provider(tmp_path: Path, agent_dir: Path) -> None
     # the session keeps what the user and the tools really saw, and the model's own words
     session = next((agent_dir / "sessions").rglob("*.jsonl")).read_text()
     assert DB_PASS in session and PLACEHOLDER.search(session)
+
+
+def test_an_exported_page_hides_secrets_unless_asked(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.session import SessionManager
+    from tests.support.builders import assistant, user
+
+    project = tmp_path / "project"
+    project.mkdir()
+    manager = SessionManager.create(str(project), tmp_path / "sessions")
+    manager.append_message(user(f"my key is {API_KEY} and the token {GITHUB_TOKEN}"))
+    manager.append_label_change(manager.append_message(assistant(f"noted {API_KEY}")), f"key {API_KEY}")
+    manager.close()
+    assert manager.session_file is not None
+    (agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "p": {
+                        "baseUrl": "http://127.0.0.1:9",
+                        "api": "openai-completions",
+                        "apiKey": API_KEY,
+                        "models": [{"id": "m"}],
+                    }
+                }
+            }
+        )
+    )
+
+    def export(*flags: str) -> str:
+        done = subprocess.run(
+            [SCRIPT, "--export", str(manager.session_file), "page.html", *flags],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return (project / "page.html").read_text()
+
+    hidden = export()
+    assert API_KEY not in hidden and re.search(r"\\u003c\\u003csecret:[0-9a-f]{10}>>", hidden)
+    assert GITHUB_TOKEN in hidden  # the setting is off: only the keys pi-tui knows are hidden
+    (agent_dir / "settings.json").write_text(json.dumps({"secrets": {"enabled": True}}))
+    hidden = export()
+    assert API_KEY not in hidden and GITHUB_TOKEN not in hidden
+    shown = export("--with-secrets")
+    assert API_KEY in shown and GITHUB_TOKEN in shown

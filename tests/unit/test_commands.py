@@ -27,7 +27,7 @@ def test_builtins_are_the_documented_set() -> None:
     assert by_name["compact"].usage == "[instructions]"
     assert by_name["model"].usage == "[query]"
     assert by_name["thinking"].usage == "[level]"
-    assert by_name["export"].usage == "[file.html | file.jsonl [--tree]]"
+    assert by_name["export"].usage == "[file.html [--with-secrets] | file.jsonl [--tree]]"
     assert by_name["import"].usage == "<file.jsonl>"
     assert by_name["quit"].aliases == ("exit",)
     assert all(command.source == "builtin" and command.description for command in BUILTIN_COMMANDS)

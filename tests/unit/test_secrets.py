@@ -257,3 +257,13 @@ def test_the_trie_finds_the_longest_value_and_survives_long_ones() -> None:
         "v042",
         long_value,
     ]
+
+
+def test_the_chat_marks_placeholders_outside_code() -> None:
+    from pi_tui.secrets.display import mark_placeholders
+
+    p = "<<secret:0123456789>>"
+    assert mark_placeholders(f"use {p} now") == f"use `{p}` now"
+    assert mark_placeholders(f"```\nKEY={p}\n```\nand {p}") == f"```\nKEY={p}\n```\nand `{p}`"
+    assert mark_placeholders(f"`{p}` stays") == f"`{p}` stays"
+    assert mark_placeholders("nothing") == "nothing"

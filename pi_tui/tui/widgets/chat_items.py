@@ -166,7 +166,10 @@ class MarkdownChunk(Static):
     def draw(self, code_theme: str) -> None:
         from rich.markdown import Markdown as RichMarkdown  # markdown-it: imported on first use
 
-        self.update(RichMarkdown(for_terminal(self.text), code_theme=code_theme, hyperlinks=False))
+        from pi_tui.secrets.display import mark_placeholders
+
+        text = for_terminal(mark_placeholders(self.text))
+        self.update(RichMarkdown(text, code_theme=code_theme, hyperlinks=False))
 
 
 class AssistantView(Vertical):
