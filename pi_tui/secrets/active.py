@@ -66,7 +66,8 @@ def outbound(body: Any, payload: bytes) -> bytes:
     obfuscator = _current
     if obfuscator is None or obfuscator.empty or not obfuscator.might_hide(payload):
         return payload
-    return jsonio.dumps(obfuscator.hide(body))
+    hidden = obfuscator.hide(body)
+    return payload if hidden is body else jsonio.dumps(hidden)
 
 
 def inbound(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Hiding secrets in what goes out, and putting them back in what comes in.
 
 Outbound, :meth:`Obfuscator.hide_text` finds every secret in a text with a few passes whose
-cost does not grow with the number of secrets. Plain values made of token characters (letters,
-digits, ``_-+/=.~``: keys, tokens, most passwords) can only occur inside a run of such characters
-at least as long as the shortest of them, so one fast pass finds those runs and a regex built as
-a trie of the values (the longest value wins at each position) looks only inside them; the other
-plain values get a trie pass over the whole text; each pattern (built-in and the user's
+cost does not grow with the number of secrets. A plain value made of token characters (letters
+and digits; or with ``_-``; or with ``_-+/=.~``: keys, tokens, most passwords) can only occur
+inside a run of characters of its class at least as long as the shortest value of that class,
+so one fast pass per class finds those runs and a regex built as a trie of the values (the
+longest value wins at each position) looks only inside them; the other plain values get a trie
+pass over the whole text; each pattern (built-in and the user's
 regexes) gets one pass, the built-ins on their literal prefixes. Matches that overlap, such
 as one value inside another or two values sharing a stretch, are merged into one span, so no
 part of either is left showing. A span becomes
@@ -30,7 +31,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
@@ -38,11 +39,15 @@ from pi_tui.secrets.entries import SecretEntry
 
 PLACEHOLDER = re.compile(r"<<secret:[0-9a-f]{10}>>")
 _LOOSE_ANCHORS = re.compile(r"\\b|\(\?!\[[^\]]*\]\)")
-TOKEN_CHARS = "A-Za-z0-9_\\-+/=.~"
-_TOKEN_CHAR = re.compile(f"[{TOKEN_CHARS}]")
+TOKEN_CLASSES = ("A-Za-z0-9", "A-Za-z0-9_\\-", "A-Za-z0-9_\\-+/=.~")
+"""Character classes of plain values, narrowest first: each value is looked for inside runs of
+the narrowest class that holds it (random keys: letters and digits, so the fewest runs)."""
 _WORD = re.compile(r"\w")
 _FEW_FORMS = 12
-"""Up to this many plain forms, the bytes check is one ``find`` each (memchr speed)."""
+"""Up to this many plain forms, the bytes check is one ``find`` each (memchr speed); with more,
+a bytes check would cost as much as hiding itself, which then answers (remembered per text)."""
+_MEMO_CHARS = 256_000_000
+"""Characters of text whose hidden form is remembered before the memory starts over."""
 
 
 def trie_pattern(words: Iterable[AnyStr]) -> AnyStr | None:
@@ -99,6 +104,24 @@ def trie_pattern(words: Iterable[AnyStr]) -> AnyStr | None:
     return build(root)
 
 
+_RUN, _GAP = ord("a"), ord(" ")
+
+
+def _runs(marks: bytes, needle: bytes) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of every run of ``_RUN`` bytes at least as long as ``needle``."""
+    find = marks.find
+    position = 0
+    while True:
+        start = find(needle, position)
+        if start < 0:
+            return
+        end = find(b" ", start + len(needle))
+        if end < 0:
+            end = len(marks)
+        yield start, end
+        position = end
+
+
 def json_escaped(value: str) -> str:
     """How ``value`` looks inside a JSON string as pi-tui writes request bodies (orjson)."""
     return json.dumps(value, ensure_ascii=False)[1:-1]
@@ -125,18 +148,34 @@ class Obfuscator:
     user_regexes: bool = False
     """Whether any pattern came from secrets.yml (then no quick bytes check can be trusted)."""
     _placeholders: dict[str, str] = field(default_factory=dict)
-    _trie: re.Pattern[str] | None = None
-    _runs: re.Pattern[str] | None = None
+    _classes: list[tuple[bytes, bytes, re.Pattern[str]]] = field(default_factory=list)
+    """Per class: a translate table (class characters -> ``_RUN``, others -> ``_GAP``), a run of
+    the shortest value's length, and the trie of the class's values."""
     _other: re.Pattern[str] | None = None
     _forms: list[bytes] | None = None
     _loose: list[re.Pattern[bytes]] = field(default_factory=list)
+    _memo: dict[str, str] = field(default_factory=dict)
+    _memo_chars: int = 0
+    _shortest: int = 1
 
     def __post_init__(self) -> None:
-        simple = [value for value in self.plain if all(_TOKEN_CHAR.match(char) for char in value)]
-        other = [value for value in self.plain if value not in set(simple)]
-        source = trie_pattern(simple)
-        self._trie = re.compile(source) if source else None
-        self._runs = re.compile(f"[{TOKEN_CHARS}]{{{min(map(len, simple))},}}") if simple else None
+        classes: list[list[str]] = [[] for _ in TOKEN_CLASSES]
+        other = []
+        matchers = [re.compile(f"[{chars}]+") for chars in TOKEN_CLASSES]
+        for value in self.plain:
+            for index, matcher in enumerate(matchers):
+                if matcher.fullmatch(value):
+                    classes[index].append(value)
+                    break
+            else:
+                other.append(value)
+        self._classes = []
+        for chars, values in zip(TOKEN_CLASSES, classes, strict=True):
+            if values:
+                member = re.compile(f"[{chars}]")
+                table = bytes(_RUN if member.match(chr(code)) else _GAP for code in range(256))
+                needle = bytes([_RUN]) * min(map(len, values))
+                self._classes.append((table, needle, re.compile(trie_pattern(values))))
         source = trie_pattern(other)
         self._other = re.compile(source) if source else None
         forms = sorted(
@@ -148,9 +187,8 @@ class Obfuscator:
         )
         self._forms = forms if len(forms) <= _FEW_FORMS else None
         loose = [_LOOSE_ANCHORS.sub("", pattern.regex.pattern).encode("utf-8") for pattern in self.patterns]
-        if self._forms is None:
-            loose.append(trie_pattern(forms) or b"")
         self._loose = [re.compile(source) for source in loose if source]
+        self._shortest = min((len(value) for value in self.plain), default=1) if not self.patterns else 1
         for value, entry in self.plain.items():
             if entry.mode == "obfuscate":
                 self._placeholders[self.placeholder(value)] = value
@@ -178,9 +216,13 @@ class Obfuscator:
     def spans(self, text: str) -> list[tuple[int, int, bool]]:
         """Merged ``(start, end, replace)`` spans of every secret in ``text``, in order."""
         found: list[tuple[int, int, bool]] = []
-        if self._runs is not None and self._trie is not None:
-            for run in self._runs.finditer(text):
-                self._plain_spans(self._trie, text, run.start(), run.end(), found)
+        if self._classes:
+            # One byte per character (anything not ASCII becomes "?", in no class), so the
+            # positions are the text's; bytes.translate and find run at memory speed.
+            as_bytes = text.encode("ascii", "replace")
+            for table, needle, trie in self._classes:
+                for start, end in _runs(as_bytes.translate(table), needle):
+                    self._plain_spans(trie, text, start, end, found)
         if self._other is not None:
             self._plain_spans(self._other, text, 0, len(text), found)
         for pattern in self.patterns:
@@ -246,18 +288,39 @@ class Obfuscator:
         return "*" * len(value)
 
     def hide(self, value: Any) -> Any:
-        """A copy of a JSON-like value with every string hidden (keys are left: names, not data)."""
+        """A JSON-like value with every string hidden (keys are left: names, not data); the very
+        same object when there was nothing to hide, so the caller can skip encoding it again."""
         if isinstance(value, str):
-            return self.hide_text(value)
+            return self._hide_cached(value)
         if isinstance(value, dict):
-            return {key: self.hide(item) for key, item in value.items()}
+            hidden = {key: self.hide(item) for key, item in value.items()}
+            return value if all(hidden[key] is item for key, item in value.items()) else hidden
         if isinstance(value, list):
-            return [self.hide(item) for item in value]
+            items = [self.hide(item) for item in value]
+            return value if all(new is old for new, old in zip(items, value, strict=True)) else items
         return value
+
+    def _hide_cached(self, text: str) -> str:
+        """:meth:`hide_text` remembered per text: each turn's request repeats the whole history,
+        and only the new part of it should cost a scan."""
+        if len(text) < self._shortest:
+            return text
+        memo = self._memo
+        hidden = memo.get(text)
+        if hidden is None:
+            hidden = self.hide_text(text)
+            if hidden == text:
+                hidden = text
+            self._memo_chars += len(text)
+            if self._memo_chars > _MEMO_CHARS:
+                memo.clear()
+                self._memo_chars = len(text)
+            memo[text] = hidden
+        return hidden
 
     def might_hide(self, payload: bytes) -> bool:
         """Whether an encoded body may hold a secret (False is certain; True needs :meth:`hide`)."""
-        if self.user_regexes:
+        if self.user_regexes or (self.plain and self._forms is None):
             return True
         if self._forms is not None and any(payload.find(form) >= 0 for form in self._forms):
             return True

@@ -267,3 +267,13 @@ def test_the_chat_marks_placeholders_outside_code() -> None:
     assert mark_placeholders(f"```\nKEY={p}\n```\nand {p}") == f"```\nKEY={p}\n```\nand `{p}`"
     assert mark_placeholders(f"`{p}` stays") == f"`{p}` stays"
     assert mark_placeholders("nothing") == "nothing"
+
+
+def test_values_of_every_character_class_are_found_anywhere() -> None:
+    values = ("AbC123xyz789", "ab_cd-ef_123", "a/b+c=d.e~f9", "with space!", "ünï-cöde-välue")
+    o = obfuscator(*values)
+    text = "é→ xxAbC123xyz789yy … ab_cd-ef_123 ü path/a/b+c=d.e~f9/x ß say with space! ünï-cöde-välue end"
+    hidden = o.hide_text(text)
+    assert not any(value in hidden for value in values), hidden
+    assert hidden.count("<<secret:") == 5 and hidden.startswith("é→ xx<<secret:")
+    assert o.reveal_text(hidden) == text
