@@ -51,8 +51,14 @@ def add_credentials(values: Iterable[str], where: str = "request credentials") -
     new = {value for value in values if value and len(value) >= MIN_LENGTH and value not in _current.plain}
     if not new:
         return
+    from pi_tui.secrets.sources import base64_forms
+
     plain = dict(_current.plain)
-    plain.update((value, SecretEntry("plain", value, source=where)) for value in new)
+    for value in new:
+        plain[value] = SecretEntry("plain", value, source=where)
+        plain.update(
+            (form, SecretEntry("plain", form, source=f"base64 of {where}")) for form in base64_forms(value)
+        )
     old = _current
     _current = Obfuscator(old.key, plain, list(old.patterns), old.user_regexes)
     _current.adopt_placeholders(old)

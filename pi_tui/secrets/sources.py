@@ -9,6 +9,7 @@ then the project's), and the built-in patterns not switched off.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
@@ -37,6 +38,32 @@ class SecretsSetup:
     sources: dict[str, int]
     """Where the secrets came from and how many each gave, for ``/secrets``."""
     enabled: bool
+
+
+def base64_forms(value: str) -> list[str]:
+    """How ``value`` shows inside base64 text (``base64 .env``, a data URL), at each of the three
+    offsets it can start at: only the groups of four characters made of its bytes alone, so the
+    form does not depend on what surrounds it. Forms under 8 characters are left out."""
+    data = value.encode("utf-8", "surrogatepass")
+    forms = []
+    for pad in range(3):
+        padded = b"\0" * pad + data
+        whole = len(padded) // 3 * 3
+        encoded = base64.b64encode(padded[:whole]).decode("ascii")[4 if pad else 0 :]
+        if len(encoded) >= MIN_LENGTH:
+            forms.append(encoded)
+    return forms
+
+
+def with_base64_forms(plain: dict[str, SecretEntry]) -> dict[str, SecretEntry]:
+    """The plain secrets and their base64 forms (same mode; a replacement does not carry over)."""
+    result = dict(plain)
+    for value, entry in plain.items():
+        for form in base64_forms(value):
+            result.setdefault(
+                form, SecretEntry("plain", form, entry.mode, None, 0, f"base64 of {entry.source}")
+            )
+    return result
 
 
 def placeholder_key(agent_dir: Path) -> bytes:
@@ -135,5 +162,5 @@ def build_secrets(
             if name not in off:
                 patterns.append(Pattern(name, re.compile(source), word_start=True))
                 sources["built-in patterns"] = sources.get("built-in patterns", 0) + 1
-    obfuscator = Obfuscator(placeholder_key(agent_dir), plain, patterns, user_regexes)
+    obfuscator = Obfuscator(placeholder_key(agent_dir), with_base64_forms(plain), patterns, user_regexes)
     return SecretsSetup(obfuscator, problems, sources, enabled)

@@ -2,7 +2,8 @@
 
 The installed ``pi-tui -p`` runs a scripted model in a project holding a ``.env``, with a
 ``secrets.yml`` and secret-looking environment variables. The model reads ``.env``, runs
-``env``, prints a GitHub-shaped token, then writes a config using the placeholder it was shown,
+``env``, prints a GitHub-shaped token, base64-encodes ``.env`` and the environment, then writes
+a config using the placeholder it was shown,
 and copies a replace-mode value back. The server's request log must hold none of the values
 (raw, JSON-escaped or base64), the written config the real password, and the replaced value
 must never come back.
@@ -31,9 +32,19 @@ PLACEHOLDER = re.compile(r"<<secret:[0-9a-f]{10}>>")
 
 
 def forms(value: str) -> list[bytes]:
-    """The shapes a value could take in a request body."""
+    """The shapes a value could take in a request body: raw, JSON-escaped, and base64 starting
+    at each of the three byte offsets (the groups of four made of its bytes alone)."""
     raw = value.encode()
-    return [raw, json.dumps(value)[1:-1].encode(), base64.b64encode(raw), base64.b64encode(raw).rstrip(b"=")]
+    shapes = [
+        raw,
+        json.dumps(value)[1:-1].encode(),
+        base64.b64encode(raw),
+        base64.b64encode(raw).rstrip(b"="),
+    ]
+    for pad in (1, 2):
+        padded = b"\0" * pad + raw
+        shapes.append(base64.b64encode(padded[: len(padded) // 3 * 3])[4:])
+    return shapes
 
 
 def last_tool_text(request: RecordedRequest) -> str:
@@ -69,6 +80,9 @@ def test_no_secret_reaches_the_provider(tmp_path: Path, agent_dir: Path) -> None
         Scripted(tool_calls=[ToolCallSpec("read", {"path": ".env"})]),
         Scripted(tool_calls=[ToolCallSpec("bash", {"command": "env"})]),
         Scripted(tool_calls=[ToolCallSpec("bash", {"command": "cat token.txt notes.txt"})]),
+        Scripted(
+            tool_calls=[ToolCallSpec("bash", {"command": "base64 -w0 .env; echo; printenv | base64 -w0"})]
+        ),
         write_config,
         Scripted(text="Done: config.ini is written."),
     ]
@@ -86,7 +100,7 @@ def test_no_secret_reaches_the_provider(tmp_path: Path, agent_dir: Path) -> None
         )
         assert done.returncode == 0, done.stderr
         requests = list(server.requests)
-    assert len(requests) == 5
+    assert len(requests) == 6
     sent = b"\n".join(request.raw_body for request in requests)
     for secret in SECRETS:
         for form in forms(secret):

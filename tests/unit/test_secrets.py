@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -216,7 +217,10 @@ def test_known_keys_are_secrets_even_when_the_setting_is_off(tmp_path: Path) -> 
         "SOME_TOKEN": "t0k3n-not-known",
     }
     setup = build_secrets(Settings(), str(tmp_path), tmp_path, registry, "cli-key-abcdefgh", environ)
-    assert set(setup.obfuscator.plain) == {
+    named = {
+        value for value, entry in setup.obfuscator.plain.items() if not entry.source.startswith("base64 of")
+    }
+    assert named == {
         "cli-key-abcdefgh",
         "sk-ant-envkey-0000",
         "saved-auth-key-123",
@@ -224,6 +228,8 @@ def test_known_keys_are_secrets_even_when_the_setting_is_off(tmp_path: Path) -> 
         "literal-header-token",
     }
     assert "t0k3n-not-known" not in setup.obfuscator.plain and not setup.obfuscator.patterns  # setting off
+    hidden = setup.obfuscator.hide_text(base64.b64encode(b"key=saved-auth-key-123\n").decode())
+    assert hidden.count("<<secret:") == 1  # its base64 form too
     assert not setup.enabled
 
 
@@ -238,7 +244,12 @@ def test_the_placeholder_key_is_made_once_and_kept_private(tmp_path: Path) -> No
 def test_request_credentials_join_the_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(active, "_current", obfuscator("first-secret-value"))
     active.add_credentials(["from-a-command-123", "short"])
-    assert set(active.current().plain) == {"first-secret-value", "from-a-command-123"}
+    plain = active.current().plain
+    assert {v for v, e in plain.items() if not e.source.startswith("base64")} == {
+        "first-secret-value",
+        "from-a-command-123",
+    }
+    assert len(plain) > 2  # with the base64 forms of the new one
     sent = active.outbound({"m": "key from-a-command-123"}, b'{"m":"key from-a-command-123"}')
     assert b"from-a-command" not in sent and b"<<secret:" in sent
     untouched = b'{"m":"nothing"}'
