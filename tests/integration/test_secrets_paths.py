@@ -1,0 +1,56 @@
+"""Issue 17: the requests that are not chat turns hide secrets too (compaction, branch summary).
+
+The chat path is proved end to end by tests/e2e/test_secrets_cli.py; these use pi's own fixture
+sessions and the loopback server, with secrets taken from the words the summaries must carry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_tui.compaction import (
+    collect_entries_for_branch_summary,
+    compact,
+    prepare_compaction,
+    summarize_branch,
+)
+from pi_tui.config.settings import CompactionSettings
+from pi_tui.secrets import active
+from pi_tui.secrets.entries import SecretEntry
+from pi_tui.secrets.obfuscator import Obfuscator
+from pi_tui.secrets.sources import SecretsSetup
+from tests.integration.test_compaction import FIXTURE_06, FIXTURE_08, entry_of, options, run, session_until
+from tests.support.model_server import ModelServer, Scripted
+
+
+def hide(*values: str) -> None:
+    plain = {value: SecretEntry("plain", value, source="test") for value in values}
+    active.install(SecretsSetup(Obfuscator(b"k" * 32, plain), [], {"test": len(plain)}, True))
+
+
+def test_a_compaction_request_hides_secrets(tmp_path: Path) -> None:
+    stored = entry_of(FIXTURE_08, "compaction")
+    manager = session_until(FIXTURE_08, stored["parentId"], tmp_path)
+    preparation = prepare_compaction(manager.get_branch(), CompactionSettings(keep_recent_tokens=40))
+    assert preparation is not None
+    secret = "tiny demo project"
+    assert secret in str([entry.model_dump() for entry in manager.get_branch()])
+    hide(secret)
+    with ModelServer(Scripted(text="summary")) as server:
+        model = server.model("openai-completions", id="fake-model")
+        run(compact(preparation, model, options()))
+        (request,) = server.requests
+    assert secret.encode() not in request.raw_body and b"<<secret:" in request.raw_body
+
+
+def test_a_branch_summary_request_hides_secrets(tmp_path: Path) -> None:
+    manager = session_until(FIXTURE_06, "634488e3", tmp_path)
+    entries = collect_entries_for_branch_summary(manager, "634488e3", "ad0a1d25")
+    secret = "changed the greeting in src/app.py"
+    assert secret in str([entry.model_dump() for entry in entries])
+    hide(secret)
+    with ModelServer(Scripted(text="summary")) as server:
+        model = server.model("openai-completions", id="fake-model")
+        run(summarize_branch(entries, model, options()))
+        (request,) = server.requests
+    assert secret.encode() not in request.raw_body and b"<<secret:" in request.raw_body
