@@ -67,8 +67,21 @@ def add_credentials(values: Iterable[str], where: str = "request credentials") -
         _setup.sources[where] = _setup.sources.get(where, 0) + len(new)
 
 
+def refresh() -> None:
+    """Gather again when a project .env file or a secrets.yml changed (a few stat calls): the
+    model may have just written a new secret into .env."""
+    from pi_tui.secrets.sources import changed
+
+    setup = _setup
+    if setup is None or not setup.enabled or setup.rebuild is None or setup.cwd is None:
+        return
+    if changed(setup.watched, setup.cwd):
+        install(setup.rebuild())
+
+
 def outbound(body: Any, payload: bytes) -> bytes:
     """The bytes to send for ``body`` (encoded as ``payload``): unchanged unless a secret is in it."""
+    refresh()
     obfuscator = _current
     if obfuscator is None or obfuscator.empty or not obfuscator.might_hide(payload):
         return payload

@@ -1,4 +1,5 @@
-"""Secrets found in the environment: variables whose names say they hold one.
+"""Secrets found in the environment and in the project's ``.env`` files: variables whose names
+say they hold one.
 
 A name counts when it ends in ``KEY``, ``SECRET``, ``TOKEN``, ``PASSWORD``, ``PASS``, ``PASSWD``,
 ``PWD`` (not ``PWD`` itself, the working folder) or ``CREDENTIALS`` (``_KEY``, ``APIKEY``,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 MIN_LENGTH = 8
 _SECRET_NAME = re.compile(
@@ -44,3 +46,48 @@ def environment_secrets(environ: Mapping[str, str]) -> dict[str, str]:
         if len(value) >= MIN_LENGTH and looks_secret(name):
             found.setdefault(value, name)
     return found
+
+
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(.*?)\s*$")
+_NOT_DOTENV = (".example", ".sample", ".template", ".dist", ".defaults")
+
+
+def dotenv_files(folder: Path) -> list[Path]:
+    """``.env`` and ``.env.*`` in the project folder (not examples or templates), sorted."""
+    try:
+        found = [path for path in folder.glob(".env*") if path.is_file()]
+    except OSError:
+        return []
+    return sorted(path for path in found if not path.name.endswith(_NOT_DOTENV))
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """``KEY=value`` lines (``export`` allowed, quotes and trailing comments removed)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _DOTENV_LINE.match(line)
+        if match is None or line.lstrip().startswith("#"):
+            continue
+        value = match.group(2)
+        if value[:1] in "\"'" and len(value) >= 2 and value[-1] == value[0]:
+            value = value[1:-1]
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0]
+        values[match.group(1)] = value
+    return values
+
+
+def dotenv_secrets(folder: Path) -> tuple[dict[str, str], dict[Path, float]]:
+    """Secrets of the project's ``.env`` files (as :func:`environment_secrets` judges them),
+    and each file's modification time, so a changed file is read again."""
+    found: dict[str, str] = {}
+    seen: dict[Path, float] = {}
+    for path in dotenv_files(folder):
+        try:
+            seen[path] = path.stat().st_mtime
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for value, name in environment_secrets(parse_dotenv(text)).items():
+            found.setdefault(value, f"{path.name} {name}")
+    return found, seen

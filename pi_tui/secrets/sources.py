@@ -14,13 +14,13 @@ import contextlib
 import os
 import re
 import secrets as random_source
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pi_tui.secrets.entries import SecretEntry, load_secret_files
-from pi_tui.secrets.environment import MIN_LENGTH, environment_secrets
+from pi_tui.secrets.environment import MIN_LENGTH, dotenv_secrets, environment_secrets
 from pi_tui.secrets.obfuscator import Obfuscator, Pattern
 from pi_tui.secrets.patterns import BUILTIN_PATTERNS
 
@@ -38,6 +38,10 @@ class SecretsSetup:
     sources: dict[str, int]
     """Where the secrets came from and how many each gave, for ``/secrets``."""
     enabled: bool
+    watched: dict[Path, float] = field(default_factory=dict)
+    """Files whose change means gathering again (the project's .env files and secrets.yml)."""
+    rebuild: Callable[[], SecretsSetup] | None = None
+    cwd: Path | None = None
 
 
 def base64_forms(value: str) -> list[str]:
@@ -139,6 +143,14 @@ def build_secrets(
             if value not in plain:
                 plain[value] = SecretEntry("plain", value, source=f"env {name}")
                 sources["environment variables"] = sources.get("environment variables", 0) + 1
+        in_files, watched = dotenv_secrets(Path(cwd))
+        for value, where in in_files.items():
+            if value not in plain:
+                plain[value] = SecretEntry("plain", value, source=where)
+                sources[".env files"] = sources.get(".env files", 0) + 1
+        for path in (agent_dir / "secrets.yml", Path(cwd) / ".agent" / "secrets.yml"):
+            with contextlib.suppress(OSError):
+                watched[path] = path.stat().st_mtime
         load = load_secret_files([agent_dir / "secrets.yml", Path(cwd) / ".agent" / "secrets.yml"])
         problems.extend(load.problems)
         for entry in load.entries:
@@ -162,5 +174,22 @@ def build_secrets(
             if name not in off:
                 patterns.append(Pattern(name, re.compile(source), word_start=True))
                 sources["built-in patterns"] = sources.get("built-in patterns", 0) + 1
+    else:
+        watched = {}
     obfuscator = Obfuscator(placeholder_key(agent_dir), with_base64_forms(plain), patterns, user_regexes)
-    return SecretsSetup(obfuscator, problems, sources, enabled)
+    setup = SecretsSetup(obfuscator, problems, sources, enabled, watched, cwd=Path(cwd))
+    setup.rebuild = lambda: build_secrets(settings, cwd, agent_dir, registry, cli_key, environ)
+    return setup
+
+
+def changed(watched: dict[Path, float], cwd: Path) -> bool:
+    """Whether a watched file changed, went away, or a new .env file appeared."""
+    from pi_tui.secrets.environment import dotenv_files
+
+    for path, mtime in watched.items():
+        try:
+            if path.stat().st_mtime != mtime:
+                return True
+        except OSError:
+            return True
+    return any(path not in watched for path in dotenv_files(cwd))

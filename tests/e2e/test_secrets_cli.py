@@ -2,8 +2,8 @@
 
 The installed ``pi-tui -p`` runs a scripted model in a project holding a ``.env``, with a
 ``secrets.yml`` and secret-looking environment variables. The model reads ``.env``, runs
-``env``, prints a GitHub-shaped token, base64-encodes ``.env`` and the environment, then writes
-a config using the placeholder it was shown,
+``env``, prints a GitHub-shaped token, base64-encodes ``.env`` and the environment, adds a key
+to ``.env`` and reads it again, then writes a config using the placeholder it was shown,
 and copies a replace-mode value back. The server's request log must hold none of the values
 (raw, JSON-escaped or base64), the written config the real password, and the replaced value
 must never come back.
@@ -27,7 +27,8 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 YML_PLAIN = "launch code: zebra-42-orbit"
 ACCOUNT = "acct-204861"
 API_KEY = "test-provider-key-0123456789"
-SECRETS = (DB_PASS, SERVICE_TOKEN, GITHUB_TOKEN, YML_PLAIN, ACCOUNT, API_KEY)
+NEW_KEY = "fresh-key-0987654321abc"
+SECRETS = (DB_PASS, SERVICE_TOKEN, GITHUB_TOKEN, YML_PLAIN, ACCOUNT, API_KEY, NEW_KEY)
 PLACEHOLDER = re.compile(r"<<secret:[0-9a-f]{10}>>")
 
 
@@ -69,6 +70,7 @@ def test_no_secret_reaches_the_provider(tmp_path: Path, agent_dir: Path) -> None
     project = tmp_path / "project"
     project.mkdir()
     (project / ".env").write_text(f"DB_PASS={DB_PASS}\nDEBUG=1\n")
+    (project / ".env.example").write_text("DB_PASS=example-password-here\n")  # not a secret
     (project / "token.txt").write_text(f"deploy with {GITHUB_TOKEN}\n")
     (project / "notes.txt").write_text(f"the {YML_PLAIN}; account {ACCOUNT}\n")
     (agent_dir / "settings.json").write_text(json.dumps({"secrets": {"enabled": True}}))
@@ -83,13 +85,16 @@ def test_no_secret_reaches_the_provider(tmp_path: Path, agent_dir: Path) -> None
         Scripted(
             tool_calls=[ToolCallSpec("bash", {"command": "base64 -w0 .env; echo; printenv | base64 -w0"})]
         ),
+        # a secret written into .env during the run is hidden from the next request on
+        Scripted(tool_calls=[ToolCallSpec("bash", {"command": f"echo PAYMENT_API_KEY={NEW_KEY} >> .env"})]),
+        Scripted(tool_calls=[ToolCallSpec("bash", {"command": "cat .env"})]),
         write_config,
         Scripted(text="Done: config.ini is written."),
     ]
     with ModelServer(*replies) as server:
         document = server.models_json(api_key=API_KEY)
         (agent_dir / "models.json").write_text(json.dumps(document))
-        env = {**os.environ, "SERVICE_API_TOKEN": SERVICE_TOKEN, "DB_PASS": DB_PASS}
+        env = {**os.environ, "SERVICE_API_TOKEN": SERVICE_TOKEN}  # DB_PASS is only in .env
         done = subprocess.run(
             [SCRIPT, "--provider", "test", "--model", "m", "-p", "set up the config"],
             cwd=project,
@@ -100,13 +105,14 @@ def test_no_secret_reaches_the_provider(tmp_path: Path, agent_dir: Path) -> None
         )
         assert done.returncode == 0, done.stderr
         requests = list(server.requests)
-    assert len(requests) == 6
+    assert len(requests) == 8
     sent = b"\n".join(request.raw_body for request in requests)
     for secret in SECRETS:
         for form in forms(secret):
             assert form not in sent, f"{secret!r} left the machine as {form!r}"
     # the model did see the data, with placeholders and stand-ins in the secrets' places
     assert b"DB_PASS=<<secret:" in sent and b"DEBUG=1" in sent
+    assert b"PAYMENT_API_KEY=<<secret:" in requests[6].raw_body  # the .env written mid-run
     assert b"SERVICE_API_TOKEN=<<secret:" in sent  # from `env`
     assert b"deploy with <<secret:" in sent  # the built-in GitHub pattern
     assert b"account ******" in sent  # replace mode: a stand-in of the same length

@@ -288,3 +288,31 @@ def test_values_of_every_character_class_are_found_anywhere() -> None:
     assert not any(value in hidden for value in values), hidden
     assert hidden.count("<<secret:") == 5 and hidden.startswith("é→ xx<<secret:")
     assert o.reveal_text(hidden) == text
+
+
+def test_the_projects_env_files_are_read_and_watched(tmp_path: Path) -> None:
+    from pi_tui.secrets.environment import dotenv_secrets, parse_dotenv
+    from pi_tui.secrets.sources import changed
+
+    assert parse_dotenv(
+        "# c\nexport A_TOKEN='quoted value 1'\nB_KEY=plain-value-22 # note\nbad line\nC=\"x\"\n"
+    ) == {
+        "A_TOKEN": "quoted value 1",
+        "B_KEY": "plain-value-22",
+        "C": "x",
+    }
+    (tmp_path / ".env").write_text("DB_PASSWORD=from-dotenv-pw\nPORT=8080\n")
+    (tmp_path / ".env.local").write_text("STRIPE_SECRET=sk_local_1234567\n")
+    (tmp_path / ".env.example").write_text("DB_PASSWORD=change-me-please\n")
+    found, watched = dotenv_secrets(tmp_path)
+    assert found == {"from-dotenv-pw": ".env DB_PASSWORD", "sk_local_1234567": ".env.local STRIPE_SECRET"}
+    assert sorted(path.name for path in watched) == [".env", ".env.local"]
+    setup = build_secrets(enabled(), str(tmp_path), tmp_path / "agent", environ={})
+    assert {"from-dotenv-pw", "sk_local_1234567"} <= set(setup.obfuscator.plain)
+    assert setup.sources[".env files"] == 2
+    assert not changed(setup.watched, tmp_path)
+    (tmp_path / ".env.production").write_text("API_TOKEN=prod-token-99999\n")
+    assert changed(setup.watched, tmp_path)
+    rebuilt = setup.rebuild()
+    assert "prod-token-99999" in rebuilt.obfuscator.plain and not changed(rebuilt.watched, tmp_path)
+    assert build_secrets(Settings(), str(tmp_path), tmp_path / "agent", environ={}).watched == {}  # off
