@@ -6,8 +6,11 @@ sessions and the loopback server, with secrets taken from the words the summarie
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
+from pi_tui.ai.types import Model
 from pi_tui.compaction import (
     collect_entries_for_branch_summary,
     compact,
@@ -28,6 +31,15 @@ def hide(*values: str) -> None:
     active.install(SecretsSetup(Obfuscator(b"k" * 32, plain), [], {"test": len(plain)}, True))
 
 
+def sent_with_hidden(secret: str, request_for: Callable[[Model], Coroutine[Any, Any, Any]]) -> bytes:
+    """The one request body a summary call sends while ``secret`` is hidden."""
+    hide(secret)
+    with ModelServer(Scripted(text="summary")) as server:
+        run(request_for(server.model("openai-completions", id="fake-model")))
+        (request,) = server.requests
+    return request.raw_body
+
+
 def test_a_compaction_request_hides_secrets(tmp_path: Path) -> None:
     stored = entry_of(FIXTURE_08, "compaction")
     manager = session_until(FIXTURE_08, stored["parentId"], tmp_path)
@@ -35,12 +47,8 @@ def test_a_compaction_request_hides_secrets(tmp_path: Path) -> None:
     assert preparation is not None
     secret = "tiny demo project"
     assert secret in str([entry.model_dump() for entry in manager.get_branch()])
-    hide(secret)
-    with ModelServer(Scripted(text="summary")) as server:
-        model = server.model("openai-completions", id="fake-model")
-        run(compact(preparation, model, options()))
-        (request,) = server.requests
-    assert secret.encode() not in request.raw_body and b"<<secret:" in request.raw_body
+    body = sent_with_hidden(secret, lambda model: compact(preparation, model, options()))
+    assert secret.encode() not in body and b"<<secret:" in body
 
 
 def test_a_branch_summary_request_hides_secrets(tmp_path: Path) -> None:
@@ -48,9 +56,5 @@ def test_a_branch_summary_request_hides_secrets(tmp_path: Path) -> None:
     entries = collect_entries_for_branch_summary(manager, "634488e3", "ad0a1d25")
     secret = "changed the greeting in src/app.py"
     assert secret in str([entry.model_dump() for entry in entries])
-    hide(secret)
-    with ModelServer(Scripted(text="summary")) as server:
-        model = server.model("openai-completions", id="fake-model")
-        run(summarize_branch(entries, model, options()))
-        (request,) = server.requests
-    assert secret.encode() not in request.raw_body and b"<<secret:" in request.raw_body
+    body = sent_with_hidden(secret, lambda model: summarize_branch(entries, model, options()))
+    assert secret.encode() not in body and b"<<secret:" in body
