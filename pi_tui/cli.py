@@ -318,6 +318,11 @@ def _crash_log() -> str:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["import"]:  # pi-tui import [PATH | --from AGENT] [--all]
+        from pi_tui.transcripts.command import run_import
+
+        return run_import(words[1:], fail)
     parser = build_parser()
     # Words and flags in any order, as pi. Flags nobody here knows may belong to an extension
     # (``pi.register_flag``): they are kept and checked once the extensions are loaded.

@@ -1,0 +1,97 @@
+"""What every transcript converter produces: pi session entries with ids derived from the source.
+
+A converter turns another agent's transcript into pi v3 entries (plain dicts in pi's exact
+shapes). Ids are the first 8 hex digits of a hash of the agent and the source's own id, so
+importing the same line twice gives the same entry (idempotent) and an import can continue
+where the last one stopped. :func:`append_order` puts the entries in pi's append order: each
+parent before its children, and the branch the source ended on last, so ``pi-tui -c`` (and pi)
+continue where the other agent stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+
+
+def entry_id(agent: str, source_id: str) -> str:
+    """A pi entry id (8 hex digits) for a source record, the same at every import."""
+    return hashlib.sha256(f"{agent}:{source_id}".encode()).hexdigest()[:8]
+
+
+def iso_time(value: object, fallback: str) -> str:
+    """An ISO timestamp with milliseconds and ``Z`` (pi's form) from the source's, or ``fallback``."""
+    if isinstance(value, str) and value:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return fallback
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return fallback
+
+
+def epoch_ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+@dataclass(slots=True)
+class Converted:
+    """One transcript as pi entries, and what the conversion saw."""
+
+    agent: str
+    session_id: str
+    cwd: str
+    started: str
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    leaf: str | None = None
+    """The entry the source's current branch ends at."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """users, assistants, tool_calls, tool_results, paired, compactions, custom, skipped..."""
+    title: str | None = None
+
+    def count(self, what: str, by: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + by
+
+
+def append_order(entries: Iterable[dict[str, Any]], leaf: str | None) -> list[dict[str, Any]]:
+    """Entries ordered so that every parent comes before its children and the path to ``leaf``
+    comes last (an entry whose parent is missing becomes a root). Iterative: a transcript's
+    chain is as deep as it is long."""
+    entries = list(entries)
+    by_id = {entry["id"]: entry for entry in entries}
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for entry in entries:
+        parent = entry.get("parentId")
+        if parent not in by_id:
+            parent = entry["parentId"] = None
+        children.setdefault(parent, []).append(entry)
+    on_path: set[str] = set()
+    current = leaf
+    while current is not None and current in by_id and current not in on_path:
+        on_path.add(current)
+        current = by_id[current].get("parentId")
+    ordered: list[dict[str, Any]] = []
+    stack = [entry for entry in reversed(_path_last(children.get(None, []), on_path))]
+    seen: set[str] = set()
+    while stack:
+        entry = stack.pop()
+        if entry["id"] in seen:
+            continue
+        seen.add(entry["id"])
+        ordered.append(entry)
+        stack.extend(reversed(_path_last(children.get(entry["id"], []), on_path)))
+    return ordered
+
+
+def _path_last(nodes: list[dict[str, Any]], on_path: set[str]) -> list[dict[str, Any]]:
+    """Siblings in source order, the one on the current branch moved to the end."""
+    return [node for node in nodes if node["id"] not in on_path] + [
+        node for node in nodes if node["id"] in on_path
+    ]
