@@ -1,8 +1,14 @@
-"""``pi-tui import [PATH | --from claude] [--all]``: the command-line face of the importer."""
+"""``pi-tui import [PATH | --from claude|codex|gemini] [--all]``: the command-line face of the
+importer. ``--from`` finds this folder's transcripts: Claude Code's project folder is the path
+with every character but letters and digits as ``-``; Codex rollouts by their ``cwd``; Gemini
+chats under the sha256 of the path."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -23,16 +29,58 @@ def claude_folder(cwd: str) -> Path:
     return claude_projects() / re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
+def codex_sessions() -> Path:
+    base = os.environ.get("CODEX_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".codex") / "sessions"
+
+
+def gemini_chats(cwd: str) -> Path:
+    """Gemini CLI keeps a folder's chats under the sha256 of the folder's path."""
+    return Path.home() / ".gemini" / "tmp" / hashlib.sha256(cwd.encode()).hexdigest() / "chats"
+
+
+def _codex_cwd(path: Path) -> str | None:
+    """The folder a rollout ran in: ``session_meta.cwd``, or the ``<cwd>`` of an old file's
+    environment context."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(65536)
+    except OSError:
+        return None
+    for line in head.split(b"\n")[:40]:
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            payload = record.get("payload") if isinstance(record, dict) else None
+            if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
+                return payload["cwd"]
+    found = re.search(rb"<cwd>([^<]+)</cwd>", head)
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
 def folder_transcripts(agent: str, cwd: str) -> list[Path]:
     """This folder's transcripts of ``agent``, newest first."""
-    if agent != "claude":
-        return []
-    folder = claude_folder(cwd)
     try:
-        found = [path for path in folder.glob("*.jsonl") if path.is_file()]
+        if agent == "claude":
+            found = [path for path in claude_folder(cwd).glob("*.jsonl") if path.is_file()]
+        elif agent == "codex":
+            found = [path for path in codex_sessions().rglob("rollout-*.jsonl") if _codex_cwd(path) == cwd]
+        else:
+            folder = gemini_chats(cwd)
+            found = [path for path in folder.glob("session-*") if path.suffix in (".json", ".jsonl")]
     except OSError:
         return []
     return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Mistakes in the arguments are one line (exit 2), like every other user error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _ArgumentsError(message)
+
+
+class _ArgumentsError(Exception):
+    pass
 
 
 def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
@@ -41,7 +89,7 @@ def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int
     from pi_tui.session.errors import SessionError
     from pi_tui.transcripts.importer import TranscriptImportError, import_summary, import_transcript
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pi-tui import",
         description="Another agent's transcript as a pi session of this folder (again: what it gained).",
     )
@@ -52,7 +100,9 @@ def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int
     parser.add_argument("--all", action="store_true", help="with --from: every one, not only the newest")
     try:
         args = parser.parse_args(list(argv))
-    except SystemExit as done:
+    except _ArgumentsError as error:
+        return say_error(f"import: {error} (see pi-tui import --help)", 2)
+    except SystemExit as done:  # --help
         return int(done.code or 0)
     if (args.path is None) == (args.agent is None):
         return say_error("import takes a transcript file or --from claude|codex|gemini", 2)
@@ -60,11 +110,12 @@ def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int
     if args.path is not None:
         sources = [Path(args.path)]
     else:
-        if args.agent != "claude":
-            return say_error(f"--from {args.agent}: only Claude Code transcripts can be imported yet", 2)
         sources = folder_transcripts(args.agent, cwd)
         if not sources:
-            print(f"No Claude Code transcripts for this folder (looked in {claude_folder(cwd)}).")
+            where = {"claude": claude_folder(cwd), "codex": codex_sessions(), "gemini": gemini_chats(cwd)}[
+                args.agent
+            ]
+            print(f"No {args.agent} transcripts for this folder (looked in {where}).")
             return 0
         if not args.all:
             sources = sources[:1]

@@ -55,6 +55,8 @@ class Converted:
     counts: dict[str, int] = field(default_factory=dict)
     """users, assistants, tool_calls, tool_results, paired, compactions, custom, skipped..."""
     title: str | None = None
+    forked_from: str | None = None
+    """The source session this one was forked from (Codex ``forked_from_id``)."""
 
     def count(self, what: str, by: int = 1) -> None:
         self.counts[what] = self.counts.get(what, 0) + by

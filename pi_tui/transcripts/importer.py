@@ -23,11 +23,13 @@ from pi_tui.session.entries import CURRENT_SESSION_VERSION, UnreadableEntry, typ
 from pi_tui.session.ids import file_stamp, iso_now
 from pi_tui.session.store import SessionFileWriter
 from pi_tui.transcripts.claude import convert_claude
+from pi_tui.transcripts.codex import convert_codex
 from pi_tui.transcripts.common import Converted, append_order, entry_id
+from pi_tui.transcripts.gemini import convert_gemini
 
 STATE_FILE = "imports.json"
 _NAMESPACE = uuid.UUID("6f3c1e2a-52b8-4c55-9d7e-0a7d2b6c9e41")
-AGENT_NAMES = {"claude-code": "Claude Code"}
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 
 
 class TranscriptImportError(Exception):
@@ -48,9 +50,7 @@ def detect_agent(path: Path, head: bytes) -> str:
     """Which agent wrote ``path``, from its first lines."""
     first = head.lstrip()[:1]
     if first == b"{" and (b'"projectHash"' in head[:4096] or path.suffix == ".json"):
-        raise TranscriptImportError(
-            f"{path}: Gemini CLI transcripts cannot be imported yet (only Claude Code's)"
-        )
+        return "gemini"
     for line in head.split(b"\n")[:20]:
         try:
             record = json.loads(line)
@@ -59,15 +59,21 @@ def detect_agent(path: Path, head: bytes) -> str:
         if not isinstance(record, dict):
             continue
         if "payload" in record or "record_type" in record or "instructions" in record:
-            raise TranscriptImportError(
-                f"{path}: Codex CLI transcripts cannot be imported yet (only Claude Code's)"
-            )
+            return "codex"
         if "parentUuid" in record or "sessionId" in record or record.get("type") in _CLAUDE_TYPES:
             return "claude-code"
-    raise TranscriptImportError(f"{path}: not a transcript pi-tui knows (Claude Code .jsonl)")
+    raise TranscriptImportError(f"{path}: not a transcript pi-tui knows (Claude Code, Codex or Gemini CLI)")
 
 
 _CLAUDE_TYPES = frozenset({"summary", "file-history-snapshot", "user", "assistant", "queue-operation"})
+
+
+def convert(agent: str, data: bytes, fallback_time: str) -> Converted:
+    if agent == "codex":
+        return convert_codex(data.splitlines(), fallback_time=fallback_time)
+    if agent == "gemini":
+        return convert_gemini(data, fallback_time=fallback_time)
+    return convert_claude(data.splitlines(), fallback_time=fallback_time)
 
 
 def _state(agent_dir: Path) -> dict[str, Any]:
@@ -120,7 +126,7 @@ def import_transcript(source: Path, cwd: str, sessions_dir: Path, agent_dir: Pat
     if replaced or (target is not None and not target.exists()):
         target, generation = None, generation + 1
     started = iso_now()
-    converted = convert_claude(data.splitlines(), fallback_time=started)
+    converted = convert(agent, data, started)
     session_id = str(uuid.uuid5(_NAMESPACE, f"{agent}:{converted.session_id or key}:{generation}"))
     lead = _lead_entries(converted, source, agent, session_id)
     entries = append_order([*lead, *converted.entries], converted.leaf)
@@ -138,6 +144,9 @@ def import_transcript(source: Path, cwd: str, sessions_dir: Path, agent_dir: Pat
             "timestamp": converted.started,
             "cwd": cwd,
         }
+        parent = _imported_session_of(state, converted.forked_from)
+        if parent is not None:
+            header["parentSession"] = parent  # a Codex fork links to its imported original
         target = sessions_dir / f"{file_stamp(converted.started)}_{session_id}.jsonl"
         valid = [header, *valid]
     if valid:
@@ -155,9 +164,23 @@ def import_transcript(source: Path, cwd: str, sessions_dir: Path, agent_dir: Pat
         "offset": info.st_size,
         "session": str(target),
         "generation": generation,
+        "sourceId": converted.session_id,
     }
     _save_state(agent_dir, state)
     return ImportResult(target, added, new_session, converted, invalid)
+
+
+def _imported_session_of(state: dict[str, Any], source_id: str | None) -> str | None:
+    if not source_id:
+        return None
+    for record in state.values():
+        if (
+            isinstance(record, dict)
+            and record.get("sourceId") == source_id
+            and isinstance(record.get("session"), str)
+        ):
+            return record["session"]
+    return None
 
 
 def _lead_entries(converted: Converted, source: Path, agent: str, session_id: str) -> list[dict[str, Any]]:

@@ -254,10 +254,10 @@ def test_import_mistakes_are_one_line(tmp_path: Path, agent_dir: Path) -> None:
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n")
     for args, message in (
-        ([str(bad)], "not a transcript pi-tui knows"),
+        ([str(bad)], "not a transcript pi-tui knows (Claude Code, Codex or Gemini CLI)"),
         ([str(tmp_path / "missing.jsonl")], "Cannot read"),
         ([], "import takes a transcript file or --from"),
-        (["--from", "codex"], "only Claude Code transcripts can be imported yet"),
+        (["--from", "aider"], "invalid choice"),
     ):
         done = subprocess.run(
             [SCRIPT, "import", *args], cwd=tmp_path, capture_output=True, text=True, timeout=30
