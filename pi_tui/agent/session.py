@@ -197,7 +197,10 @@ class AgentSession:
 
     def _record_initial_state(self) -> None:
         """New sessions start with the model and thinking level, as pi writes them; a resumed
-        session gets a model_change only when the model differs from the branch's."""
+        session gets a model_change only when the model differs from the branch's. A session
+        shown read-only (another agent's transcript being followed) records nothing."""
+        if self.manager.read_only:
+            return
         context = self.manager.build_session_settings()
         current = context.model
         if current is None or (current.provider, current.model_id) != (self.model.provider, self.model.id):

@@ -39,6 +39,8 @@ class SessionInfo:
     all_messages_text: str
     """User and assistant text joined, for search in the session picker. From the index it is
     lower-cased, whitespace-collapsed and bounded (see :data:`pi_tui.session.index.HEAD_CHARS`)."""
+    agent: str | None = None
+    """Another agent's transcript (``claude``, ``codex``, ``gemini``) rather than a pi session."""
 
 
 def session_files(folder: Path) -> list[Path]:

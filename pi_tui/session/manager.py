@@ -283,6 +283,11 @@ class SessionManager:
         return str(self._header.get("id", ""))
 
     @property
+    def read_only(self) -> bool:
+        """Opened only to be shown (a transcript being followed): nothing can be added."""
+        return self._read_only
+
+    @property
     def is_persisted(self) -> bool:
         """True once the file exists with this session's lines."""
         return self._path is not None and self._header_on_disk

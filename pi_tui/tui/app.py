@@ -149,6 +149,9 @@ class PiApp(App[None]):
         """``pi-tui -r``: open the session picker as soon as the chat is on screen."""
         self.commands = CommandRegistry()
         self.agent_dir = agent_dir()
+        self.following: Any = None
+        """Another agent's transcript being followed (:class:`pi_tui.tui.follow.Follow`)."""
+        self._follow_timer: Any = None
         self.keys: KeyBindingsLoad = load_keybindings(self.agent_dir)
         early = started.settings if started is not None else None
         options = start_options or (started.options if started is not None else None)
@@ -445,6 +448,9 @@ class PiApp(App[None]):
         """Continue in another session (resumed, branched, cloned, new) and draw it; extensions
         are told (``session_shutdown`` then ``session_start`` with ``reason``)."""
         previous = self.agent.manager.session_file
+        follow = self.following
+        if follow is not None and manager.session_file != follow.session:
+            self.stop_following()  # another session: the transcript is no longer shown
         self.agent.adopt(manager, self.started.registry.get if restore_model else None)
         await self.show_session()
         if self.extension_bridge is not None:
@@ -670,7 +676,42 @@ class PiApp(App[None]):
             return complete_path(line_before_cursor, Path(self.cwd))
         return None
 
+    # --- following another agent's transcript --------------------------------------------------
+
+    def follow_transcript(self, follow: Any) -> None:
+        """Look at ``follow.source`` once a second and show what it gains (read-only until the
+        user continues the conversation here)."""
+        from pi_tui.tui.follow import POLL_SECONDS
+
+        self.stop_following()
+        self.following = follow
+        self._follow_timer = self.set_interval(POLL_SECONDS, self._check_follow)
+        self.footer.set_status("follow", f"following {follow.name} (live)")
+        self.refresh_footer()
+
+    def stop_following(self) -> None:
+        if self._follow_timer is not None:
+            self._follow_timer.stop()
+        self._follow_timer = None
+        if self.following is not None:
+            self.following = None
+            self.footer.set_status("follow", None)
+            self.refresh_footer()
+
+    async def _check_follow(self) -> None:
+        from pi_tui.tui.follow import catch_up
+
+        if self.following is not None:
+            await catch_up(self, self.following)
+
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        follow = self.following
+        stripped = message.text.strip()
+        if follow is not None and stripped and not stripped.startswith(("/", "!")):
+            from pi_tui.tui.follow import continue_here
+
+            self.run_worker(continue_here(self, follow, message.text), group="follow", exit_on_error=False)
+            return
         if self.agent is None:
             self.editor.load_text(message.text)  # keep it: it can be sent in a moment
             self.editor.move_cursor(self.editor.document.end)

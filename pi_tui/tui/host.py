@@ -105,6 +105,15 @@ class CommandHost(Protocol):
     def set_extension_widget(self, key: str, lines: Any, placement: str) -> None:
         """An extension's lines above or below the editor (None clears them)."""
 
+    def follow_transcript(self, follow: Any) -> None:
+        """Keep showing another agent's transcript as it grows (:mod:`pi_tui.tui.follow`)."""
+
+    def stop_following(self) -> None:
+        """Stop following (the user continues the conversation here, or another session opens)."""
+
+    def submit_prompt(self, text: str) -> None:
+        """What Enter does with the editor's text: a !command, a /command, or a prompt."""
+
     def replace_editor_text(self, text: str) -> None:
         """Put ``text`` in the editor in place of what is there."""
 

@@ -298,8 +298,15 @@ async def resume(app: CommandHost, args: str) -> None:
 
     current = app.agent.manager
     folder = current.session_dir or session_dir_for_cwd(app.cwd)
-    chosen = await app.push_screen_wait(ResumePicker(folder, current=current))
+    picker = ResumePicker(folder, current=current, cwd=app.cwd)
+    chosen = await app.push_screen_wait(picker)
     if chosen is None:
+        return
+    if picker.chosen is not None and picker.chosen.agent:  # another agent's transcript
+        from pi_tui.tui.follow import open_transcript
+
+        if _needs_idle(app, "switching sessions"):
+            await open_transcript(app, chosen)
         return
     own = app.agent.manager.session_file
     if own is not None and own.resolve() == chosen.resolve():

@@ -147,7 +147,11 @@ RowsProgress = Callable[[list[SessionRow], int, int], None]
 
 
 def read_sessions(
-    scope: str, folder: Path, root: Path | None = None, progress: RowsProgress | None = None
+    scope: str,
+    folder: Path,
+    root: Path | None = None,
+    progress: RowsProgress | None = None,
+    cwd: str | None = None,
 ) -> list[SessionRow]:
     """The sessions of ``folder`` (scope ``current``) or of every folder (``all``), newest first.
 
@@ -164,6 +168,10 @@ def read_sessions(
 
     if scope == "current":
         infos = list_sessions(folder, report)
+        if cwd is not None:  # this folder's sessions of other agents, in a section after ours
+            from pi_tui.transcripts.listing import transcript_infos
+
+            return rows_of(infos) + [SessionRow.of(info) for info in transcript_infos(cwd)]
     else:
         infos = list_all_sessions(root, report)
         known = {info.path.resolve() for info in infos}
@@ -270,7 +278,7 @@ def thread_rows(rows: list[SessionRow]) -> list[tuple[SessionRow, str]]:
     for row in rows:  # anything a loop kept out of the tree is still listed
         if _canonical(row.info.path) not in seen:
             out.append((row, ""))
-    return out
+    return [item for item in out if not item[0].info.agent] + [item for item in out if item[0].info.agent]
 
 
 def _canonical(path: Path) -> str:
@@ -286,8 +294,9 @@ def sort_rows(rows: list[SessionRow], mode: str) -> list[SessionRow]:
     ignoring case, newest first on ties."""
     by_recent = sorted(rows, key=lambda row: row.info.modified, reverse=True)
     if mode == "name":
-        return sorted(by_recent, key=lambda row: row.title.casefold())
-    return by_recent
+        by_recent = sorted(by_recent, key=lambda row: row.title.casefold())
+    # other agents' transcripts stay a section of their own, after our sessions
+    return [row for row in by_recent if not row.info.agent] + [row for row in by_recent if row.info.agent]
 
 
 class SessionList(ScrollView, can_focus=False):
@@ -445,9 +454,13 @@ class ResumePicker(ModalScreen[Path | None]):
         sessions_root: Path | None = None,
         now: Callable[[], datetime] | None = None,
         scope: str = "current",
+        cwd: str | None = None,
     ) -> None:
         super().__init__()
         self.folder = folder
+        self.cwd = cwd
+        """The working folder: its other agents' transcripts are listed too (None: not)."""
+        self.chosen: SessionInfo | None = None
         self.current = current
         """The app's own session: it is renamed through this manager (we hold its file lock)."""
         self.sessions_root = sessions_root
@@ -525,7 +538,9 @@ class ResumePicker(ModalScreen[Path | None]):
                 self.app.call_from_thread(self._show_partial, scope, rows, done, total)
 
         try:
-            rows = await asyncio.to_thread(read_sessions, scope, self.folder, self.sessions_root, report)
+            rows = await asyncio.to_thread(
+                read_sessions, scope, self.folder, self.sessions_root, report, self.cwd
+            )
             failure = None
         except Exception as error:  # listing skips bad files; anything else is still one line
             rows = []
@@ -561,6 +576,8 @@ class ResumePicker(ModalScreen[Path | None]):
         row = self._shown[index]
         info = row.info
         count = f"{info.message_count} msg{'s' if info.message_count != 1 else ''}"
+        if info.agent:
+            count = info.agent
         right = Text(f"{count:>9} {format_age(info.modified, self.now()):>4}", style="dim")
         if self.scope == "all":
             folder = Text(_one_line(_short_folder(info.cwd or str(info.path.parent))), style="dim")
@@ -653,7 +670,9 @@ class ResumePicker(ModalScreen[Path | None]):
             self._shown = [row for row, _ in threaded]
             self._prefixes = [prefix for _, prefix in threaded]
         else:
-            self._shown = matched if self.sort != "name" else sort_rows(matched, self.sort)
+            self._shown = (
+                sort_rows(matched, "recent") if self.sort != "name" else sort_rows(matched, self.sort)
+            )
         if not self._shown:
             if query.strip():
                 empty = f"No session matches “{query.strip()}”"
@@ -697,6 +716,7 @@ class ResumePicker(ModalScreen[Path | None]):
 
     def _choose(self, row: SessionRow | None) -> None:
         if row is not None:
+            self.chosen = row.info
             self.dismiss(row.info.path)
 
     def action_move(self, step: int) -> None:
@@ -726,9 +746,15 @@ class ResumePicker(ModalScreen[Path | None]):
 
     # --- rename -------------------------------------------------------------------------------
 
+    def _foreign(self, row: SessionRow) -> bool:
+        """Another agent's transcript is only read, never renamed or deleted from here."""
+        if row.info.agent:
+            self._say("That is another agent's transcript: pi-tui only reads it (Enter imports it).", True)
+        return bool(row.info.agent)
+
     def action_rename(self) -> None:
         row = self._highlighted()
-        if row is None:
+        if row is None or self._foreign(row):
             return
 
         def answered(name: str | None) -> None:
@@ -766,7 +792,7 @@ class ResumePicker(ModalScreen[Path | None]):
 
     def action_delete(self) -> None:
         row = self._highlighted()
-        if row is None:
+        if row is None or self._foreign(row):
             return
         if self._is_current(row.info.path):
             self._say("This is the session you are in; it cannot be deleted.", True)

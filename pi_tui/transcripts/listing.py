@@ -1,0 +1,111 @@
+"""This folder's sessions of other agents, as rows of the session picker (``/resume``, ``-r``).
+
+Each transcript becomes a :class:`SessionInfo` whose ``agent`` says whose it is; the title is
+the first prompt, read from the head of the file (never the whole file: listing two thousand
+transcripts must cost about what listing our own does). A transcript written to in the last
+minute is ``live``: opening it follows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pi_tui.session.listing import SessionInfo
+from pi_tui.transcripts.command import folder_transcripts
+
+LIVE_SECONDS = 60.0
+HEAD_BYTES = 32_768
+AGENTS = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+
+
+def is_live(path: Path, now: float | None = None) -> bool:
+    try:
+        return (now if now is not None else time.time()) - path.stat().st_mtime < LIVE_SECONDS
+    except OSError:
+        return False
+
+
+def first_prompt(path: Path) -> str:
+    """The first thing the user asked, from the first lines (any of the three formats)."""
+    with contextlib.suppress(OSError), path.open("rb") as stream:
+        head = stream.read(HEAD_BYTES)
+        for line in head.splitlines():
+            with contextlib.suppress(ValueError):
+                text = _prompt_of(json.loads(line))
+                if text:
+                    return " ".join(text.split())[:200]
+        with contextlib.suppress(ValueError):  # a legacy Gemini .json file is one object
+            for message in json.loads(head).get("messages", []):
+                text = _prompt_of(message)
+                if text:
+                    return " ".join(text.split())[:200]
+    return ""
+
+
+def _prompt_of(record: object) -> str:
+    if not isinstance(record, dict) or record.get("isSidechain") or record.get("isMeta"):
+        return ""
+    message = record.get("message") if isinstance(record.get("message"), dict) else record.get("payload")
+    if record.get("type") == "user" and isinstance(record.get("content"), (str, list)):
+        message = {"content": record["content"]}  # Gemini
+    if record.get("type") == "user_message" or (
+        isinstance(message, dict) and message.get("type") == "user_message"
+    ):
+        return str((message or {}).get("message") or record.get("message") or "")
+    if not isinstance(message, dict) or message.get("role", "user") != "user":
+        return ""
+    if record.get("type") not in ("user", "response_item", "message"):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") != "tool_result"
+        )
+    else:
+        return ""
+    return (
+        ""
+        if text.lstrip().startswith(
+            ("<environment_context>", "<user_instructions>", "<command-", "# AGENTS.md")
+        )
+        else text
+    )
+
+
+def transcript_infos(cwd: str) -> list[SessionInfo]:
+    """Every other agent's transcript of ``cwd``, newest first."""
+    infos: list[SessionInfo] = []
+    now = time.time()
+    for agent, name in AGENTS.items():
+        for path in folder_transcripts(agent, cwd):
+            try:
+                modified = path.stat().st_mtime
+            except OSError:
+                continue
+            live = now - modified < LIVE_SECONDS
+            prompt = first_prompt(path)
+            moment = datetime.fromtimestamp(modified, UTC)
+            infos.append(
+                SessionInfo(
+                    path=path,
+                    id=f"{agent}:{path.stem}",
+                    cwd=cwd,
+                    name=f"[{name}{' · live' if live else ''}] {prompt or path.stem}",
+                    parent_session=None,
+                    created=moment,
+                    modified=moment,
+                    message_count=0,
+                    first_message=prompt,
+                    all_messages_text=prompt.lower(),
+                    agent=agent,
+                )
+            )
+    return sorted(infos, key=lambda info: info.modified, reverse=True)
