@@ -3,7 +3,9 @@
 The transcript is built from the real fixture ``yoavf-pomodoro-v2.0.24.jsonl`` repeated with
 fresh uuids (each copy continues the last), up to ``--megabytes``. Rows: the first import (the
 installed ``pi-tui import``, wall time and the entries written) and importing it again with
-nothing new. Target: <= 3 s for 100 MB.
+nothing new. Target: <= 3 s for 100 MB. Then listing: 2,000 Claude Code transcripts of one
+folder beside 2,000 pi sessions of it, as ``/resume`` lists them (our sessions through the
+resume index, warm and cold). Target: the transcripts take no longer than our own.
 
 Run: ``python benchmarks/import_transcripts.py [--megabytes 100]``.
 """
@@ -49,9 +51,57 @@ def build(target: Path, megabytes: int) -> int:
     return size
 
 
+def listing(work: Path, count: int) -> None:
+    """Time /resume's two lists for ``count`` sessions each (best of three, in this process)."""
+    import re as regex
+
+    from pi_tui.session.listing import list_sessions
+    from pi_tui.transcripts.listing import transcript_infos
+
+    project = work / "listed"
+    project.mkdir()
+    claude = work / "claude"
+    folder = claude / "projects" / regex.sub(r"[^A-Za-z0-9]", "-", str(project))
+    folder.mkdir(parents=True)
+    transcript = (SOURCE.parent / "ccl-v2.1.42-rewind-branch.jsonl").read_bytes()
+    ours = work / "agent" / "sessions" / "listed"
+    ours.mkdir(parents=True)
+    session = (
+        ROOT.parent / "shared" / "fixtures" / "pi-sessions" / "02-tool-calls" / "session.jsonl"
+    ).read_bytes()
+    for number in range(count):
+        (folder / f"{number:05d}.jsonl").write_bytes(transcript)
+        (ours / f"2026-01-01T00-00-00-000Z_{number:05d}.jsonl").write_bytes(session)
+    os.environ["CLAUDE_CONFIG_DIR"] = str(claude)
+    os.environ["PI_TUI_CACHE_DIR"] = str(work / "cache")
+
+    def best(run: object) -> float:
+        times = []
+        for _ in range(3):
+            began = time.perf_counter()
+            run()  # type: ignore[operator]
+            times.append(time.perf_counter() - began)
+        return min(times)
+
+    began = time.perf_counter()
+    list_sessions(ours)
+    cold = time.perf_counter() - began
+    warm = best(lambda: list_sessions(ours))
+    began = time.perf_counter()
+    transcript_infos(str(project))
+    others_cold = time.perf_counter() - began
+    others = best(lambda: transcript_infos(str(project)))
+    ok = "met" if others <= warm * 1.2 and others_cold <= cold * 1.2 else "MISSED"
+    label = f"list {count:,} pi sessions (resume index), first time / warm"
+    print(f"| {label} | {cold:.2f} s / {warm:.3f} s | - |")
+    label = f"list {count:,} Claude Code transcripts of the folder, first time / warm"
+    print(f"| {label} | {others_cold:.2f} s / {others:.3f} s | no longer than ours: {ok} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--listed", type=int, default=2000)
     args = parser.parse_args(argv)
     script = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
     work = Path(tempfile.mkdtemp(prefix="pi-tui-import-"))
@@ -78,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, took, _ in rows:
             ok = "met" if took <= 3.0 else "MISSED"
             print(f"| `pi-tui import` {label} | {took:.2f} s | <= 3 s: {ok} |")
+        listing(work, args.listed)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

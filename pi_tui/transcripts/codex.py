@@ -12,8 +12,9 @@ conversation (a fork is a new rollout naming ``forked_from_id``). The mapping:
   (reasoning summaries as thinking, a call's JSON arguments parsed; a freeform call's input as
   ``{"input": ...}``), then each output a pi tool result paired by ``call_id``;
 - ``compacted``: a pi compaction (its message as the summary);
-- ``event_msg`` lines repeat the response items for the UI and are counted, not copied;
-  ``turn_context`` gives the model; anything else is a ``custom`` entry ``codex/<type>``.
+- ``event_msg`` lines (the UI's copy of the items, token counts, rate limits), ``turn_context``
+  (which also gives the model) and anything else: ``custom`` entries ``codex/<type>``, so
+  nothing is lost (``/tree`` shows them only under its "all" filter).
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def _texts(content: object) -> str:
 
 
 def convert_codex(lines: Iterable[bytes], *, fallback_time: str) -> Converted:
+    """The pi entries of a rollout, read line by line (a huge file is never held whole)."""
     result = Converted(AGENT, "", "", fallback_time)
     build = _Builder(result, fallback_time)
     stamp = fallback_time
@@ -148,9 +150,9 @@ def convert_codex(lines: Iterable[bytes], *, fallback_time: str) -> Converted:
                 build.model = payload["model"]
             if not result.cwd and isinstance(payload.get("cwd"), str):
                 result.cwd = payload["cwd"]
-            result.count("turn contexts")
+            build.custom("turn_context", payload, stamp)
         elif kind == "event_msg":
-            result.count("events")
+            build.custom("event_msg", payload, stamp)
         elif kind == "compacted":
             build.close_turn()
             own = build.next_id("compaction")

@@ -43,7 +43,7 @@ def convert_gemini(data: bytes, *, fallback_time: str) -> Converted:
         if "sessionId" in record and "projectHash" in record and "type" not in record:
             _metadata(result, record, fallback_time)
         elif "$set" in record:
-            result.count("updates")
+            build.custom_record("$set", record, fallback_time)
         elif "$rewindTo" in record:
             build.rewind(str(record["$rewindTo"]))
         else:
@@ -103,6 +103,20 @@ class _Builder:
         entry["parentId"] = self.last
         self.result.entries.append(entry)
         self.last = entry["id"]
+
+    def custom_record(self, kind: str, record: dict[str, Any], fallback: str) -> None:
+        """A record kept as it is (metadata updates), in the chain where it was written."""
+        key = f"{self.result.session_id}:{kind}:{len(self.result.entries)}"
+        stamp = iso_time(record.get("$set", {}).get("lastUpdated") if kind == "$set" else None, fallback)
+        entry = {
+            "type": "custom",
+            "id": entry_id(AGENT, key),
+            "timestamp": stamp,
+            "customType": f"{AGENT}/{kind}",
+            "data": record,
+        }
+        self.add(entry)
+        self.result.count("custom")
 
     def rewind(self, message_id: str) -> None:
         """The next message continues from before ``message_id``: a branch point."""

@@ -68,12 +68,15 @@ def detect_agent(path: Path, head: bytes) -> str:
 _CLAUDE_TYPES = frozenset({"summary", "file-history-snapshot", "user", "assistant", "queue-operation"})
 
 
-def convert(agent: str, data: bytes, fallback_time: str) -> Converted:
-    if agent == "codex":
-        return convert_codex(data.splitlines(), fallback_time=fallback_time)
+def convert(agent: str, source: Path, fallback_time: str) -> Converted:
+    """Convert a transcript file; JSONL is read line by line (a legacy Gemini .json is one
+    document and is read whole)."""
     if agent == "gemini":
-        return convert_gemini(data, fallback_time=fallback_time)
-    return convert_claude(data.splitlines(), fallback_time=fallback_time)
+        return convert_gemini(source.read_bytes(), fallback_time=fallback_time)
+    with source.open("rb") as stream:
+        if agent == "codex":
+            return convert_codex(stream, fallback_time=fallback_time)
+        return convert_claude(stream, fallback_time=fallback_time)
 
 
 def _state(agent_dir: Path) -> dict[str, Any]:
@@ -109,10 +112,11 @@ def import_transcript(source: Path, cwd: str, sessions_dir: Path, agent_dir: Pat
     source = source.expanduser().resolve()
     try:
         info = source.stat()
-        data = source.read_bytes()
+        with source.open("rb") as stream:
+            head = stream.read(65536)
     except OSError as error:
         raise TranscriptImportError(f"Cannot read {source}: {error.strerror or error}") from None
-    agent = detect_agent(source, data[:65536])
+    agent = detect_agent(source, head)
     state = _state(agent_dir)
     key = str(source)
     known = state.get(key) if isinstance(state.get(key), dict) else None
@@ -126,7 +130,10 @@ def import_transcript(source: Path, cwd: str, sessions_dir: Path, agent_dir: Pat
     if replaced or (target is not None and not target.exists()):
         target, generation = None, generation + 1
     started = iso_now()
-    converted = convert(agent, data, started)
+    try:
+        converted = convert(agent, source, started)
+    except OSError as error:
+        raise TranscriptImportError(f"Cannot read {source}: {error.strerror or error}") from None
     session_id = str(uuid.uuid5(_NAMESPACE, f"{agent}:{converted.session_id or key}:{generation}"))
     lead = _lead_entries(converted, source, agent, session_id)
     entries = append_order([*lead, *converted.entries], converted.leaf)

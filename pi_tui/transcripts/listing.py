@@ -13,7 +13,10 @@ import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from pi_tui.config.paths import cache_dir
+from pi_tui.config.private_files import replace_private_file
 from pi_tui.session.listing import SessionInfo
 from pi_tui.transcripts.command import folder_transcripts
 
@@ -80,18 +83,47 @@ def _prompt_of(record: object) -> str:
     )
 
 
+INDEX_FILE = "transcripts-index.json"
+
+
+def _load_index() -> dict[str, list[Any]]:
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads((cache_dir() / INDEX_FILE).read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+def _save_index(index: dict[str, list[Any]]) -> None:
+    with contextlib.suppress(OSError):
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        replace_private_file(folder / INDEX_FILE, json.dumps(index))
+
+
 def transcript_infos(cwd: str) -> list[SessionInfo]:
-    """Every other agent's transcript of ``cwd``, newest first."""
+    """Every other agent's transcript of ``cwd``, newest first. First prompts are kept in a
+    small index in the cache folder (by path, size and time), as the resume index keeps ours,
+    so a second listing only looks at each file's size and time."""
     infos: list[SessionInfo] = []
     now = time.time()
+    index = _load_index()
+    changed = False
     for agent, name in AGENTS.items():
         for path in folder_transcripts(agent, cwd):
             try:
-                modified = path.stat().st_mtime
+                info = path.stat()
             except OSError:
                 continue
+            modified = info.st_mtime
             live = now - modified < LIVE_SECONDS
-            prompt = first_prompt(path)
+            known = index.get(str(path))
+            if known is not None and known[:2] == [info.st_size, modified]:
+                prompt = str(known[2])
+            else:
+                prompt = first_prompt(path)
+                index[str(path)] = [info.st_size, modified, prompt]
+                changed = True
             moment = datetime.fromtimestamp(modified, UTC)
             infos.append(
                 SessionInfo(
@@ -108,4 +140,6 @@ def transcript_infos(cwd: str) -> list[SessionInfo]:
                     agent=agent,
                 )
             )
+    if changed:
+        _save_index(index)
     return sorted(infos, key=lambda info: info.modified, reverse=True)
