@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_tui import jsonio
-from pi_tui.transcripts.common import ZERO_COST, Converted, entry_id, epoch_ms, iso_time
+from pi_tui.transcripts.common import ZERO_COST, Converted, entry_id, epoch_ms, iso_time, json_records
 
 AGENT = "claude-code"
 _ROOT = "\0root"
@@ -88,22 +88,11 @@ class _Builder:
         self.result.count("custom")
 
 
-def convert_claude(lines: Iterable[bytes], *, fallback_time: str, skipped: int = 0) -> Converted:
+def convert_claude(lines: Iterable[bytes], *, fallback_time: str) -> Converted:
     """The pi entries of a Claude Code transcript; unreadable lines are counted, never fatal."""
     result = Converted(AGENT, "", "", fallback_time)
-    result.counts["skipped"] = skipped
     build = _Builder(result)
-    for raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            record = jsonio.loads(raw)
-        except ValueError:
-            result.count("skipped")
-            continue
-        if not isinstance(record, dict):
-            result.count("skipped")
-            continue
+    for record in json_records(lines, result):
         _record(build, record, fallback_time)
     # The source's current branch ends at its last conversation entry; records kept after it
     # hang below it, so the last of them ends that branch.

@@ -23,8 +23,15 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from pi_tui import jsonio
-from pi_tui.transcripts.common import ZERO_COST, Converted, entry_id, epoch_ms, iso_time
+from pi_tui.transcripts.common import (
+    ZERO_COST,
+    Converted,
+    entry_id,
+    epoch_ms,
+    iso_time,
+    json_records,
+    parts_text,
+)
 
 AGENT = "codex"
 _CONTEXT_PREFIXES = (
@@ -101,34 +108,12 @@ class _Builder:
         self.result.count("custom")
 
 
-def _texts(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
 def convert_codex(lines: Iterable[bytes], *, fallback_time: str) -> Converted:
     """The pi entries of a rollout, read line by line (a huge file is never held whole)."""
     result = Converted(AGENT, "", "", fallback_time)
     build = _Builder(result, fallback_time)
     stamp = fallback_time
-    for raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            record = jsonio.loads(raw)
-        except ValueError:
-            result.count("skipped")
-            continue
-        if not isinstance(record, dict):
-            result.count("skipped")
-            continue
+    for record in json_records(lines, result):
         stamp = iso_time(record.get("timestamp"), stamp)
         kind = record.get("type")
         payload = record.get("payload")
@@ -192,7 +177,7 @@ def _item(build: _Builder, item: dict[str, Any], stamp: str) -> None:
     kind = item.get("type")
     if kind == "message":
         role = item.get("role")
-        text = _texts(item.get("content"))
+        text = parts_text(item.get("content"))
         if role == "assistant":
             turn = build.assistant(stamp)
             if text:
@@ -231,7 +216,7 @@ def _item(build: _Builder, item: dict[str, Any], stamp: str) -> None:
     if kind == "reasoning":
         summary = "\n\n".join(
             part.get("text", "") for part in item.get("summary") or [] if isinstance(part, dict)
-        ) or _texts(item.get("content"))
+        ) or parts_text(item.get("content"))
         if summary:
             build.assistant(stamp)["message"]["content"].append({"type": "thinking", "thinking": summary})
         return

@@ -11,10 +11,12 @@ continue where the other agent stopped.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from pi_tui import jsonio
 
 ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
 
@@ -97,3 +99,32 @@ def _path_last(nodes: list[dict[str, Any]], on_path: set[str]) -> list[dict[str,
     return [node for node in nodes if node["id"] not in on_path] + [
         node for node in nodes if node["id"] in on_path
     ]
+
+
+def json_records(lines: Iterable[bytes], result: Converted) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL stream; a line that is not one is counted as skipped."""
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            record = jsonio.loads(raw)
+        except ValueError:
+            result.count("skipped")
+            continue
+        if isinstance(record, dict):
+            yield record
+        else:
+            result.count("skipped")
+
+
+def parts_text(content: object) -> str:
+    """The text of a content string or a list of parts with ``text`` (Codex, Gemini)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""

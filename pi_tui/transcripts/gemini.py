@@ -19,7 +19,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_tui import jsonio
-from pi_tui.transcripts.common import ZERO_COST, Converted, entry_id, epoch_ms, iso_time
+from pi_tui.transcripts.common import (
+    ZERO_COST,
+    Converted,
+    entry_id,
+    epoch_ms,
+    iso_time,
+    json_records,
+    parts_text,
+)
 
 AGENT = "gemini"
 
@@ -34,7 +42,7 @@ def convert_gemini(data: bytes, *, fallback_time: str) -> Converted:
         _metadata(result, document, fallback_time)
         records = document.get("messages") or []
     else:
-        records = _lines(data, result)
+        records = json_records(data.splitlines(), result)
     build = _Builder(result)
     for record in records:
         if not isinstance(record, dict):
@@ -61,34 +69,12 @@ def _is_single_object(data: bytes) -> bool:
     return isinstance(value, dict) and isinstance(value.get("messages"), list)
 
 
-def _lines(data: bytes, result: Converted) -> Iterable[Any]:
-    for raw in data.splitlines():
-        if not raw.strip():
-            continue
-        try:
-            yield jsonio.loads(raw)
-        except ValueError:
-            result.count("skipped")
-
-
 def _metadata(result: Converted, record: dict[str, Any], fallback: str) -> None:
     if isinstance(record.get("sessionId"), str):
         result.session_id = record["sessionId"]
     result.started = iso_time(record.get("startTime"), fallback)
     if isinstance(record.get("summary"), str):
         result.title = record["summary"]
-
-
-def _parts_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
 
 
 class _Builder:
@@ -135,7 +121,7 @@ class _Builder:
         kind = record.get("type")
         if kind == "user":
             content: list[dict[str, Any]] = []
-            text = _parts_text(record.get("content"))
+            text = parts_text(record.get("content"))
             if text:
                 content.append({"type": "text", "text": text})
             for part in record.get("content") if isinstance(record.get("content"), list) else []:
@@ -186,7 +172,7 @@ class _Builder:
         ]
         if thoughts:
             content.append({"type": "thinking", "thinking": "\n\n".join(thoughts)})
-        text = _parts_text(record.get("content"))
+        text = parts_text(record.get("content"))
         if text:
             content.append({"type": "text", "text": text})
         calls = [call for call in record.get("toolCalls") or [] if isinstance(call, dict)]

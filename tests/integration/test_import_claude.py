@@ -115,7 +115,7 @@ def test_every_claude_transcript_imports(source: Path, tmp_path: Path, agent_dir
         assert raw.get("parentId") is None or raw["parentId"] in seen
         seen.add(raw["id"])
     assert raws[0]["type"] == "session_info" and "(Claude Code)" in raws[0]["name"]
-    assert raws[1]["customType"] == "import-source" and raws[1]["data"]["path"] == str(source)
+    assert raws[1]["customType"] == "import-source" and raws[1]["data"]["path"] == str(source.resolve())
 
 
 def test_a_rewound_prompt_is_a_branch_and_the_last_one_is_current(tmp_path: Path, agent_dir: Path) -> None:
