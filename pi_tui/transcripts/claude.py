@@ -23,7 +23,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_tui import jsonio
-from pi_tui.transcripts.common import ZERO_COST, Converted, entry_id, epoch_ms, iso_time, json_records
+from pi_tui.transcripts.common import (
+    Converted,
+    entry_id,
+    epoch_ms,
+    iso_time,
+    json_records,
+    tool_result_entry,
+    usage_of,
+)
 
 AGENT = "claude-code"
 _ROOT = "\0root"
@@ -221,20 +229,11 @@ def _user(
     key = uuid or f"user:{build.last}:{len(result.entries)}"
     for number, block in enumerate(results):
         call_id = str(block.get("tool_use_id") or "")
-        entry = {
-            "type": "message",
-            "id": entry_id(AGENT, f"{key}#result{number}"),
-            "parentId": parent,
-            "timestamp": stamp,
-            "message": {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": build.tool_names.get(call_id, "tool"),
-                "content": _result_content(block.get("content")),
-                "isError": bool(block.get("is_error")),
-                "timestamp": epoch_ms(stamp),
-            },
-        }
+        name = build.tool_names.get(call_id, "tool")
+        own = entry_id(AGENT, f"{key}#result{number}")
+        content = _result_content(block.get("content"))
+        entry = tool_result_entry(own, stamp, call_id, name, content, bool(block.get("is_error")))
+        entry["parentId"] = parent
         build.add(entry, None)
         # Parallel calls answered on separate lines all name the assistant line as parent: the
         # results follow one another, as pi writes them, instead of branching there.
@@ -326,17 +325,10 @@ def _assistant(
 
 def _add_usage(message: dict[str, Any], usage: object) -> None:
     """pi's usage from Anthropic's (the last line of a message carries the final counts)."""
-    usage = usage if isinstance(usage, dict) else {}
-
-    def number(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    values = {
-        "input": number("input_tokens"),
-        "output": number("output_tokens"),
-        "cacheRead": number("cache_read_input_tokens"),
-        "cacheWrite": number("cache_creation_input_tokens"),
+    names = {
+        "input": "input_tokens",
+        "output": "output_tokens",
+        "cacheRead": "cache_read_input_tokens",
+        "cacheWrite": "cache_creation_input_tokens",
     }
-    values["totalTokens"] = sum(values.values())
-    message["usage"] = {**values, "cost": dict(ZERO_COST)}
+    message["usage"] = usage_of(usage, names)

@@ -31,6 +31,8 @@ from pi_tui.transcripts.common import (
     iso_time,
     json_records,
     parts_text,
+    tool_result_entry,
+    user_entry,
 )
 
 AGENT = "codex"
@@ -197,18 +199,7 @@ def _item(build: _Builder, item: dict[str, Any], stamp: str) -> None:
                 and "," in part["image_url"]
             ]
             content = ([{"type": "text", "text": text}] if text else []) + images
-            build.add(
-                {
-                    "type": "message",
-                    "id": build.next_id("user"),
-                    "timestamp": stamp,
-                    "message": {
-                        "role": "user",
-                        "content": content or [{"type": "text", "text": ""}],
-                        "timestamp": epoch_ms(stamp),
-                    },
-                }
-            )
+            build.add(user_entry(build.next_id("user"), stamp, content))
             result.count("users")
             return
         build.custom("context", item, stamp)
@@ -254,21 +245,9 @@ def _item(build: _Builder, item: dict[str, Any], stamp: str) -> None:
             is_error = output.get("success") is False
             output = output.get("content", output)
         text = output if isinstance(output, str) else json.dumps(output)
-        build.add(
-            {
-                "type": "message",
-                "id": build.next_id("result"),
-                "timestamp": stamp,
-                "message": {
-                    "role": "toolResult",
-                    "toolCallId": call_id,
-                    "toolName": build.tool_names.get(call_id, "tool"),
-                    "content": [{"type": "text", "text": text}],
-                    "isError": is_error,
-                    "timestamp": epoch_ms(stamp),
-                },
-            }
-        )
+        name = build.tool_names.get(call_id, "tool")
+        content = [{"type": "text", "text": text}]
+        build.add(tool_result_entry(build.next_id("result"), stamp, call_id, name, content, is_error))
         result.count("tool_results")
         if call_id in build.tool_names:
             result.count("paired")

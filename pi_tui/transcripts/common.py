@@ -128,3 +128,53 @@ def parts_text(content: object) -> str:
             if isinstance(part, dict) and isinstance(part.get("text"), str)
         )
     return ""
+
+
+def user_entry(own: str, stamp: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    """A pi user message entry (its parent is set by whoever places it)."""
+    return {
+        "type": "message",
+        "id": own,
+        "timestamp": stamp,
+        "message": {
+            "role": "user",
+            "content": content or [{"type": "text", "text": ""}],
+            "timestamp": epoch_ms(stamp),
+        },
+    }
+
+
+def tool_result_entry(
+    own: str, stamp: str, call_id: str, name: str, content: list[dict[str, Any]], is_error: bool
+) -> dict[str, Any]:
+    """A pi tool result entry answering the call ``call_id``."""
+    return {
+        "type": "message",
+        "id": own,
+        "timestamp": stamp,
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": content,
+            "isError": is_error,
+            "timestamp": epoch_ms(stamp),
+        },
+    }
+
+
+def usage_of(source: object, names: dict[str, str], total: str | None = None) -> dict[str, Any]:
+    """pi's usage from another agent's token counts: ``names`` maps pi's input, output,
+    cacheRead and cacheWrite to the source's keys (missing or odd values count as 0)."""
+    counts = source if isinstance(source, dict) else {}
+
+    def number(key: str | None) -> int:
+        value = counts.get(key) if key else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    usage: dict[str, Any] = {
+        field: number(names.get(field)) for field in ("input", "output", "cacheRead", "cacheWrite")
+    }
+    usage["totalTokens"] = number(total) or sum(usage.values())
+    usage["cost"] = dict(ZERO_COST)
+    return usage

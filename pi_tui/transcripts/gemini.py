@@ -20,13 +20,15 @@ from typing import Any
 
 from pi_tui import jsonio
 from pi_tui.transcripts.common import (
-    ZERO_COST,
     Converted,
     entry_id,
     epoch_ms,
     iso_time,
     json_records,
     parts_text,
+    tool_result_entry,
+    usage_of,
+    user_entry,
 )
 
 AGENT = "gemini"
@@ -134,18 +136,7 @@ class _Builder:
                             "mimeType": str(inline.get("mimeType") or "image/png"),
                         }
                     )
-            self.add(
-                {
-                    "type": "message",
-                    "id": own,
-                    "timestamp": stamp,
-                    "message": {
-                        "role": "user",
-                        "content": content or [{"type": "text", "text": ""}],
-                        "timestamp": epoch_ms(stamp),
-                    },
-                }
-            )
+            self.add(user_entry(own, stamp, content))
             result.count("users")
             return
         if kind == "gemini":
@@ -187,19 +178,9 @@ class _Builder:
                 }
             )
             result.count("tool_calls")
-        tokens = record.get("tokens") if isinstance(record.get("tokens"), dict) else {}
-
-        def number(key: str) -> int:
-            value = tokens.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-        usage = {
-            "input": number("input"),
-            "output": number("output"),
-            "cacheRead": number("cached"),
-            "cacheWrite": 0,
-        }
-        usage["totalTokens"] = number("total") or sum(usage.values())
+        usage = usage_of(
+            record.get("tokens"), {"input": "input", "output": "output", "cacheRead": "cached"}, "total"
+        )
         self.add(
             {
                 "type": "message",
@@ -211,7 +192,7 @@ class _Builder:
                     "api": "google-generative-ai",
                     "provider": "google",
                     "model": str(record.get("model") or "gemini"),
-                    "usage": {**usage, "cost": dict(ZERO_COST)},
+                    "usage": usage,
                     "stopReason": "toolUse" if calls else "stop",
                     "timestamp": epoch_ms(stamp),
                 },
@@ -231,22 +212,13 @@ class _Builder:
                 output = body.get("output", body.get("error", body)) if isinstance(body, dict) else body
                 outputs.append(output if isinstance(output, str) else json.dumps(output))
         status = str(call.get("status") or "")
+        text = "\n".join(outputs) or str(call.get("resultDisplay") or "")
+        call_id, name = str(call.get("id") or ""), str(call.get("name") or "tool")
+        failed = status not in ("", "success")
         self.add(
-            {
-                "type": "message",
-                "id": entry_id(AGENT, key),
-                "timestamp": stamp,
-                "message": {
-                    "role": "toolResult",
-                    "toolCallId": str(call.get("id") or ""),
-                    "toolName": str(call.get("name") or "tool"),
-                    "content": [
-                        {"type": "text", "text": "\n".join(outputs) or str(call.get("resultDisplay") or "")}
-                    ],
-                    "isError": status not in ("", "success"),
-                    "timestamp": epoch_ms(stamp),
-                },
-            }
+            tool_result_entry(
+                entry_id(AGENT, key), stamp, call_id, name, [{"type": "text", "text": text}], failed
+            )
         )
         result.count("tool_results")
         result.count("paired")
