@@ -16,7 +16,7 @@ from typing import Any
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.system_prompt import build_system_prompt
 from pi_tui.ai.errors import ConfigError
-from pi_tui.ai.models import ModelRegistry
+from pi_tui.ai.models import ENV_VARS, ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
@@ -265,14 +265,21 @@ def choose_model(
         if options.model is None and options.provider is None and context.model is not None:
             # Resuming: keep the session's model when we know it.
             match = registry.find(f"{context.model.provider}/{context.model.model_id}")
-            if match is not None:
+            if match is not None and (
+                match.model.provider not in ENV_VARS or registry.has_key(match.model.provider)
+            ):
                 thinking = options.thinking or context.thinking_level
                 return match.model, thinking, None
+            if match is not None:  # e.g. an imported Claude Code session on a machine without that key
+                notice = (
+                    f"This session used {match.model.provider}/{match.model.id}, which has no API key here; "
+                    "it continues with the default model instead (/model changes it)."
+                )
         choice = registry.default_model(settings, options.provider, options.model)
     except ConfigError as error:
         raise StartupError(str(error)) from None
     if choice.source == "offline":
-        notice = (
+        notice = (f"{notice}\n" if notice else "") + (
             "No model is configured and no API key was found, so pi-tui is using the offline demo "
             "model (offline/demo). Type /login to save an API key, or set ANTHROPIC_API_KEY, "
             "OPENAI_API_KEY or GEMINI_API_KEY, pass --api-key, or add a provider to models.json."

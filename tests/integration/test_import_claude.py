@@ -291,3 +291,21 @@ def test_from_claude_finds_this_folders_transcripts(
         and f"Imported {folder / 'a.jsonl'}" in every.stdout
     )
     assert len(imported(agent_dir)) == 2
+
+
+def test_an_imported_session_continues_with_a_model_that_has_a_key(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    assert run_import(CLAUDE / "ccl-v2.1.42-rewind-branch.jsonl", project).returncode == 0
+    with ModelServer() as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        done = subprocess.run(
+            [SCRIPT, "-c", "-p", "carry on"], cwd=project, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "echo: carry on"
+        assert "which has no API key here" in done.stderr and "anthropic/claude" in done.stderr
+        assert len(server.requests) == 1
