@@ -152,6 +152,7 @@ class PiApp(App[None]):
         self.following: Any = None
         """Another agent's transcript being followed (:class:`pi_tui.tui.follow.Follow`)."""
         self._follow_timer: Any = None
+        self._follow_watch: Any = None
         self.keys: KeyBindingsLoad = load_keybindings(self.agent_dir)
         early = started.settings if started is not None else None
         options = start_options or (started.options if started is not None else None)
@@ -681,18 +682,21 @@ class PiApp(App[None]):
     def follow_transcript(self, follow: Any) -> None:
         """Look at ``follow.source`` once a second and show what it gains (read-only until the
         user continues the conversation here)."""
-        from pi_tui.tui.follow import POLL_SECONDS
+        from pi_tui.tui.follow import POLL_SECONDS, FileWatch
 
         self.stop_following()
         self.following = follow
         self._follow_timer = self.set_interval(POLL_SECONDS, self._check_follow)
+        self._follow_watch = FileWatch.start(follow.source, lambda: self.run_worker(self._check_follow()))
         self.footer.set_status("follow", f"following {follow.name} (live)")
         self.refresh_footer()
 
     def stop_following(self) -> None:
         if self._follow_timer is not None:
             self._follow_timer.stop()
-        self._follow_timer = None
+        if self._follow_watch is not None:
+            self._follow_watch.close()
+        self._follow_timer = self._follow_watch = None
         if self.following is not None:
             self.following = None
             self.footer.set_status("follow", None)

@@ -1,15 +1,22 @@
 """Opening another agent's transcript in the app, and following it while that agent writes.
 
 The transcript is imported (what it gained since the last time) and its session is shown from
-a read-only manager: the importer, not the app, appends to the file while following. Once a
-second the source is looked at (size and modification time); when it grew, the import appends
-the new turns and the chat is drawn again. A prompt typed meanwhile asks first: continuing here
-stops following and opens the session for writing, so the conversation goes on in pi-tui.
+a read-only manager: the importer, not the app, appends to the file while following. The
+source is watched (Linux inotify, through the C library: a write wakes the app at once) and
+polled once a second as well (size and modification time: other systems, a replaced file, a
+missed event); when it grew, the import appends the new turns and the chat is drawn again.
+A prompt typed meanwhile asks first: continuing here stops following and opens the session for
+writing, so the conversation goes on in pi-tui.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +51,51 @@ class Follow:
             return False
         self.seen = now
         return True
+
+
+_WATCHED = (
+    0x2 | 0x4 | 0x8 | 0x400 | 0x800
+)  # IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_DELETE_SELF, IN_MOVE_SELF
+_NONBLOCK_CLOEXEC = os.O_NONBLOCK | 0o2000000
+
+
+class FileWatch:
+    """An inotify watch on one file whose events call ``wake`` on the event loop. :meth:`start`
+    returns None where inotify is not available: the poll alone then follows the file."""
+
+    def __init__(self, descriptor: int, loop: asyncio.AbstractEventLoop, wake: Callable[[], None]) -> None:
+        self.descriptor = descriptor
+        self.loop = loop
+        self.wake = wake
+        loop.add_reader(descriptor, self._events)
+
+    @classmethod
+    def start(cls, path: Path, wake: Callable[[], None]) -> FileWatch | None:
+        name = ctypes.util.find_library("c")
+        if name is None:
+            return None
+        try:
+            libc = ctypes.CDLL(name, use_errno=True)
+            descriptor = libc.inotify_init1(_NONBLOCK_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        if descriptor < 0:
+            return None
+        if libc.inotify_add_watch(descriptor, os.fsencode(path), _WATCHED) < 0:
+            os.close(descriptor)
+            return None
+        return cls(descriptor, asyncio.get_running_loop(), wake)
+
+    def _events(self) -> None:
+        with contextlib.suppress(OSError):  # drain: what changed is read from the file itself
+            while os.read(self.descriptor, 65536):
+                pass
+        self.wake()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.loop.remove_reader(self.descriptor)
+            os.close(self.descriptor)
 
 
 async def open_transcript(app: CommandHost, source: Path) -> None:
