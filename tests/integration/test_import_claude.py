@@ -155,6 +155,21 @@ def _text(content: Any) -> str:
     return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
+def continue_here(project: Path, agent_dir: Path) -> list[dict[str, Any]]:
+    """``pi-tui -c -p "carry on"`` in ``project`` over the loopback server: the messages sent."""
+    with ModelServer() as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        done = subprocess.run(
+            [SCRIPT, "--provider", "test", "--model", "m", "-c", "-p", "carry on"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return server.requests[-1].body["messages"]
+
+
 def test_a_continued_import_sends_the_current_branch_in_order(tmp_path: Path, agent_dir: Path) -> None:
     source = CLAUDE / "yoavf-pomodoro-v2.0.24.jsonl"
     project = tmp_path / "project"
@@ -175,17 +190,7 @@ def test_a_continued_import_sends_the_current_branch_in_order(tmp_path: Path, ag
         if r["type"] == "user" and _text(r["message"]["content"])
     ]
     replies = [t for r in chain if r["type"] == "assistant" for t in [_text(r["message"]["content"])] if t]
-    with ModelServer() as server:
-        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        done = subprocess.run(
-            [SCRIPT, "--provider", "test", "--model", "m", "-c", "-p", "carry on"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        sent = server.requests[-1].body["messages"]
+    sent = continue_here(project, agent_dir)
     sent_prompts = [_text(m["content"]) for m in sent if m["role"] == "user"]
     sent_replies = [_text(m["content"]) for m in sent if m["role"] == "assistant" and _text(m["content"])]
     assert sent_prompts[-1] == "carry on"

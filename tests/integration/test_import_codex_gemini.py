@@ -18,8 +18,7 @@ import pytest
 
 from pi_tui.session import SessionManager
 from tests.e2e.test_cli_agent import SCRIPT
-from tests.integration.test_import_claude import _text, imported, run_import
-from tests.support.model_server import ModelServer
+from tests.integration.test_import_claude import _text, continue_here, imported, run_import
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
 CODEX = sorted((TRANSCRIPTS / "codex").glob("*.jsonl"))
@@ -229,17 +228,7 @@ def test_a_continued_import_sends_the_conversation_in_order(
     assert run_import(path, tmp_path).returncode == 0
     _, messages = session_messages(agent_dir)
     prompts = [_text(m["content"]) for m in messages if m["role"] == "user"]
-    with ModelServer() as server:
-        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        done = subprocess.run(
-            [SCRIPT, "--provider", "test", "--model", "m", "-c", "-p", "carry on"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        sent = server.requests[-1].body["messages"]
+    sent = continue_here(tmp_path, agent_dir)
     assert [_text(m["content"]) for m in sent if m["role"] == "user"] == [*prompts, "carry on"]
     assert sum(1 for m in sent if m["role"] == "tool") == sum(
         1 for m in messages if m["role"] == "toolResult"
