@@ -319,6 +319,10 @@ def _crash_log() -> str:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["serve"]:  # pi-tui serve [--host H] [--port N] [--token T]
+        from pi_tui.server.command import run_serve
+
+        return run_serve(words[1:], fail)
     if words[:1] == ["import"]:  # pi-tui import [PATH | --from AGENT] [--all]
         from pi_tui.transcripts.command import run_import
 

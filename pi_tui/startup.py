@@ -62,7 +62,9 @@ def install_secrets(settings: Settings, options: StartOptions, registry: ModelRe
     return setup.problems
 
 
-def start(options: StartOptions) -> Started:
+def start(options: StartOptions, manager: SessionManager | None = None) -> Started:
+    """Everything the options ask for; ``manager`` is a session already opened by the caller
+    (the server opens files itself, to open one another process writes read-only)."""
     from pi_tui.ai.http import prepare_tls
 
     prepare_tls()  # in a thread, while the session is read
@@ -75,7 +77,7 @@ def start(options: StartOptions) -> Started:
     except ConfigError as error:
         raise StartupError(str(error)) from None
     extensions = _load_extensions(registry, options)  # before the model: they may add providers
-    manager = open_session(options)
+    manager = manager if manager is not None else open_session(options)
     model, thinking, notice = choose_model(options, registry, settings, manager)
     try:
         registry.request_options(model, cli_key=options.api_key)  # fail now, not mid-run

@@ -23,6 +23,7 @@ import orjson
 SCRIPTS = (
     "dom.js",
     "tree_layout.js",
+    "tree_row.js",
     "markdown.js",
     "highlight.js",
     "transcript.js",

@@ -66,7 +66,24 @@ _NO_DATA = object()
 
 
 class CommandError(Exception):
-    """A command that cannot be carried out; the message becomes the response's ``error``."""
+    """A command that cannot be carried out; the message becomes the response's ``error``.
+
+    ``status`` is the HTTP status the server mode answers with (the rpc mode has no use for it).
+    """
+
+    status = 400
+
+
+class BusyError(CommandError):
+    """The command is fine but the session is doing something that excludes it right now."""
+
+    status = 409
+
+
+class FailedError(CommandError):
+    """The command was carried out and failed (a compaction's model request, say)."""
+
+    status = 502
 
 
 def _log(message: str) -> None:
@@ -337,6 +354,13 @@ class RpcServer:
 
     async def shutdown(self) -> None:
         """Abort whatever still runs, then release the session file and the HTTP client."""
+        await self.close_session()
+        with contextlib.suppress(Exception):
+            await close_shared_client()
+
+    async def close_session(self) -> None:
+        """Abort whatever still runs and release the session file (the shared HTTP client stays:
+        the server mode closes one session of many)."""
         self._abort_all()
         tasks = self._tasks()
         if tasks:
@@ -347,8 +371,6 @@ class RpcServer:
                 await asyncio.wait(pending, timeout=1.0)
         with contextlib.suppress(Exception):
             self.agent.manager.close()
-        with contextlib.suppress(Exception):
-            await close_shared_client()
 
     def _tasks(self) -> set[asyncio.Task[Any]]:
         tasks = set(self._background)
@@ -406,13 +428,13 @@ class RpcServer:
         self._abort_prompt()
         _done, pending = await asyncio.wait({task}, timeout=ABORT_WAIT)
         if pending:
-            raise CommandError("The running prompt did not stop after abort; try again")
+            raise BusyError("The running prompt did not stop after abort; try again")
 
     def _ensure_idle_for(self, what: str) -> None:
         if self._bash_running:
-            raise CommandError(f"Cannot {what} while a bash command runs; wait for it or send abort_bash")
+            raise BusyError(f"Cannot {what} while a bash command runs; wait for it or send abort_bash")
         if self._compacting:
-            raise CommandError(f"Cannot {what} while compacting; wait for it or send abort")
+            raise BusyError(f"Cannot {what} while compacting; wait for it or send abort")
 
     def _adopt(self, manager: SessionManager, *, restore_model: bool = False) -> None:
         """Make ``manager`` the agent's session (new, switched or forked); ``restore_model``
@@ -468,7 +490,7 @@ class RpcServer:
             raise CommandError('"streamingBehavior" must be "steer" or "followUp"')
         if self.busy:
             if behavior is None:
-                raise CommandError(
+                raise BusyError(
                     'The agent is already running; send the prompt with "streamingBehavior": '
                     '"steer" or "followUp", or use steer / follow_up'
                 )
@@ -614,15 +636,15 @@ class RpcServer:
         if instructions is not None and not isinstance(instructions, str):
             raise CommandError('"customInstructions" must be a string')
         if self._compacting:
-            raise CommandError("A compaction is already running")
+            raise BusyError("A compaction is already running")
         if self._bash_running:
-            raise CommandError("Cannot compact while a bash command runs; wait for it or send abort_bash")
+            raise BusyError("Cannot compact while a bash command runs; wait for it or send abort_bash")
         await self._settle()  # pi aborts a running prompt before compacting
         self._compact_task = asyncio.current_task()
         try:
             result = await compact(instructions)
         except CompactionFailed as error:
-            raise CommandError(f"Compaction failed: {error}") from None
+            raise FailedError(f"Compaction failed: {error}") from None
         finally:
             self._compact_task = None
         if result is None:
@@ -762,9 +784,9 @@ class RpcServer:
             raise CommandError('bash needs a non-empty "command"')
         if self.busy:
             # Appending mid-run would wedge the record between a tool call and its result.
-            raise CommandError("Cannot run bash while the agent is running; wait for it or abort")
+            raise BusyError("Cannot run bash while the agent is running; wait for it or abort")
         if self._bash_running:
-            raise CommandError("A bash command is already running")
+            raise BusyError("A bash command is already running")
         self._bash_task = asyncio.current_task()
         try:
             message = await self.agent.run_bash(text)

@@ -699,12 +699,7 @@ class SessionManager:
         header names this file as ``parentSession``. The manager switches to the new file and
         returns its path (None for in-memory sessions, whose entries are replaced in place).
         """
-        if leaf_id not in self._index.by_id:
-            raise EntryNotFoundError(leaf_id)
-        path = [raw for raw in path_to_root(self._index.by_id, leaf_id) if raw.get("type") != "label"]
-        on_path = {raw["id"] for raw in path}
-        labels = [(target, label) for target, label in self._index.labels.items() if target in on_path]
-
+        path, labels = self._branch_and_labels(leaf_id)
         parent_file = self._path
         self.close()
         self._header = _new_header(self.cwd)
@@ -726,6 +721,37 @@ class SessionManager:
             self._append_model(LabelEntry, target_id=target, label=label)
         self._persist()
         return self._path
+
+    def _branch_and_labels(self, leaf_id: str) -> tuple[list[RawEntry], list[tuple[str, str]]]:
+        """The root-to-``leaf_id`` entries without label entries, and the labels of those
+        entries (a copy of a branch re-creates them, so no label points outside the copy)."""
+        if leaf_id not in self._index.by_id:
+            raise EntryNotFoundError(leaf_id)
+        path = [raw for raw in path_to_root(self._index.by_id, leaf_id) if raw.get("type") != "label"]
+        on_path = {raw["id"] for raw in path}
+        labels = [(target, label) for target, label in self._index.labels.items() if target in on_path]
+        return path, labels
+
+    @classmethod
+    def copy_branch(cls, source: SessionManager, leaf_id: str | None) -> SessionManager:
+        """A new session beside ``source`` holding its root-to-``leaf_id`` path (``None``: an
+        empty session), labels kept, ``source``'s file as ``parentSession``. ``source`` itself
+        is not touched: the server forks and clones while the original stays open."""
+        path, labels = source._branch_and_labels(leaf_id) if leaf_id is not None else ([], [])
+        manager = cls.create(source.cwd, source.session_dir)
+        if source.session_file is not None:
+            manager._header["parentSession"] = str(source.session_file)
+        for raw in path:
+            manager._index.add(dict(raw))
+        manager._leaf_id = path[-1]["id"] if path else None
+        for target, label in labels:
+            manager._append_model(LabelEntry, target_id=target, label=label)
+        try:
+            manager._persist(strict=True)
+        except SessionError:
+            manager.close(discard=True)
+            raise
+        return manager
 
     def _branch_path(self, leaf_id: str | None) -> list[RawEntry] | None:
         """Root-to-leaf raw entries, extending the last path when the leaf grew from it.

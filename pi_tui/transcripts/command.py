@@ -5,7 +5,6 @@ chats under the sha256 of the path."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
@@ -13,6 +12,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from pi_tui.argparsing import ArgumentsError, OneLineParser
 
 AGENTS = ("claude", "codex", "gemini")
 
@@ -72,24 +73,13 @@ def folder_transcripts(agent: str, cwd: str) -> list[Path]:
     return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
 
 
-class _Parser(argparse.ArgumentParser):
-    """Mistakes in the arguments are one line (exit 2), like every other user error."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _ArgumentsError(message)
-
-
-class _ArgumentsError(Exception):
-    pass
-
-
 def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     """Import the named transcript, or this folder's newest (``--all``: every) of an agent."""
     from pi_tui.config.paths import agent_dir, session_dir_for_cwd
     from pi_tui.session.errors import SessionError
     from pi_tui.transcripts.importer import TranscriptImportError, import_summary, import_transcript
 
-    parser = _Parser(
+    parser = OneLineParser(
         prog="pi-tui import",
         description="Another agent's transcript as a pi session of this folder (again: what it gained).",
     )
@@ -100,7 +90,7 @@ def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int
     parser.add_argument("--all", action="store_true", help="with --from: every one, not only the newest")
     try:
         args = parser.parse_args(list(argv))
-    except _ArgumentsError as error:
+    except ArgumentsError as error:
         return say_error(f"import: {error} (see pi-tui import --help)", 2)
     except SystemExit as done:  # --help
         return int(done.code or 0)

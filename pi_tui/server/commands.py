@@ -1,0 +1,245 @@
+"""The commands a client posts to one session: rpc mode's, answered with an HTTP status.
+
+The handlers are rpc mode's own (:class:`~pi_tui.modes.rpc_mode.RpcServer`), so ``prompt``,
+``steer``, ``abort``, ``compact``, ``bash``... mean exactly what they mean there and in the TUI.
+What the server adds:
+
+- every outcome is a ``(status, record)`` pair, the record being rpc mode's ``response``
+  object; the status says what kind of failure it was (400 a bad command, 409 the session is
+  busy or read-only, 502 the model request behind it failed, 500 our bug);
+- ``navigate_tree`` and ``set_label`` (the /tree moves, which pi's protocol does not have);
+- the commands that would swap this agent's session file (``new_session``,
+  ``switch_session``, ``fork``) are resources here (``POST /sessions``, ``.../fork``), because a
+  server session's id must keep naming one file;
+- a session another process writes is read-only: only the reading commands run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from pi_tui.agent.session import CompactionFailed
+from pi_tui.modes.rpc_mode import _NO_DATA, BusyError, CommandError, FailedError, Output, RpcServer
+from pi_tui.startup import Started
+
+Outcome = tuple[int, dict[str, Any]]
+
+READING_COMMANDS = frozenset(
+    {
+        "get_state",
+        "get_commands",
+        "get_messages",
+        "get_available_models",
+        "get_fork_messages",
+        "get_session_stats",
+        "get_last_assistant_text",
+    }
+)
+ALIASES = {"label": "set_label", "name": "set_session_name", "set_name": "set_session_name"}
+ELSEWHERE = {
+    "new_session": "POST /sessions",
+    "switch_session": 'POST /sessions with {"path": ...}',
+    "fork": "POST /sessions/{id}/fork",
+}
+BACKGROUND = frozenset({"compact", "bash", "navigate_tree"})
+"""Commands that may take long: they run beside the queue, so ``abort`` can reach them."""
+
+
+class SessionCommands(RpcServer):
+    """rpc mode's command set for one server session (see the module docstring)."""
+
+    def __init__(self, started: Started, output: Output, read_only_reason: str | None = None) -> None:
+        super().__init__(started, output)
+        self.read_only_reason = read_only_reason
+        for name in ELSEWHERE:
+            self._handlers.pop(name, None)
+        self._handlers["navigate_tree"] = (self.cmd_navigate_tree, True)
+        self._handlers["set_label"] = (self.cmd_set_label, False)
+        self._navigate_task: asyncio.Task[Any] | None = None
+        self.session_changed: Callable[[str, dict[str, Any]], None] = lambda what, details: None
+        """Told after a label, name or tree move, so clients can refresh their tree."""
+
+    # --- running one command ----------------------------------------------------------------
+
+    def check(self, command: Any) -> Outcome | None:
+        """An immediate refusal for a command that cannot run here at all, else None."""
+        if not isinstance(command, dict):
+            return 400, _record("unknown", None, error='A command is a JSON object with a "type"')
+        name = command.get("type")
+        request_id = command.get("id")
+        if not isinstance(name, str) or not name:
+            return 400, _record("unknown", request_id, error='Command has no "type" field')
+        name = ALIASES.get(name, name)
+        if name in ELSEWHERE:
+            return 400, _record(name, request_id, error=f"{name} is a resource here: use {ELSEWHERE[name]}")
+        if name != "extension_ui_response" and name not in self._handlers:
+            return 400, _record(name, request_id, error=f"Unknown command: {name}")
+        if self.read_only_reason is not None and name not in READING_COMMANDS:
+            return 409, _record(
+                name, request_id, error=f"This session is read-only here: {self.read_only_reason}"
+            )
+        return None
+
+    def runs_beside_queue(self, command: dict[str, Any]) -> bool:
+        return ALIASES.get(command["type"], command["type"]) in BACKGROUND
+
+    async def execute(self, command: dict[str, Any]) -> Outcome:
+        """Run one checked command; never raises (a bug costs one command, never the session)."""
+        name = ALIASES.get(command["type"], command["type"])
+        request_id = command.get("id")
+        if name == "extension_ui_response":
+            answered = self.extension_ui is not None and self.extension_ui.answer(command)
+            if answered:
+                return 200, _record(name, request_id, data=_NO_DATA)
+            return 404, _record(name, request_id, error=f"No open dialog has the id {request_id!r}")
+        handler, _background = self._handlers[name]
+        try:
+            data = await handler(command)
+        except CommandError as error:
+            return error.status, _record(name, request_id, error=str(error))
+        except asyncio.CancelledError:
+            return 409, _record(name, request_id, error=f"{name} was cancelled")
+        except Exception as error:
+            print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            return 500, _record(name, request_id, error=f"{name} failed: {type(error).__name__}: {error}")
+        return 200, _record(name, request_id, data=data)
+
+    def respond(
+        self, command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
+    ) -> None:
+        """Unused here: outcomes are returned, not written (kept so rpc code paths stay safe)."""
+
+    # --- state ------------------------------------------------------------------------------
+
+    def state_now(self) -> dict[str, Any]:
+        """``get_state`` without awaiting, so a snapshot and its seq always agree."""
+        state = dict(self.agent.state())
+        state["isStreaming"] = self.busy
+        state["isCompacting"] = self._compacting
+        if state.get("sessionName") is None:
+            state.pop("sessionName", None)
+        return state
+
+    async def cmd_get_state(self, command: dict[str, Any]) -> Any:
+        return self.state_now()
+
+    @property
+    def prompt_task(self) -> asyncio.Task[Any] | None:
+        """The accepted prompt's run, if one is going."""
+        return self._prompt_task
+
+    @property
+    def navigating(self) -> bool:
+        return self._navigate_task is not None and not self._navigate_task.done()
+
+    @property
+    def bash_running(self) -> bool:
+        return self._bash_running
+
+    @property
+    def compacting(self) -> bool:
+        return self._compacting
+
+    def _abort_all(self) -> None:
+        super()._abort_all()
+        if self.navigating:
+            assert self._navigate_task is not None
+            self._navigate_task.cancel()  # a branch summary being written: the move is dropped
+
+    def _ensure_idle_for(self, what: str) -> None:
+        super()._ensure_idle_for(what)
+        if self.navigating:
+            raise BusyError(f"Cannot {what} while moving in the tree; wait for it or send abort")
+
+    # --- the tree ---------------------------------------------------------------------------
+
+    async def cmd_navigate_tree(self, command: dict[str, Any]) -> Any:
+        """Move the leaf as /tree does: ``targetId``, and ``summarize`` (with optional
+        ``customInstructions``) to summarise the branch being left; ``label`` labels the
+        target afterwards. Returns ``editorText`` (a selected prompt's text), ``cancelled``,
+        ``summaryEntryId``."""
+        target = command.get("targetId")
+        if not isinstance(target, str) or not target:
+            raise CommandError('navigate_tree needs a "targetId"')
+        summarize = command.get("summarize", False)
+        if not isinstance(summarize, bool):
+            raise CommandError('"summarize" must be true or false')
+        focus = command.get("customInstructions")
+        if focus is not None and not isinstance(focus, str):
+            raise CommandError('"customInstructions" must be a string')
+        label = command.get("label")
+        if label is not None and not isinstance(label, str):
+            raise CommandError('"label" must be a string')
+        if self.agent.manager.get_entry(target) is None:
+            raise CommandError(f"Entry {target} not found")
+        if self.busy:
+            raise BusyError("Cannot move in the tree while the agent is running; wait for it or abort")
+        self._ensure_idle_for("move in the tree")
+        self._navigate_task = task = asyncio.ensure_future(
+            self.agent.navigate_tree(target, summarize=summarize, custom_focus=focus or None)
+        )
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            return {"cancelled": True, "editorText": None, "summaryEntryId": None}
+        except CompactionFailed as error:
+            raise FailedError(f"Branch summary failed: {error}") from None
+        finally:
+            self._navigate_task = None
+        if label and result.cancelled_by is None:
+            self.agent.manager.append_label_change(target, label.strip() or None)
+        self.agent.manager.sync()
+        self.session_changed("tree", {"leafId": self.agent.manager.get_leaf_id()})
+        return {
+            "cancelled": result.cancelled_by is not None,
+            "editorText": result.editor_text,
+            "summaryEntryId": result.summary_entry_id,
+            "leafId": self.agent.manager.get_leaf_id(),
+        }
+
+    async def cmd_set_label(self, command: dict[str, Any]) -> Any:
+        """``{"type": "set_label", "entryId": ..., "label": "text"}``; null or "" removes it."""
+        entry_id = command.get("entryId")
+        label = command.get("label")
+        if not isinstance(entry_id, str) or not entry_id:
+            raise CommandError('set_label needs an "entryId"')
+        if label is not None and not isinstance(label, str):
+            raise CommandError('"label" must be a string or null')
+        manager = self.agent.manager
+        if manager.get_entry(entry_id) is None:
+            raise CommandError(f"Entry {entry_id} not found")
+        text = (label or "").strip() or None
+        manager.append_label_change(entry_id, text)
+        manager.sync()
+        self.session_changed("label", {"entryId": entry_id, "label": text})
+        return _NO_DATA
+
+    async def cmd_set_session_name(self, command: dict[str, Any]) -> Any:
+        data = await super().cmd_set_session_name(command)
+        self.session_changed("name", {"name": self.agent.manager.get_session_name()})
+        return data
+
+    async def cmd_compact(self, command: dict[str, Any]) -> Any:
+        data = await super().cmd_compact(command)
+        self.session_changed("tree", {"leafId": self.agent.manager.get_leaf_id()})
+        return data
+
+
+def _record(
+    command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
+) -> dict[str, Any]:
+    """rpc mode's ``response`` record."""
+    record: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
+    if request_id is not None:
+        record["id"] = request_id
+    if error is not None:
+        record["error"] = error
+    elif data is not _NO_DATA:
+        record["data"] = data
+    return record

@@ -1,0 +1,288 @@
+"""One session served over HTTP: an AgentSession, the queue its commands wait in, its numbered
+event log, and the runtime state clients see.
+
+The shape follows the chat-engine reference (``../shared/seeds/chat-system-reference.md``): the
+session object owns the transcript (the session file, through the agent) and the runtime
+state; commands are applied strictly in the order they were posted by one worker task; every
+agent event is numbered and kept for replay; a client that connects first gets a snapshot.
+Nothing here depends on a client being connected: the agent runs whether anyone watches or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_tui.agent.events import AgentEvent
+from pi_tui.modes.rpc_mode import Output, _register_extension_commands, _start_extensions_ui
+from pi_tui.server.commands import Outcome, SessionCommands
+from pi_tui.server.event_log import RING_SIZE, EventLog, sse_frame
+from pi_tui.session.messages import AssistantMessage
+from pi_tui.startup import Started
+
+RUNTIME_STATES = ("idle", "generating", "executing_tools", "paused", "waiting_user_input", "error")
+"""As the reference names them: paused = an extension asks for a confirmation; waiting for user
+input = an extension asks for a choice or a text."""
+CONFIRM_METHODS = frozenset({"confirm"})
+INPUT_METHODS = frozenset({"select", "input", "editor"})
+
+
+class _EventOutput(Output):
+    """rpc mode's writer, pointed at the event log: extension requests and errors become events."""
+
+    def __init__(self, live: LiveSession) -> None:
+        super().__init__(sys.stderr.buffer)
+        self._live = live
+
+    def send(self, record: dict[str, Any]) -> None:
+        self._live.publish_record(record)
+
+
+@dataclass(slots=True)
+class PendingCommand:
+    command: dict[str, Any]
+    done: asyncio.Future[Outcome] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class LiveSession:
+    def __init__(
+        self, started: Started, *, read_only_reason: str | None = None, ring_size: int | None = None
+    ) -> None:
+        self.started = started
+        self.agent = started.agent
+        self.id = self.agent.manager.session_id
+        self.read_only_reason = read_only_reason
+        self.log = EventLog(ring_size or RING_SIZE)
+        self.commands = SessionCommands(started, _EventOutput(self), read_only_reason)
+        self.commands.session_changed = self._on_session_changed
+        self.queue: deque[PendingCommand] = deque()
+        self._queue_wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._beside: set[asyncio.Task[Any]] = set()
+        self.draft: dict[str, Any] | None = None
+        """The assistant message being streamed (pi's partial message JSON), None between."""
+        self.running_tools: dict[str, dict[str, Any]] = {}
+        self.dialogs: dict[str, str] = {}
+        """Open extension dialogs: request id -> method."""
+        self.runtime = "idle"
+        self.last_error: str | None = None
+        self._unsubscribe = self.agent.subscribe(self._on_event)
+        self.agent.set_save_listener(lambda line: self.publish("notice", {"level": "error", "message": line}))
+        self.closed = False
+
+    # --- lifetime ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        extensions = self.started.extensions.runner if self.started.extensions is not None else None
+        if extensions is not None:
+            _start_extensions_ui(self.commands, self.started)
+            await extensions.finish_activation()
+            _register_extension_commands(self.commands, extensions)
+            await extensions.session_start("startup")
+        self._worker = asyncio.create_task(self._work(), name=f"session {self.id} commands")
+
+    async def close(self) -> None:
+        """Abort what runs, answer what waits, release the session file."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.gather(self._worker, return_exceptions=True)
+        while self.queue:
+            pending = self.queue.popleft()
+            if not pending.done.done():
+                pending.done.set_result((503, _closing(pending.command)))
+        if self.commands.extension_ui is not None:
+            self.commands.extension_ui.cancel_all()
+        extensions = self.started.extensions.runner if self.started.extensions is not None else None
+        if extensions is not None:
+            with contextlib.suppress(Exception):
+                await extensions.session_shutdown("quit")
+        await self.commands.close_session()
+        self._unsubscribe()
+        self.log.close()
+
+    # --- commands ---------------------------------------------------------------------------
+
+    async def submit(self, command: Any) -> Outcome:
+        """Queue a command and wait for its outcome. The wait is shielded: a client that goes
+        away does not take its command (or the agent's run) with it."""
+        refused = self.commands.check(command)
+        if refused is not None:
+            return refused
+        if self.closed:
+            return 503, _closing(command)
+        pending = PendingCommand(command)
+        self.queue.append(pending)
+        self._queue_wake.set()
+        self._publish_queue()
+        return await asyncio.shield(pending.done)
+
+    async def _work(self) -> None:
+        while True:
+            while not self.queue:
+                self._queue_wake.clear()
+                await self._queue_wake.wait()
+            pending = self.queue[0]
+            if self.commands.runs_beside_queue(pending.command):
+                task = asyncio.create_task(self._run(pending))
+                self._beside.add(task)
+                task.add_done_callback(self._beside.discard)
+                await asyncio.sleep(0)  # let it start (and claim its place) before the next one
+            else:
+                await self._run(pending)
+
+    async def _run(self, pending: PendingCommand) -> None:
+        if self.queue and self.queue[0] is pending:
+            self.queue.popleft()
+            self._publish_queue()
+        if pending.command.get("type") == "prompt":
+            self.last_error = None
+        outcome = await self.commands.execute(pending.command)
+        self.publish("response", outcome[1])
+        run = self.commands.prompt_task
+        if run is not None and not run.done():
+            # The run's last event comes before its task ends: say "idle" when it has.
+            run.add_done_callback(lambda _task: self._update_runtime())
+        if pending.command.get("type") == "extension_ui_response":
+            self.dialogs.pop(str(pending.command.get("id")), None)
+        self._update_runtime()
+        if not pending.done.done():
+            pending.done.set_result(outcome)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def publish(self, name: str, data: dict[str, Any]) -> int:
+        if "type" not in data:
+            data = {"type": name, **data}
+        return self.log.publish(name, data)
+
+    def publish_record(self, record: dict[str, Any]) -> None:
+        """A record from rpc mode's code (extension UI requests, extension errors)."""
+        if record.get("type") == "extension_ui_request" and record.get("method") in (
+            CONFIRM_METHODS | INPUT_METHODS
+        ):
+            self.dialogs[str(record.get("id"))] = str(record.get("method"))
+        self.publish(str(record.get("type") or "notice"), record)
+        self._update_runtime()
+
+    def _on_event(self, event: AgentEvent) -> None:
+        data = event.to_json()
+        kind = event.type
+        if kind in ("message_start", "message_update"):
+            message = data.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                self.draft = message
+        elif kind == "message_end":
+            self.draft = None
+            message = event.get("message")
+            if isinstance(message, AssistantMessage) and message.stop_reason == "error":
+                self.last_error = message.error_message or "The model request failed"
+        elif kind == "tool_execution_start":
+            self.running_tools[str(data.get("toolCallId"))] = {
+                "toolCallId": data.get("toolCallId"),
+                "toolName": data.get("toolName"),
+                "args": data.get("args"),
+            }
+        elif kind == "tool_execution_update":
+            running = self.running_tools.get(str(data.get("toolCallId")))
+            if running is not None:
+                running["partialResult"] = data.get("partialResult")
+        elif kind == "tool_execution_end":
+            self.running_tools.pop(str(data.get("toolCallId")), None)
+        elif kind == "agent_end":
+            self.draft = None
+            self.running_tools.clear()
+        self.log.publish(kind, data)
+        self._update_runtime()
+
+    def _on_session_changed(self, what: str, details: dict[str, Any]) -> None:
+        self.publish("session_update", {"what": what, **details})
+
+    def _publish_queue(self) -> None:
+        self.publish("command_queue", {"commands": self.queued_commands()})
+
+    def queued_commands(self) -> list[dict[str, Any]]:
+        return [pending.command for pending in self.queue]
+
+    # --- runtime state ----------------------------------------------------------------------
+
+    def runtime_now(self) -> str:
+        if self.dialogs:
+            return (
+                "paused" if any(m in CONFIRM_METHODS for m in self.dialogs.values()) else "waiting_user_input"
+            )
+        commands = self.commands
+        if commands.busy or commands.compacting or commands.navigating:
+            return "executing_tools" if self.running_tools else "generating"
+        if commands.bash_running:
+            return "executing_tools"
+        if self.last_error is not None:
+            return "error"
+        return "idle"
+
+    def _update_runtime(self) -> None:
+        state = self.runtime_now()
+        if state != self.runtime:
+            self.runtime = state
+            self.publish("runtime_update", {"runtime": state, "error": self.last_error})
+
+    # --- snapshot ---------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything a client needs to draw the session now; ``seq`` is the last event it
+        reflects (the next event a follower gets is ``seq + 1``). Built without awaiting."""
+        agent = self.agent
+        return {
+            "type": "snapshot",
+            "seq": self.log.seq,
+            "session": self.describe(),
+            "runtime": self.runtime_now(),
+            "error": self.last_error,
+            "state": self.commands.state_now(),
+            "messages": [message.to_json_dict() for message in agent.messages],
+            "queue": {
+                "commands": self.queued_commands(),
+                "steering": [_queued_text(item) for item in agent.steering],
+                "followUp": [_queued_text(item) for item in agent.follow_ups],
+            },
+            "draft": {"message": self.draft, "tools": list(self.running_tools.values())},
+            "dialogs": [{"id": key, "method": method} for key, method in self.dialogs.items()],
+        }
+
+    def snapshot_frame(self) -> bytes:
+        return sse_frame(self.log.seq, "snapshot", self.snapshot())
+
+    def describe(self) -> dict[str, Any]:
+        manager = self.agent.manager
+        return {
+            "id": self.id,
+            "path": str(manager.session_file) if manager.session_file else None,
+            "cwd": manager.cwd,
+            "name": manager.get_session_name(),
+            "readOnly": self.read_only_reason is not None,
+            "readOnlyReason": self.read_only_reason,
+            "notice": self.started.notice,
+            "runtime": self.runtime,
+            "model": {"provider": self.agent.model.provider, "id": self.agent.model.id},
+        }
+
+    @property
+    def busy(self) -> bool:
+        """Something runs or waits: deleting or closing the session now would cut it off."""
+        return bool(self.queue) or self.runtime_now() not in ("idle", "error")
+
+
+def _queued_text(item: Any) -> str:
+    text = getattr(item, "text", None)
+    return text if isinstance(text, str) else str(item)
+
+
+def _closing(command: Any) -> dict[str, Any]:
+    name = command.get("type") if isinstance(command, dict) else "unknown"
+    return {"type": "response", "command": name, "success": False, "error": "The session is closing"}

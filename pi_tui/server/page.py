@@ -1,0 +1,65 @@
+"""The live web page served at ``/``: one HTML document with its stylesheet and script inline.
+
+No build step and no CDN: the page is the export page's modules (rendering entries, laying out
+the tree, markdown, highlighting, all of them DOM-only) plus ``web/app.js``, joined here. The
+Content-Security-Policy allows scripts and styles only with this response's nonce, requests
+only to this server, images only from ``data:`` URIs.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from functools import cache
+from importlib import resources
+
+from pi_tui.html_export.page import SCRIPTS, json_block
+from pi_tui.html_export.page import _asset as export_asset
+
+PAGE_SCRIPTS = tuple(name for name in SCRIPTS if name != "app.js")
+"""The export page's shared modules; its own app.js (a static page) is replaced by ours."""
+
+
+@cache
+def _web_asset(name: str) -> str:
+    return resources.files("pi_tui.server").joinpath("web", name).read_text(encoding="utf-8")
+
+
+@cache
+def _script() -> str:
+    parts = ['"use strict";\nconst PiServe = {};\n']
+    for name in PAGE_SCRIPTS:
+        parts.append(f"// ---- {name}\n(function (P) {{\n{export_asset(name)}\n}})(PiServe);\n")
+    parts.append(f"// ---- app.js\n(function (P) {{\n{_web_asset('app.js')}\n}})(PiServe);\n")
+    return "".join(parts)
+
+
+def _palettes() -> bytes:
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.config.settings import SettingsError, load_settings
+    from pi_tui.html_export.page_theme import page_palettes
+
+    try:
+        theme = load_settings().theme
+    except (SettingsError, OSError):
+        theme = None
+    return json_block(page_palettes(theme, agent_dir()))
+
+
+def render_page() -> tuple[str, str]:
+    """The page and its Content-Security-Policy (also sent as a header)."""
+    nonce = secrets.token_urlsafe(18)
+    policy = (
+        "default-src 'none'; "
+        f"script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
+        "connect-src 'self'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
+    )
+    parts = {
+        "STYLE": export_asset("page.css") + "\n" + _web_asset("app.css"),
+        "THEMES": _palettes().decode("utf-8"),
+        "SCRIPT": _script(),
+        "NONCE": nonce,
+    }
+    # One pass, so nothing a part holds (a theme's name) is taken for another placeholder.
+    page = re.sub(r"\{\{([A-Z]+)\}\}", lambda match: parts[match.group(1)], _web_asset("index.html"))
+    return page, policy
