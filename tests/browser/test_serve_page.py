@@ -1,0 +1,139 @@
+"""The web page of ``pi-tui serve`` in headless Chromium, against the real server: a prompt and
+its streamed answer, the tree panel and its filters, a label, a move with a branch summary."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
+from tests.support.serve import SCRIPT, ServeProcess, configure_agent
+
+pytestmark = pytest.mark.skipif(
+    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
+)
+
+DOC_SHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "serve-page.png"
+
+
+@pytest.fixture
+def served(tmp_path: Path, agent_dir: Path, model_server: ModelServer) -> Iterator[ServeProcess]:  # noqa: F811
+    project = tmp_path / "project"
+    project.mkdir()
+    configure_agent(agent_dir, model_server)
+    with ServeProcess(project) as server:
+        yield server
+
+
+def wait(driver: Any, script: str, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out: {script}")
+
+
+def chat_text(driver: Any) -> str:
+    return driver.execute_script("return document.getElementById('conversation').innerText")
+
+
+def row_texts(driver: Any) -> list[str]:
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#tree .row')].map((r) => r.innerText)"
+    )
+
+
+def send(driver: Any, text: str) -> None:
+    box = driver.find_element("id", "prompt")
+    box.send_keys(text)
+    box.send_keys("\n")
+
+
+def test_prompt_stream_tree_label_and_move_with_summary(
+    browser: Any,
+    served: ServeProcess,
+    model_server: ModelServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    browser.get(f"{served.url}/?token={served.token}")
+    wait(browser, "return window.piServe && window.piServe.state.current")
+    assert "token" not in browser.current_url  # it left the address bar
+    send(browser, "first question")
+    wait(browser, "return document.getElementById('conversation').innerText.includes('echo: first question')")
+
+    words = " ".join(f"piece{i}" for i in range(120))
+    model_server.queue(Scripted(text=words, event_delay=0.03))
+    send(browser, "a long answer please")
+    streamed = wait(
+        browser,
+        "const d = document.querySelector('#conversation .draft');"
+        "return d && d.innerText.includes('piece3') && !d.innerText.includes('piece119') && d.innerText",
+    )
+    assert "streaming" in streamed.lower()
+    assert wait(browser, "return document.getElementById('send').textContent === 'Steer'")
+    wait(browser, "return document.getElementById('status').dataset.runtime === 'idle'")
+    wait(browser, "return document.getElementById('conversation').innerText.includes('piece119')")
+    assert not browser.find_elements("css selector", "#conversation .draft")
+
+    rows = row_texts(browser)
+    assert any(text.endswith("user: first question") for text in rows)
+    assert any(text.endswith("assistant: echo: first question") for text in rows)
+    browser.find_element("css selector", "[data-filter='user-only']").click()
+    user_rows = row_texts(browser)
+    assert len(user_rows) == 2 and all("user: " in text for text in user_rows)
+    browser.find_element("css selector", "[data-filter='default']").click()
+
+    def click_row(ending: str) -> None:
+        for row in browser.find_elements("css selector", "#tree .row"):
+            if row.text.endswith(ending):
+                row.click()
+                return
+        raise AssertionError(f"no row ends with {ending!r}: {row_texts(browser)}")
+
+    click_row("assistant: echo: first question")
+    wait(browser, "return document.getElementById('entry-dialog').open")
+    label = browser.find_element("id", "label-input")
+    label.clear()
+    label.send_keys("milestone")
+    browser.find_element("id", "label-save").click()
+    wait(
+        browser,
+        "return [...document.querySelectorAll('#tree .row-label')]"
+        ".some((n) => n.textContent === '[milestone] ')",
+    )
+    browser.find_element("css selector", "[data-filter='labeled-only']").click()
+    assert [text.split("[milestone] ")[-1] for text in row_texts(browser)] == [
+        "assistant: echo: first question"
+    ]
+    browser.find_element("css selector", "[data-filter='default']").click()
+
+    model_server.queue(Scripted(text="The branch asked for a long answer of pieces."))
+    click_row("assistant: echo: first question")
+    wait(browser, "return document.getElementById('entry-dialog').open")
+    browser.find_element("css selector", "[data-move='default']").click()
+    wait(
+        browser,
+        "return [...document.querySelectorAll('#tree .row')]"
+        ".some((r) => r.innerText.includes('[branch summary]'))",
+    )
+    wait(browser, "return document.querySelector('#conversation .summary-branch') !== null")
+    assert "a long answer please" not in chat_text(browser)  # the chat shows the new branch
+    folded = browser.execute_script(
+        "return document.querySelector('#conversation .summary-branch').textContent"
+    )
+    assert "The branch asked for a long answer of pieces." in folded  # the summary panel, folded
+
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []
+    shot = tmp_path / "serve-page.png"
+    browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 20_000
+    if os.environ.get("PI_TUI_DOC_SHOTS"):  # refresh the documentation's picture
+        DOC_SHOT.write_bytes(shot.read_bytes())
