@@ -1,0 +1,261 @@
+"""``pi-tui serve`` under load (issue 19), all on loopback, every loop bounded.
+
+Three scenarios, each against a fresh ``pi-tui serve`` process:
+
+1. ``--sessions`` sessions streaming at once (default 20), one SSE client on each;
+2. ``--clients`` SSE clients on one session (default 50);
+3. both at once: the sessions of (1), one of them with the clients of (2).
+
+The model is a small provider process of this script's own speaking the Chat Completions
+stream: every text delta is ``<t=SECONDS>``, the wall clock just before the chunk is written.
+A client that receives a ``message_update`` carrying that delta takes ``now - t``: the delay from
+the provider's write, through the agent (parsing, its event), the server (numbering, encoding,
+the SSE write) to the client, an upper bound of "agent event to client". Each client also keeps
+every ``id:`` it got, so the script checks that each client saw each seq exactly once and in
+order (consecutive from its snapshot), and that the clients of one session saw the same events.
+
+Figures printed: events delivered, delay p50 / p95 / p99 / max, the checks, and the server's CPU
+time. Target: p99 <= 50 ms on 2 cores.
+
+Run: ``python benchmarks/serve_load.py [--sessions 20] [--clients 50] [--deltas 200] [--interval 0.02]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "load-token-0123456789"
+
+
+# --- the provider ------------------------------------------------------------------------------
+
+
+def provider(port_queue: Any, deltas: int, interval: float) -> None:
+    """A Chat Completions streaming server: ``deltas`` timestamped text deltas per request."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            base = {"id": "chatcmpl-load", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+
+            def send(payload: Any) -> None:
+                body = b"data: " + json.dumps(payload).encode() + b"\n\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+                self.wfile.flush()
+
+            def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+                return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+            try:
+                send(chunk({"role": "assistant", "content": ""}))
+                for _ in range(deltas):
+                    time.sleep(interval)
+                    send(chunk({"content": f"<t={time.time():.6f}>"}))
+                send(chunk({}, "stop"))
+                usage = {"prompt_tokens": 10, "completion_tokens": deltas, "total_tokens": 10 + deltas}
+                send({**base, "choices": [], "usage": usage})
+                body = b"data: [DONE]\n\n"
+                self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    port_queue.put(server.server_address[1])
+    server.serve_forever()
+
+
+# --- the server --------------------------------------------------------------------------------
+
+
+def start_server(agent_dir: Path, project: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), "PI_TUI_CACHE_DIR": str(agent_dir / "cache")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_tui", "serve", "--port", "0", "--token", TOKEN],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    url = line.split("listening on ", 1)[1].strip()
+    return process, url
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --- the clients -------------------------------------------------------------------------------
+
+
+class Client:
+    def __init__(self, session: str) -> None:
+        self.session = session
+        self.ids: list[int] = []
+        self.names: list[str] = []
+        self.delays: list[float] = []
+        self.snapshot: int | None = None
+        self.ready = asyncio.Event()
+        self.done = asyncio.Event()
+
+
+async def follow(http: httpx.AsyncClient, client: Client, runs: int) -> None:
+    """Read the session's events until ``runs`` agent runs have ended."""
+    ended = 0
+    async with http.stream("GET", f"/sessions/{client.session}/events") as response:
+        seq: int | None = None
+        name = "message"
+        async for line in response.aiter_lines():
+            if line.startswith("id: "):
+                seq = int(line[4:])
+            elif line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                received = time.time()
+                assert seq is not None
+                client.ids.append(seq)
+                client.names.append(name)
+                if name == "snapshot":
+                    client.snapshot = seq
+                    client.ready.set()
+                elif name == "message_update":
+                    data = json.loads(line[6:])
+                    delta = data.get("assistantMessageEvent", {}).get("delta") or ""
+                    if delta.startswith("<t="):
+                        client.delays.append(received - float(delta[3:-1]))
+                elif name == "agent_end":
+                    ended += 1
+                    if ended >= runs:
+                        break
+                seq, name = None, "message"
+    client.done.set()
+
+
+def check(clients: list[Client]) -> list[str]:
+    """Every client: seqs consecutive from its snapshot, none twice; same session, same seqs."""
+    problems = []
+    by_session: dict[str, list[int]] = {}
+    for client in clients:
+        ids = client.ids
+        if ids != list(range(ids[0], ids[0] + len(ids))):
+            problems.append(f"client of {client.session[:8]}: a gap or a duplicate")
+        previous = by_session.setdefault(client.session, ids)
+        common = min(len(previous), len(ids))
+        if previous[:common] != ids[:common]:
+            problems.append(f"clients of {client.session[:8]} disagree")
+    return problems
+
+
+async def scenario(url: str, counts: list[int]) -> tuple[list[Client], float]:
+    """One session per item of ``counts``, with that many clients; every session prompted at once."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    limits = httpx.Limits(max_connections=sum(counts) + 20, max_keepalive_connections=40)
+    timeout = httpx.Timeout(30, read=None)
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=timeout) as http:
+        ids = [(await http.post("/sessions", json={})).json()["id"] for _ in counts]
+        clients = [Client(session) for session, count in zip(ids, counts, strict=True) for _ in range(count)]
+        tasks = [asyncio.create_task(follow(http, client, 1)) for client in clients]
+        await asyncio.gather(*(client.ready.wait() for client in clients))
+        started = time.perf_counter()
+        for session in ids:
+            await http.post(f"/sessions/{session}/commands", json={"type": "prompt", "message": "stream"})
+        await asyncio.wait_for(asyncio.gather(*tasks), 300)
+        return clients, time.perf_counter() - started
+
+
+def report(title: str, clients: list[Client], elapsed: float, cpu: float) -> None:
+    delays = sorted(delay for client in clients for delay in client.delays)
+    events = sum(len(client.ids) for client in clients)
+    problems = check(clients)
+    q = statistics.quantiles(delays, n=100)
+    print(f"\n{title}")
+    print(f"  events delivered      {events:,} to {len(clients)} clients in {elapsed:.1f} s")
+    print(f"  deltas timed          {len(delays):,}")
+    print(
+        f"  delay provider->client p50 {q[49] * 1000:.1f} ms  p95 {q[94] * 1000:.1f} ms  "
+        f"p99 {q[98] * 1000:.1f} ms  max {delays[-1] * 1000:.1f} ms   (target p99 <= 50 ms)"
+    )
+    print(f"  every seq once, in order, same for all clients: {problems if problems else 'yes'}")
+    print(f"  server CPU            {cpu:.1f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--deltas", type=int, default=200)
+    parser.add_argument("--interval", type=float, default=0.02, help="seconds between deltas")
+    args = parser.parse_args()
+    ports: Any = multiprocessing.Queue()
+    model = multiprocessing.Process(target=provider, args=(ports, args.deltas, args.interval), daemon=True)
+    model.start()
+    port = ports.get(timeout=10)
+    print(
+        f"provider: {args.deltas} deltas per reply, one every {args.interval * 1000:.0f} ms "
+        f"({1 / args.interval:.0f} tokens/s per session); {os.cpu_count()} cores"
+    )
+    with tempfile.TemporaryDirectory(prefix="pi-tui-serve-load-") as work:
+        root = Path(work)
+        agent_dir, project = root / "agent", root / "project"
+        agent_dir.mkdir()
+        project.mkdir()
+        models = {
+            "providers": {
+                "load": {
+                    "baseUrl": f"http://127.0.0.1:{port}",
+                    "api": "openai-completions",
+                    "apiKey": "k",
+                    "models": [{"id": "m", "name": "Load"}],
+                }
+            }
+        }
+        (agent_dir / "models.json").write_text(json.dumps(models))
+        (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "load", "defaultModel": "m"}))
+        both = [args.clients] + [1] * (args.sessions - 1)
+        for title, counts in (
+            (f"{args.sessions} sessions streaming at once, 1 client each", [1] * args.sessions),
+            (f"{args.clients} clients on one session", [args.clients]),
+            (f"both at once: {args.sessions} sessions, one of them with {args.clients} clients", both),
+        ):
+            process, url = start_server(agent_dir, project)
+            try:
+                before = cpu_seconds(process.pid)
+                clients, elapsed = asyncio.run(scenario(url, counts))
+                report(title, clients, elapsed, cpu_seconds(process.pid) - before)
+            finally:
+                process.terminate()
+                process.wait(20)
+    model.terminate()
+
+
+if __name__ == "__main__":
+    main()
