@@ -70,6 +70,7 @@ class LiveSession:
         """Open extension dialogs: request id -> method."""
         self.runtime = "idle"
         self.last_error: str | None = None
+        self._watched_run: asyncio.Task[Any] | None = None
         self._unsubscribe = self.agent.subscribe(self._on_event)
         self.agent.set_save_listener(lambda line: self.publish("notice", {"level": "error", "message": line}))
         self.closed = False
@@ -199,6 +200,11 @@ class LiveSession:
             self.draft = None
             self.running_tools.clear()
         self.log.publish(kind, data)
+        run = self.agent.run_task
+        if run is not None and run is not self._watched_run and not run.done():
+            # A run an extension started (not a prompt of ours) ends after its last event too.
+            self._watched_run = run
+            run.add_done_callback(lambda _task: self._update_runtime())
         self._update_runtime()
 
     def _on_session_changed(self, what: str, details: dict[str, Any]) -> None:

@@ -223,9 +223,20 @@ def test_commands_share_rpc_semantics_and_busy_sessions_refuse(
             busy = client.post(url, json={"type": "prompt", "message": "again"})
             assert busy.status_code == 409 and "already running" in busy.json()["error"]
             assert client.post(url, json={"type": "steer", "message": "hurry"}).status_code == 200
+            assert client.post(url, json={"type": "follow_up", "message": "then this"}).status_code == 200
+            late = EventReader(server, sid)  # a client arriving mid-stream gets the draft so far
+            snapshot = late.wait_named("snapshot")[0].data
+            late.close()
+            assert snapshot["runtime"] == "generating"
+            assert snapshot["draft"]["message"]["role"] == "assistant"
+            assert snapshot["draft"]["message"]["content"][0]["text"].startswith("w0 w1")
+            assert snapshot["queue"]["steering"] == ["hurry"] and snapshot["queue"]["followUp"] == [
+                "then this"
+            ]
+            assert [m["role"] for m in snapshot["messages"]] == ["user"]
             assert client.post(url, json={"type": "bash", "command": "echo hi"}).status_code == 409
             state = client.post(url, json={"type": "get_state"}).json()["data"]
-            assert state["isStreaming"] is True and state["pendingMessageCount"] == 1
+            assert state["isStreaming"] is True and state["pendingMessageCount"] == 2
             aborted = client.post(url, json={"type": "abort"})
             assert aborted.status_code == 200
             reader.wait_for(

@@ -203,6 +203,11 @@ class EventReader:
     def wait_named(self, name: str, count: int = 1, timeout: float = 20.0) -> list[Event]:
         return self.wait_for(lambda events: sum(e.name == name for e in events) >= count, timeout)
 
+    def wait_last(self, name: str, count: int = 1, timeout: float = 20.0) -> Event:
+        """The ``count``-th event called ``name``, once it has come."""
+        events = self.wait_named(name, count, timeout)
+        return [event for event in events if event.name == name][count - 1]
+
     def close(self) -> None:
         self._stop.set()
         self._client.close()
