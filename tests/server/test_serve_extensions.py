@@ -21,7 +21,8 @@ def activate(pi):
     async def deploy(args, ctx):
         if await ctx.ui.confirm("Deploy?", "to " + args):
             where = await ctx.ui.select("Region", ["eu", "us"])
-            pi.send_message({"custom_type": "deploy", "content": f"deployed {args} in {where}"}, trigger_turn=True)
+            note = {"custom_type": "deploy", "content": f"deployed {args} in {where}"}
+            pi.send_message(note, trigger_turn=True)
     pi.register_command("deploy", handler=deploy, description="Deploy the app")
 """
 
