@@ -162,3 +162,59 @@ def test_many_clients_see_every_event_once_in_the_same_order(
         finally:
             for reader in readers:
                 reader.close()
+
+
+def test_print_mode_is_refused_a_file_the_server_writes(
+    project: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    import subprocess
+
+    configure_agent(agent_dir, model_server)
+    with ServeProcess(project) as server, server.client() as client:
+        sid = client.post("/sessions", json={}).json()["id"]
+        client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "hello"})
+        wait_idle(client, sid)
+        path = client.get(f"/sessions/{sid}").json()["path"]
+        assert server.process is not None
+        other = subprocess.run(
+            [SCRIPT, "--session", path, "-p", "me too"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert other.returncode == 2
+        assert f"is being written by process {server.process.pid}" in other.stderr
+        assert len(client.get(f"/sessions/{sid}/messages").json()["messages"]) == 2
+
+
+def test_sigterm_aborts_the_running_turn_records_it_and_releases_the_file(
+    project: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    import signal
+
+    configure_agent(agent_dir, model_server)
+    model_server.queue(Scripted(text=SLOW, event_delay=0.05))
+    server = ServeProcess(project).start()
+    with server.client() as client:
+        sid = client.post("/sessions", json={}).json()["id"]
+        watcher = EventReader(server, sid)
+        watcher.wait_named("snapshot")
+        client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "long"})
+        watcher.wait_named("message_update", 3)
+        path = Path(client.get(f"/sessions/{sid}").json()["path"])
+        started = time.monotonic()
+        code = server.stop(signal.SIGTERM)
+        assert time.monotonic() - started < 10  # open event streams do not hold the exit
+        watcher.wait_for(lambda events: True)
+        watcher.close()
+    assert code in (-signal.SIGTERM, 128 + signal.SIGTERM)
+    assert "Traceback" not in server.stderr()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    reply = [line["message"] for line in lines if line.get("message", {}).get("role") == "assistant"][-1]
+    assert reply["stopReason"] == "aborted" and reply["content"][0]["text"].startswith("word0")
+    assert not path.with_name(path.name + ".lock").exists()
