@@ -4,6 +4,7 @@ file another process writes, many clients on one session."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -46,11 +47,19 @@ def test_a_client_that_goes_away_never_stops_the_agent(
     model_server.queue(Scripted(text=SLOW, event_delay=0.01))
     with ServeProcess(project) as server, server.client() as client:
         sid = client.post("/sessions", json={}).json()["id"]
-        watcher = EventReader(server, sid)
-        watcher.wait_named("snapshot")
+        host, port = server.url.removeprefix("http://").split(":")
+        raw = socket.create_connection((host, int(port)))  # a plain socket, so the hang-up is certain
+        raw.sendall(
+            f"GET /sessions/{sid}/events HTTP/1.1\r\nHost: {host}\r\n"
+            f"Authorization: Bearer {server.token}\r\n\r\n".encode()
+        )
+        received = b""
+        while b"event: snapshot" not in received:
+            received += raw.recv(65536)
         client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "go"})
-        watcher.wait_named("message_update", 3)
-        watcher.close()
+        while received.count(b"event: message_update") < 3:
+            received += raw.recv(65536)
+        raw.close()  # gone mid-stream
         wait_idle(client, sid)
         reply = client.get(f"/sessions/{sid}/messages").json()["messages"][-1]
         assert reply["stopReason"] == "stop" and reply["content"][0]["text"] == SLOW

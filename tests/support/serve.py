@@ -209,9 +209,11 @@ class EventReader:
         return [event for event in events if event.name == name][count - 1]
 
     def close(self) -> None:
+        """Hang up. The reading thread may sit in a blocking read until the next byte (an event
+        or a heartbeat, or the server stopping); it is a daemon and ends then, unwaited."""
         self._stop.set()
         self._client.close()
-        self._thread.join(5)
+        self._thread.join(0.2)
 
 
 def assert_consecutive(events: list[Event]) -> None:
