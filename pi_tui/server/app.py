@@ -8,8 +8,11 @@ the event-stream clients and unable to be bypassed by a route that forgets it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import sys
+import time
 import traceback
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,6 +29,9 @@ from pi_tui import jsonio
 from pi_tui.server.event_log import HEARTBEAT_SECONDS
 from pi_tui.server.hub import HubError, SessionHub
 from pi_tui.server.live import LiveSession
+
+IDLE_CLOSE_SECONDS = 600.0
+"""A session nobody follows or uses is closed after this long (its file free for the TUI)."""
 
 
 class JSONBody(Response):
@@ -85,8 +91,15 @@ async def _body(request: Request) -> dict[str, Any]:
     return value
 
 
-def build_app(hub: SessionHub, token: str, *, heartbeat: float = HEARTBEAT_SECONDS) -> ASGIApp:
-    """The ASGI application for ``hub``, behind the token check."""
+def build_app(
+    hub: SessionHub,
+    token: str,
+    *,
+    heartbeat: float = HEARTBEAT_SECONDS,
+    idle_close: float = IDLE_CLOSE_SECONDS,
+) -> ASGIApp:
+    """The ASGI application for ``hub``, behind the token check; sessions unused for
+    ``idle_close`` seconds are closed (0: never)."""
 
     async def session_of(request: Request) -> LiveSession:
         return await hub.get(request.path_params["session_id"])
@@ -225,18 +238,33 @@ def build_app(hub: SessionHub, token: str, *, heartbeat: float = HEARTBEAT_SECON
         traceback.print_exception(problem, file=sys.stderr)
         return error(500, f"Internal error: {type(problem).__name__}: {problem}")
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        closer = asyncio.create_task(hub.close_idle_forever(idle_close)) if idle_close > 0 else None
+        try:
+            yield
+        finally:
+            if closer is not None:
+                closer.cancel()
+
     app = Starlette(
         routes=routes,
         exception_handlers={HubError: hub_error, HTTPException: http_error, Exception: bug},
+        lifespan=lifespan,
     )
     return TokenGate(app, token)
 
 
 async def _event_stream(live: LiveSession, after: int | None, heartbeat: float) -> AsyncIterator[bytes]:
     """A snapshot first (unless every missed event can be replayed), then events as they come."""
-    if after is None or not live.log.can_replay_after(after):
-        frame = live.snapshot_frame()  # and its seq, with nothing in between
-        after = live.log.seq
-        yield frame
-    async for chunk in live.log.follow(after, live.snapshot_frame, heartbeat):
-        yield chunk
+    live.followers += 1
+    try:
+        if after is None or not live.log.can_replay_after(after):
+            frame = live.snapshot_frame()  # and its seq, with nothing in between
+            after = live.log.seq
+            yield frame
+        async for chunk in live.log.follow(after, live.snapshot_frame, heartbeat):
+            yield chunk
+    finally:
+        live.followers -= 1
+        live.last_used = time.monotonic()

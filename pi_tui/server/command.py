@@ -85,7 +85,7 @@ def run_serve(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
 def serve_on(sock: socket.socket, token: str, *, printed_token: bool = True) -> int:
     import uvicorn
 
-    from pi_tui.server.app import build_app
+    from pi_tui.server.app import IDLE_CLOSE_SECONDS, build_app
     from pi_tui.server.event_log import HEARTBEAT_SECONDS, RING_SIZE
     from pi_tui.server.hub import SessionHub
     from pi_tui.start_options import StartOptions
@@ -94,11 +94,13 @@ def serve_on(sock: socket.socket, token: str, *, printed_token: bool = True) -> 
     host, port = sock.getsockname()[:2]
     shown_host = f"[{host}]" if ":" in host else host
     base = f"http://{shown_host}:{port}"
-    # Tuning knobs for tests and benchmarks: seconds between heartbeats, events kept for replay.
+    # Tuning knobs for tests and benchmarks: seconds between heartbeats, events kept for replay,
+    # seconds before an unused session is closed.
     heartbeat = float(os.environ.get("PI_TUI_SERVE_HEARTBEAT") or HEARTBEAT_SECONDS)
     ring = int(os.environ.get("PI_TUI_SERVE_RING") or RING_SIZE)
     hub = SessionHub(os.getcwd(), StartOptions(cwd=os.getcwd()), ring_size=ring)
-    app = build_app(hub, token, heartbeat=heartbeat)
+    idle_close = float(os.environ.get("PI_TUI_SERVE_IDLE_CLOSE") or IDLE_CLOSE_SECONDS)
+    app = build_app(hub, token, heartbeat=heartbeat, idle_close=idle_close)
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -110,7 +112,7 @@ def serve_on(sock: socket.socket, token: str, *, printed_token: bool = True) -> 
         app,
         log_level="warning",
         access_log=False,
-        lifespan="off",
+        lifespan="on",
         timeout_graceful_shutdown=5,
         ws="none",
     )

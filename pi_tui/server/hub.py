@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ class SessionHub:
         """The live session, opening it from disk when it is not live yet (404 when unknown)."""
         live = self.sessions.get(session_id)
         if live is not None:
+            live.last_used = time.monotonic()
             return live
         path = await self.find(session_id)
         return await self.open_path(path)
@@ -220,6 +222,21 @@ class SessionHub:
         live = self.sessions.pop(session_id, None)
         if live is not None:
             await live.close()
+
+    async def close_idle(self, idle_after: float) -> list[str]:
+        """Close the sessions nobody has used for ``idle_after`` seconds (nothing running, no
+        client following), so their files are free for the TUI again. Their ids stay good: the
+        next request opens them from disk. Returns the ids closed."""
+        now = time.monotonic()
+        idle = [key for key, live in self.sessions.items() if (live.idle_seconds(now) or 0.0) >= idle_after]
+        for key in idle:
+            await self.close(key)
+        return idle
+
+    async def close_idle_forever(self, idle_after: float) -> None:
+        while True:
+            await asyncio.sleep(max(0.1, min(30.0, idle_after / 4)))
+            await self.close_idle(idle_after)
 
     async def close_all(self) -> None:
         await asyncio.gather(*(self.close(key) for key in list(self.sessions)), return_exceptions=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,9 @@ class LiveSession:
         self.runtime = "idle"
         self.last_error: str | None = None
         self._watched_run: asyncio.Task[Any] | None = None
+        self.followers = 0
+        """Event streams open on this session (the hub never closes a watched session)."""
+        self.last_used = time.monotonic()
         self._unsubscribe = self.agent.subscribe(self._on_event)
         self.agent.set_save_listener(lambda line: self.publish("notice", {"level": "error", "message": line}))
         self.closed = False
@@ -113,6 +117,7 @@ class LiveSession:
     async def submit(self, command: Any) -> Outcome:
         """Queue a command and wait for its outcome. The wait is shielded: a client that goes
         away does not take its command (or the agent's run) with it."""
+        self.last_used = time.monotonic()
         refused = self.commands.check(command)
         if refused is not None:
             return refused
@@ -173,6 +178,7 @@ class LiveSession:
         self._update_runtime()
 
     def _on_event(self, event: AgentEvent) -> None:
+        self.last_used = time.monotonic()
         data = event.to_json()
         kind = event.type
         if kind in ("message_start", "message_update"):
@@ -277,6 +283,13 @@ class LiveSession:
             "runtime": self.runtime,
             "model": {"provider": self.agent.model.provider, "id": self.agent.model.id},
         }
+
+    def idle_seconds(self, now: float) -> float | None:
+        """How long nothing has happened here, or None while the session is in use (it runs,
+        waits for a dialog, has commands queued or a client following it)."""
+        if self.followers or self.dialogs or self.busy:
+            return None
+        return now - self.last_used
 
     @property
     def busy(self) -> bool:

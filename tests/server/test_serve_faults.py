@@ -4,7 +4,6 @@ file another process writes, many clients on one session."""
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 
@@ -13,7 +12,14 @@ import pytest
 
 from pi_tui.session import SessionManager
 from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
-from tests.support.serve import SCRIPT, EventReader, ServeProcess, assert_consecutive, configure_agent
+from tests.support.serve import (
+    SCRIPT,
+    EventReader,
+    ServeProcess,
+    assert_consecutive,
+    configure_agent,
+    raw_stream,
+)
 
 pytestmark = pytest.mark.skipif(
     not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
@@ -47,15 +53,7 @@ def test_a_client_that_goes_away_never_stops_the_agent(
     model_server.queue(Scripted(text=SLOW, event_delay=0.01))
     with ServeProcess(project) as server, server.client() as client:
         sid = client.post("/sessions", json={}).json()["id"]
-        host, port = server.url.removeprefix("http://").split(":")
-        raw = socket.create_connection((host, int(port)))  # a plain socket, so the hang-up is certain
-        raw.sendall(
-            f"GET /sessions/{sid}/events HTTP/1.1\r\nHost: {host}\r\n"
-            f"Authorization: Bearer {server.token}\r\n\r\n".encode()
-        )
-        received = b""
-        while b"event: snapshot" not in received:
-            received += raw.recv(65536)
+        raw, received = raw_stream(server, sid)
         client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "go"})
         while received.count(b"event: message_update") < 3:
             received += raw.recv(65536)
@@ -227,3 +225,30 @@ def test_sigterm_aborts_the_running_turn_records_it_and_releases_the_file(
     reply = [line["message"] for line in lines if line.get("message", {}).get("role") == "assistant"][-1]
     assert reply["stopReason"] == "aborted" and reply["content"][0]["text"].startswith("word0")
     assert not path.with_name(path.name + ".lock").exists()
+
+
+def test_unused_sessions_close_and_reopen_on_the_next_request(
+    project: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    configure_agent(agent_dir, model_server)
+    with ServeProcess(project, env={"PI_TUI_SERVE_IDLE_CLOSE": "0.5"}) as server, server.client() as client:
+        sid = client.post("/sessions", json={}).json()["id"]
+        client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "hello"})
+        wait_idle(client, sid)
+        path = Path(client.get(f"/sessions/{sid}").json()["path"])
+        lock = path.with_name(path.name + ".lock")
+        raw, _ = raw_stream(server, sid)
+        time.sleep(1.5)
+        assert lock.exists()  # followed: kept open however quiet
+        raw.close()
+        deadline = time.monotonic() + 10
+        while lock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not lock.exists()  # closed: the TUI may open it now
+        assert client.get("/sessions").json()["sessions"][0]["live"] is False
+        tui = SessionManager.open(path)
+        tui.close()
+        assert len(client.get(f"/sessions/{sid}/messages").json()["messages"]) == 2  # opened again
+        assert lock.exists() and client.get("/sessions").json()["sessions"][0]["live"] is True

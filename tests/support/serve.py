@@ -14,6 +14,7 @@ import os
 import queue
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -122,6 +123,24 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def raw_stream(server: ServeProcess, session_id: str) -> tuple[socket.socket, bytes]:
+    """A session's event stream on a plain socket, read up to its snapshot: closing the socket
+    is a hang-up the server sees at once (an HTTP client's close may wait for the next read)."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    raw = socket.create_connection((host, int(port)))
+    raw.sendall(
+        f"GET /sessions/{session_id}/events HTTP/1.1\r\nHost: {host}\r\n"
+        f"Authorization: Bearer {server.token}\r\n\r\n".encode()
+    )
+    received = b""
+    while b"event: snapshot" not in received:
+        chunk = raw.recv(65536)
+        if not chunk:
+            raise AssertionError(f"the stream ended before its snapshot: {received[:300]!r}")
+        received += chunk
+    return raw, received
 
 
 def parse_frames(lines: Iterator[str]) -> Iterator[Event | str]:
