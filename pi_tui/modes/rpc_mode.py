@@ -533,6 +533,10 @@ class RpcServer:
     # --- state ------------------------------------------------------------------------------
 
     async def cmd_get_state(self, command: dict[str, Any]) -> Any:
+        return self.state_now()
+
+    def state_now(self) -> dict[str, Any]:
+        """``get_state``'s answer, built without awaiting (the server's snapshots need that)."""
         state = dict(self.agent.state())
         state["isStreaming"] = self.busy
         state["isCompacting"] = self._compacting

@@ -115,18 +115,6 @@ class SessionCommands(RpcServer):
 
     # --- state ------------------------------------------------------------------------------
 
-    def state_now(self) -> dict[str, Any]:
-        """``get_state`` without awaiting, so a snapshot and its seq always agree."""
-        state = dict(self.agent.state())
-        state["isStreaming"] = self.busy
-        state["isCompacting"] = self._compacting
-        if state.get("sessionName") is None:
-            state.pop("sessionName", None)
-        return state
-
-    async def cmd_get_state(self, command: dict[str, Any]) -> Any:
-        return self.state_now()
-
     @property
     def prompt_task(self) -> asyncio.Task[Any] | None:
         """The accepted prompt's run, if one is going."""

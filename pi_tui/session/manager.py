@@ -15,7 +15,7 @@ import functools
 import itertools
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -248,15 +248,24 @@ class SessionManager:
         original = cls.open(source_path, read_only=True)
         manager = cls.create(target_cwd, session_dir)
         manager._header["parentSession"] = str(source_path)
-        for raw in original._index.entries:
-            manager._index.add(dict(raw))
-        manager._leaf_id = original._leaf_id
+        return manager._filled(original._index.entries, original._leaf_id)
+
+    def _filled(
+        self, raws: Iterable[RawEntry], leaf_id: str | None, labels: Iterable[tuple[str, str]] = ()
+    ) -> SessionManager:
+        """This new session holding copies of ``raws`` (then ``labels`` as new label entries),
+        written at once; a file that cannot be written is removed and the error raised."""
+        for raw in raws:
+            self._index.add(dict(raw))
+        self._leaf_id = leaf_id
+        for target, label in labels:
+            self._append_model(LabelEntry, target_id=target, label=label)
         try:
-            manager._persist(strict=True)
+            self._persist(strict=True)
         except SessionError:
-            manager.close(discard=True)
+            self.close(discard=True)
             raise
-        return manager
+        return self
 
     # --- listing ----------------------------------------------------------------------------
 
@@ -741,17 +750,7 @@ class SessionManager:
         manager = cls.create(source.cwd, source.session_dir)
         if source.session_file is not None:
             manager._header["parentSession"] = str(source.session_file)
-        for raw in path:
-            manager._index.add(dict(raw))
-        manager._leaf_id = path[-1]["id"] if path else None
-        for target, label in labels:
-            manager._append_model(LabelEntry, target_id=target, label=label)
-        try:
-            manager._persist(strict=True)
-        except SessionError:
-            manager.close(discard=True)
-            raise
-        return manager
+        return manager._filled(path, path[-1]["id"] if path else None, labels)
 
     def _branch_path(self, leaf_id: str | None) -> list[RawEntry] | None:
         """Root-to-leaf raw entries, extending the last path when the leaf grew from it.

@@ -4,22 +4,18 @@ fork) opens in the real pi 0.73.1, which continues the branch the server left cu
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted
-from tests.support.real_pi import pi_cli
-from tests.support.serve import ServeProcess, configure_agent
+from tests.support.real_pi import run_pi
+from tests.support.serve import ServeProcess, configure_agent, wait_idle
 
 pytestmark = pytest.mark.pi_interop
 
 
 def test_pi_continues_a_session_the_server_wrote(tmp_path: Path, agent_dir: Path) -> None:
-    command = pi_cli()
     project = tmp_path / "project"
     project.mkdir()
     with ModelServer() as server:
@@ -29,8 +25,7 @@ def test_pi_continues_a_session_the_server_wrote(tmp_path: Path, agent_dir: Path
             url = f"/sessions/{sid}/commands"
             for text in ("first question", "second question"):
                 client.post(url, json={"type": "prompt", "message": text})
-                while client.get(f"/sessions/{sid}").json()["runtime"] != "idle":
-                    time.sleep(0.05)
+                wait_idle(client, sid)
             tree = client.get(f"/sessions/{sid}/tree").json()["tree"]
             first_reply = tree["ids"][tree["texts"].index("assistant: echo: first question")]
             client.post(url, json={"type": "set_label", "entryId": first_reply, "label": "good"})
@@ -41,14 +36,11 @@ def test_pi_continues_a_session_the_server_wrote(tmp_path: Path, agent_dir: Path
             assert moved.status_code == 200, moved.text
             path = client.get(f"/sessions/{sid}").json()["path"]
         server.clear_requests()
-        env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), "HOME": str(tmp_path), "PI_OFFLINE": "1"}
-        continued = subprocess.run(
-            [*command, "--provider", "test", "--model", "m", "--session", path, "-p", "third question"],
+        continued = run_pi(
+            ["--provider", "test", "--model", "m", "--session", path, "-p", "third question"],
+            agent_dir=agent_dir,
             cwd=project,
-            env={**env, "PI_SKIP_VERSION_CHECK": "1"},
-            capture_output=True,
-            text=True,
-            timeout=120,
+            env={"HOME": str(tmp_path), "PI_SKIP_VERSION_CHECK": "1"},
         )
         assert continued.returncode == 0, continued.stderr
         assert continued.stdout.strip() == "echo: third question"

@@ -7,7 +7,6 @@ import json
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from pi_tui.session import SessionManager
@@ -18,7 +17,9 @@ from tests.support.serve import (
     ServeProcess,
     assert_consecutive,
     configure_agent,
+    one_turn,
     raw_stream,
+    wait_idle,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -33,15 +34,6 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
-
-
-def wait_idle(client: httpx.Client, session_id: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if client.get(f"/sessions/{session_id}").json()["runtime"] == "idle":
-            return
-        time.sleep(0.05)
-    raise AssertionError("the session did not become idle")
 
 
 def test_a_client_that_goes_away_never_stops_the_agent(
@@ -114,10 +106,7 @@ def test_read_only_when_the_tui_holds_the_file(
 ) -> None:
     configure_agent(agent_dir, model_server)
     with ServeProcess(project) as server, server.client() as client:
-        sid = client.post("/sessions", json={}).json()["id"]
-        client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "hello"})
-        wait_idle(client, sid)
-        path = client.get(f"/sessions/{sid}").json()["path"]
+        sid, path = one_turn(client)
     holder = SessionManager.open(path)  # the writer lock, as the TUI or print mode takes it
     try:
         with ServeProcess(project) as server, server.client() as client:
@@ -180,10 +169,7 @@ def test_print_mode_is_refused_a_file_the_server_writes(
 
     configure_agent(agent_dir, model_server)
     with ServeProcess(project) as server, server.client() as client:
-        sid = client.post("/sessions", json={}).json()["id"]
-        client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "hello"})
-        wait_idle(client, sid)
-        path = client.get(f"/sessions/{sid}").json()["path"]
+        sid, path = one_turn(client)
         assert server.process is not None
         other = subprocess.run(
             [SCRIPT, "--session", path, "-p", "me too"],
@@ -234,10 +220,8 @@ def test_unused_sessions_close_and_reopen_on_the_next_request(
 ) -> None:
     configure_agent(agent_dir, model_server)
     with ServeProcess(project, env={"PI_TUI_SERVE_IDLE_CLOSE": "0.5"}) as server, server.client() as client:
-        sid = client.post("/sessions", json={}).json()["id"]
-        client.post(f"/sessions/{sid}/commands", json={"type": "prompt", "message": "hello"})
-        wait_idle(client, sid)
-        path = Path(client.get(f"/sessions/{sid}").json()["path"])
+        sid, found = one_turn(client)
+        path = Path(found)
         lock = path.with_name(path.name + ".lock")
         raw, _ = raw_stream(server, sid)
         time.sleep(1.5)

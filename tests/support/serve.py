@@ -125,6 +125,23 @@ class ServeProcess:
         self.stop()
 
 
+def wait_idle(client: httpx.Client, session_id: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.get(f"/sessions/{session_id}").json()["runtime"] == "idle":
+            return
+        time.sleep(0.05)
+    raise AssertionError("the session did not become idle")
+
+
+def one_turn(client: httpx.Client, text: str = "hello") -> tuple[str, str]:
+    """A new session with one prompt answered; its id and file."""
+    session_id = client.post("/sessions", json={}).json()["id"]
+    client.post(f"/sessions/{session_id}/commands", json={"type": "prompt", "message": text})
+    wait_idle(client, session_id)
+    return session_id, client.get(f"/sessions/{session_id}").json()["path"]
+
+
 def raw_stream(server: ServeProcess, session_id: str) -> tuple[socket.socket, bytes]:
     """A session's event stream on a plain socket, read up to its snapshot: closing the socket
     is a hang-up the server sees at once (an HTTP client's close may wait for the next read)."""

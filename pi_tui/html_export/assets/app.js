@@ -35,13 +35,7 @@ function applyTheme(index) {
   const palette = palettes[index];
   if (!palette) return;
   state.palette = index;
-  const style = document.documentElement.style;
-  for (const [token, value] of Object.entries(palette.colors)) {
-    style.setProperty("--" + token.replace(/([A-Z])/g, "-$1").toLowerCase(), value);
-  }
-  document.documentElement.dataset.theme = palette.dark ? "dark" : "light";
-  const button = document.getElementById("theme-toggle");
-  if (button) button.textContent = palette.dark ? "Light theme" : "Dark theme";
+  P.applyPalette(palette);
 }
 
 function toggleTheme() {

@@ -51,3 +51,14 @@ P.formatDate = function (iso) {
   return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) + " " +
     pad(date.getHours()) + ":" + pad(date.getMinutes());
 };
+
+// A pi theme's colours as the page's --custom-properties, and the toggle button's text.
+P.applyPalette = function (palette) {
+  const style = document.documentElement.style;
+  for (const [token, value] of Object.entries(palette.colors)) {
+    style.setProperty("--" + token.replace(/([A-Z])/g, "-$1").toLowerCase(), value);
+  }
+  document.documentElement.dataset.theme = palette.dark ? "dark" : "light";
+  const button = document.getElementById("theme-toggle");
+  if (button) button.textContent = palette.dark ? "Light theme" : "Dark theme";
+};

@@ -81,12 +81,7 @@ function applyTheme(index) {
   const palette = palettes[index];
   if (!palette) return;
   state.palette = index;
-  const style = document.documentElement.style;
-  for (const [token, value] of Object.entries(palette.colors)) {
-    style.setProperty("--" + token.replace(/([A-Z])/g, "-$1").toLowerCase(), value);
-  }
-  document.documentElement.dataset.theme = palette.dark ? "dark" : "light";
-  document.getElementById("theme-toggle").textContent = palette.dark ? "Light theme" : "Dark theme";
+  P.applyPalette(palette);
 }
 
 function toggleTheme() {
