@@ -211,6 +211,20 @@ def result_json(result: Any) -> Any:
     return str(result)
 
 
+def response_record(
+    command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
+) -> dict[str, Any]:
+    """pi's answer to a command: ``success``, the request's ``id``, ``data`` or ``error``."""
+    record: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
+    if request_id is not None:
+        record["id"] = request_id
+    if error is not None:
+        record["error"] = error
+    elif data is not _NO_DATA:
+        record["data"] = data
+    return record
+
+
 # --- the server -----------------------------------------------------------------------------
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -340,14 +354,7 @@ class RpcServer:
     def respond(
         self, command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
     ) -> None:
-        record: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
-        if request_id is not None:
-            record["id"] = request_id
-        if error is not None:
-            record["error"] = error
-        elif data is not _NO_DATA:
-            record["data"] = data
-        self.output.send(record)
+        self.output.send(response_record(command, request_id, data=data, error=error))
 
     def on_event(self, event: AgentEvent) -> None:
         self.output.send(event.to_json())

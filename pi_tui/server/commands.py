@@ -23,7 +23,15 @@ from collections.abc import Callable
 from typing import Any
 
 from pi_tui.agent.session import CompactionFailed
-from pi_tui.modes.rpc_mode import _NO_DATA, BusyError, CommandError, FailedError, Output, RpcServer
+from pi_tui.modes.rpc_mode import (
+    _NO_DATA,
+    BusyError,
+    CommandError,
+    FailedError,
+    Output,
+    RpcServer,
+    response_record,
+)
 from pi_tui.startup import Started
 
 Outcome = tuple[int, dict[str, Any]]
@@ -68,18 +76,20 @@ class SessionCommands(RpcServer):
     def check(self, command: Any) -> Outcome | None:
         """An immediate refusal for a command that cannot run here at all, else None."""
         if not isinstance(command, dict):
-            return 400, _record("unknown", None, error='A command is a JSON object with a "type"')
+            return 400, response_record("unknown", None, error='A command is a JSON object with a "type"')
         name = command.get("type")
         request_id = command.get("id")
         if not isinstance(name, str) or not name:
-            return 400, _record("unknown", request_id, error='Command has no "type" field')
+            return 400, response_record("unknown", request_id, error='Command has no "type" field')
         name = ALIASES.get(name, name)
         if name in ELSEWHERE:
-            return 400, _record(name, request_id, error=f"{name} is a resource here: use {ELSEWHERE[name]}")
+            return 400, response_record(
+                name, request_id, error=f"{name} is a resource here: use {ELSEWHERE[name]}"
+            )
         if name != "extension_ui_response" and name not in self._handlers:
-            return 400, _record(name, request_id, error=f"Unknown command: {name}")
+            return 400, response_record(name, request_id, error=f"Unknown command: {name}")
         if self.read_only_reason is not None and name not in READING_COMMANDS:
-            return 409, _record(
+            return 409, response_record(
                 name, request_id, error=f"This session is read-only here: {self.read_only_reason}"
             )
         return None
@@ -94,19 +104,21 @@ class SessionCommands(RpcServer):
         if name == "extension_ui_response":
             answered = self.extension_ui is not None and self.extension_ui.answer(command)
             if answered:
-                return 200, _record(name, request_id, data=_NO_DATA)
-            return 404, _record(name, request_id, error=f"No open dialog has the id {request_id!r}")
+                return 200, response_record(name, request_id, data=_NO_DATA)
+            return 404, response_record(name, request_id, error=f"No open dialog has the id {request_id!r}")
         handler, _background = self._handlers[name]
         try:
             data = await handler(command)
         except CommandError as error:
-            return error.status, _record(name, request_id, error=str(error))
+            return error.status, response_record(name, request_id, error=str(error))
         except asyncio.CancelledError:
-            return 409, _record(name, request_id, error=f"{name} was cancelled")
+            return 409, response_record(name, request_id, error=f"{name} was cancelled")
         except Exception as error:
             print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-            return 500, _record(name, request_id, error=f"{name} failed: {type(error).__name__}: {error}")
-        return 200, _record(name, request_id, data=data)
+            return 500, response_record(
+                name, request_id, error=f"{name} failed: {type(error).__name__}: {error}"
+            )
+        return 200, response_record(name, request_id, data=data)
 
     def respond(
         self, command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
@@ -217,17 +229,3 @@ class SessionCommands(RpcServer):
         data = await super().cmd_compact(command)
         self.session_changed("tree", {"leafId": self.agent.manager.get_leaf_id()})
         return data
-
-
-def _record(
-    command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
-) -> dict[str, Any]:
-    """rpc mode's ``response`` record."""
-    record: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
-    if request_id is not None:
-        record["id"] = request_id
-    if error is not None:
-        record["error"] = error
-    elif data is not _NO_DATA:
-        record["data"] = data
-    return record

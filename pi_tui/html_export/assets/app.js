@@ -26,26 +26,9 @@ const state = {
   branchOf: -1, // tree index the shown branch goes through
   target: null, // entry id to highlight in the conversation
   expanded: new Set(),
-  palette: 0,
 };
 
-// ---------------------------------------------------------------- theme
-
-function applyTheme(index) {
-  const palette = palettes[index];
-  if (!palette) return;
-  state.palette = index;
-  P.applyPalette(palette);
-}
-
-function toggleTheme() {
-  applyTheme(state.palette === 0 ? 1 : 0);
-  try {
-    localStorage.setItem(THEME_KEY, palettes[state.palette].name);
-  } catch (error) {
-    /* storage may be off for file: pages */
-  }
-}
+const themes = new P.ThemeSwitch(palettes, THEME_KEY);
 
 // ---------------------------------------------------------------- header
 
@@ -58,7 +41,7 @@ function renderSummary() {
   toggle.id = "theme-toggle";
   toggle.type = "button";
   toggle.title = "Switch between dark and light";
-  toggle.addEventListener("click", toggleTheme);
+  toggle.addEventListener("click", () => themes.toggle());
   const facts = header.appendChild(P.el("dl", "facts"));
   const fact = (name, value) => {
     if (value === null || value === undefined || value === "") return;
@@ -353,16 +336,8 @@ function buildFilters() {
 }
 
 function start() {
-  let chosen = 0;
-  try {
-    const saved = localStorage.getItem(THEME_KEY);
-    const found = palettes.findIndex((p) => p.name === saved);
-    if (found >= 0) chosen = found;
-  } catch (error) {
-    chosen = 0;
-  }
   renderSummary();
-  applyTheme(chosen);
+  themes.start();
   buildFilters();
   document.title = (summary.name || "Session") + " \u2013 pi-tui";
   treeNode.addEventListener("keydown", onTreeKey);

@@ -52,13 +52,45 @@ P.formatDate = function (iso) {
     pad(date.getHours()) + ":" + pad(date.getMinutes());
 };
 
-// A pi theme's colours as the page's --custom-properties, and the toggle button's text.
-P.applyPalette = function (palette) {
-  const style = document.documentElement.style;
-  for (const [token, value] of Object.entries(palette.colors)) {
-    style.setProperty("--" + token.replace(/([A-Z])/g, "-$1").toLowerCase(), value);
+// The page's two pi themes (the user's and the opposite built-in): the colours become the
+// page's --custom-properties; the choice is remembered per browser under storageKey.
+P.ThemeSwitch = class ThemeSwitch {
+  constructor(palettes, storageKey) {
+    this.palettes = palettes;
+    this.storageKey = storageKey;
+    this.index = 0;
   }
-  document.documentElement.dataset.theme = palette.dark ? "dark" : "light";
-  const button = document.getElementById("theme-toggle");
-  if (button) button.textContent = palette.dark ? "Light theme" : "Dark theme";
+
+  start() {
+    let saved = null;
+    try {
+      saved = localStorage.getItem(this.storageKey);
+    } catch (error) {
+      saved = null; // storage may be off (file: pages, private windows)
+    }
+    const found = this.palettes.findIndex((palette) => palette.name === saved);
+    this.apply(found >= 0 ? found : 0);
+  }
+
+  toggle() {
+    this.apply(this.index === 0 ? 1 : 0);
+    try {
+      localStorage.setItem(this.storageKey, this.palettes[this.index].name);
+    } catch (error) {
+      /* not remembered, still applied */
+    }
+  }
+
+  apply(index) {
+    const palette = this.palettes[index];
+    if (!palette) return;
+    this.index = index;
+    const style = document.documentElement.style;
+    for (const [token, value] of Object.entries(palette.colors)) {
+      style.setProperty("--" + token.replace(/([A-Z])/g, "-$1").toLowerCase(), value);
+    }
+    document.documentElement.dataset.theme = palette.dark ? "dark" : "light";
+    const button = document.getElementById("theme-toggle");
+    if (button) button.textContent = palette.dark ? "Light theme" : "Dark theme";
+  }
 };

@@ -35,10 +35,9 @@ const state = {
   stream: null,
   events: 0,
   snapshots: 0,
-  palette: 0,
   dialogEntry: null,
 };
-const palettes = JSON.parse(document.getElementById("pi-themes").textContent || "[]");
+const themes = new P.ThemeSwitch(JSON.parse(document.getElementById("pi-themes").textContent || "[]"), THEME_KEY);
 
 // ---------------------------------------------------------------- requests
 
@@ -75,19 +74,7 @@ function command(payload) {
   return api("/sessions/" + encodeURIComponent(state.current) + "/commands", { json: payload });
 }
 
-// ---------------------------------------------------------------- theme, toast
-
-function applyTheme(index) {
-  const palette = palettes[index];
-  if (!palette) return;
-  state.palette = index;
-  P.applyPalette(palette);
-}
-
-function toggleTheme() {
-  applyTheme(state.palette === 0 ? 1 : 0);
-  try { localStorage.setItem(THEME_KEY, palettes[state.palette].name); } catch (error) { /* off */ }
-}
+// ---------------------------------------------------------------- toast
 
 let toastTimer = 0;
 function toast(text) {
@@ -517,12 +504,9 @@ function answerExtension(request) {
 
 async function start() {
   state.token = takeToken();
-  let stored = null;
-  try { stored = localStorage.getItem(THEME_KEY); } catch (error) { stored = null; }
-  const index = palettes.findIndex((palette) => palette.name === stored);
-  applyTheme(index >= 0 ? index : 0);
+  themes.start();
   buildFilters();
-  document.getElementById("theme-toggle").addEventListener("click", toggleTheme);
+  document.getElementById("theme-toggle").addEventListener("click", () => themes.toggle());
   document.getElementById("new-session").addEventListener("click", () => newSession().catch((error) => toast(error.message)));
   let searchTimer = 0;
   document.getElementById("session-search").addEventListener("input", () => {
