@@ -98,7 +98,8 @@ class SessionCommands(RpcServer):
         return ALIASES.get(command["type"], command["type"]) in BACKGROUND
 
     async def execute(self, command: dict[str, Any]) -> Outcome:
-        """Run one checked command; never raises (a bug costs one command, never the session)."""
+        """Run one checked command. A failure, even a bug, is an outcome (it costs one command,
+        never the session); only cancellation propagates."""
         name = ALIASES.get(command["type"], command["type"])
         request_id = command.get("id")
         if name == "extension_ui_response":
@@ -111,8 +112,6 @@ class SessionCommands(RpcServer):
             data = await handler(command)
         except CommandError as error:
             return error.status, response_record(name, request_id, error=str(error))
-        except asyncio.CancelledError:
-            return 409, response_record(name, request_id, error=f"{name} was cancelled")
         except Exception as error:
             print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
             return 500, response_record(
@@ -143,6 +142,10 @@ class SessionCommands(RpcServer):
     @property
     def compacting(self) -> bool:
         return self._compacting
+
+    def abort_all(self) -> None:
+        """What ``abort`` stops, for the session closing."""
+        self._abort_all()
 
     def _abort_all(self) -> None:
         super()._abort_all()

@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent
-from pi_tui.modes.rpc_mode import Output, _register_extension_commands, _start_extensions_ui
+from pi_tui.modes.rpc_mode import (
+    ABORT_WAIT,
+    Output,
+    _register_extension_commands,
+    _start_extensions_ui,
+    response_record,
+)
 from pi_tui.server.commands import Outcome, SessionCommands
 from pi_tui.server.event_log import RING_SIZE, EventLog, sse_frame
 from pi_tui.session.messages import AssistantMessage
@@ -95,6 +101,7 @@ class LiveSession:
         if self.closed:
             return
         self.closed = True
+        self.commands.abort_all()  # first: a command waiting for a run to stop can then finish
         if self._worker is not None:
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
@@ -104,6 +111,8 @@ class LiveSession:
                 pending.done.set_result((503, _closing(pending.command)))
         if self.commands.extension_ui is not None:
             self.commands.extension_ui.cancel_all()
+        if self._beside:  # a compaction, a shell command, a branch summary: let them record
+            await asyncio.wait(set(self._beside), timeout=ABORT_WAIT)
         extensions = self.started.extensions.runner if self.started.extensions is not None else None
         if extensions is not None:
             with contextlib.suppress(Exception):
@@ -124,6 +133,10 @@ class LiveSession:
         if self.closed:
             return 503, _closing(command)
         pending = PendingCommand(command)
+        if command.get("type") == "extension_ui_response":
+            # An answer to a dialog a running command waits on: never queued behind it.
+            await self._apply(pending)
+            return pending.done.result()
         self.queue.append(pending)
         self._queue_wake.set()
         self._publish_queue()
@@ -134,22 +147,26 @@ class LiveSession:
             while not self.queue:
                 self._queue_wake.clear()
                 await self._queue_wake.wait()
-            pending = self.queue[0]
+            pending = self.queue.popleft()
+            self._publish_queue()
             if self.commands.runs_beside_queue(pending.command):
-                task = asyncio.create_task(self._run(pending))
+                task = asyncio.create_task(self._apply(pending))
                 self._beside.add(task)
                 task.add_done_callback(self._beside.discard)
-                await asyncio.sleep(0)  # let it start (and claim its place) before the next one
             else:
-                await self._run(pending)
+                await self._apply(pending)
 
-    async def _run(self, pending: PendingCommand) -> None:
-        if self.queue and self.queue[0] is pending:
-            self.queue.popleft()
-            self._publish_queue()
-        if pending.command.get("type") == "prompt":
-            self.last_error = None
-        outcome = await self.commands.execute(pending.command)
+    async def _apply(self, pending: PendingCommand) -> None:
+        """Run one command and hand its outcome to whoever posted it, also when it is
+        cancelled (``abort`` cancels a compaction; closing cancels everything)."""
+        try:
+            outcome = await self.commands.execute(pending.command)
+        except asyncio.CancelledError:
+            self._finish(pending, (409, cancelled_record(pending.command)))
+            raise
+        self._finish(pending, outcome)
+
+    def _finish(self, pending: PendingCommand, outcome: Outcome) -> None:
         self.publish("response", outcome[1])
         run = self.commands.prompt_task
         if run is not None and not run.done():
@@ -202,6 +219,8 @@ class LiveSession:
                 running["partialResult"] = data.get("partialResult")
         elif kind == "tool_execution_end":
             self.running_tools.pop(str(data.get("toolCallId")), None)
+        elif kind == "agent_start":
+            self.last_error = None  # a new run: the last one's error is history
         elif kind == "agent_end":
             self.draft = None
             self.running_tools.clear()
@@ -300,6 +319,11 @@ class LiveSession:
 def _queued_text(item: Any) -> str:
     text = getattr(item, "text", None)
     return text if isinstance(text, str) else str(item)
+
+
+def cancelled_record(command: dict[str, Any]) -> dict[str, Any]:
+    name = str(command.get("type"))
+    return response_record(name, command.get("id"), error=f"{name} was cancelled")
 
 
 def _closing(command: Any) -> dict[str, Any]:

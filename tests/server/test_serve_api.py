@@ -13,7 +13,14 @@ import httpx
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec, model_server  # noqa: F401
-from tests.support.serve import SCRIPT, EventReader, ServeProcess, assert_consecutive, configure_agent
+from tests.support.serve import (
+    SCRIPT,
+    EventReader,
+    ServeProcess,
+    assert_consecutive,
+    configure_agent,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.skipif(
     not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
@@ -257,7 +264,8 @@ def test_commands_share_rpc_semantics_and_busy_sessions_refuse(
         shell = client.post(url, json={"type": "bash", "command": "echo from-the-shell"})
         assert shell.status_code == 200 and "from-the-shell" in shell.json()["data"]["output"]
         compact = client.post(url, json={"type": "compact"})
-        assert compact.status_code in (200, 400), compact.text  # a tiny session may be too small
+        assert compact.status_code == 400  # rpc mode's answer for a session this small
+        assert compact.json()["error"] == "Nothing to compact (the session is too small)"
         assert (
             client.post(url, json={"type": "new_session"})
             .json()["error"]
@@ -334,3 +342,54 @@ def test_replay_after_a_drop_and_a_new_snapshot_after_an_old_gap(
         assert restarted.comments[:1] == [": heartbeat"]  # every PI_TUI_SERVE_HEARTBEAT seconds
         restarted.close()
         steady.close()
+
+
+def test_abort_reaches_a_compaction_that_runs_beside_the_queue(
+    project: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    import threading
+
+    configure_agent(agent_dir, model_server, settings={"compaction": {"keepRecentTokens": 1}})
+    with ServeProcess(project) as server, server.client() as client:
+        sid = client.post("/sessions", json={}).json()["id"]
+        url = f"/sessions/{sid}/commands"
+        for text in ("one", "two"):
+            client.post(url, json={"type": "prompt", "message": text})
+            wait_idle(client, sid)
+        model_server.queue(Scripted(text="A summary.", first_byte_delay=30))
+        answers: dict[str, httpx.Response] = {}
+
+        def compact() -> None:
+            with server.client(timeout=60) as other:
+                answers["compact"] = other.post(url, json={"type": "compact", "id": "k"})
+
+        worker = threading.Thread(target=compact)
+        worker.start()
+        model_server.wait_for_requests(3, timeout=10)  # the summary request is on its way
+        assert client.get(f"/sessions/{sid}").json()["runtime"] == "generating"
+        aborted = client.post(url, json={"type": "abort"})
+        worker.join(10)
+        assert aborted.status_code == 200
+        assert answers["compact"].status_code == 409
+        assert answers["compact"].json() == {
+            "type": "response",
+            "command": "compact",
+            "success": False,
+            "id": "k",
+            "error": "compact was cancelled",
+        }
+        wait_idle(client, sid)
+        assert [m["role"] for m in client.get(f"/sessions/{sid}/messages").json()["messages"]] == [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+        ]
+        model_server.queue(Scripted(text="## Goal\\nThe user said one and two."))
+        done = client.post(url, json={"type": "compact"})
+        assert done.status_code == 200, done.text
+        assert done.json()["data"]["summary"].startswith("## Goal")
+        roles = [m["role"] for m in client.get(f"/sessions/{sid}/messages").json()["messages"]]
+        assert roles[0] == "compactionSummary"

@@ -32,10 +32,13 @@ SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 TOKEN = "test-token-0123456789"
 
 
-def configure_agent(agent_dir: Path, model_server: ModelServer, **model: Any) -> None:
+def configure_agent(
+    agent_dir: Path, model_server: ModelServer, settings: dict[str, Any] | None = None, **model: Any
+) -> None:
     models = [{"id": "m", "name": "Test model", "contextWindow": 200000, **model}]
     (agent_dir / "models.json").write_text(json.dumps(model_server.models_json(models=models)))
-    (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "test", "defaultModel": "m"}))
+    chosen = {"defaultProvider": "test", "defaultModel": "m", **(settings or {})}
+    (agent_dir / "settings.json").write_text(json.dumps(chosen))
 
 
 @dataclass(slots=True)
