@@ -137,3 +137,39 @@ def test_prompt_stream_tree_label_and_move_with_summary(
     assert shot.stat().st_size > 20_000
     if os.environ.get("PI_TUI_DOC_SHOTS"):  # refresh the documentation's picture
         DOC_SHOT.write_bytes(shot.read_bytes())
+
+
+def test_enter_steers_a_running_turn_and_escape_aborts_it(
+    browser: Any,
+    served: ServeProcess,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    browser.get(f"{served.url}/?token={served.token}")
+    wait(browser, "return window.piServe && window.piServe.state.current")
+    words = " ".join(f"part{i}" for i in range(150))
+    model_server.queue(Scripted(text=words, event_delay=0.03))
+    send(browser, "go slowly")
+    wait(browser, "return document.getElementById('send').textContent === 'Steer'")
+    send(browser, "mind the tests")  # Enter while it runs: a steer, delivered with the next turn
+    wait(browser, "return document.getElementById('prompt').value === ''")
+    wait(browser, "return document.getElementById('conversation').innerText.includes('mind the tests')", 30)
+    sent = [message["content"] for message in model_server.requests[-1].body["messages"]]
+    assert any("mind the tests" in str(content) for content in sent)
+
+    model_server.queue(Scripted(text=words, event_delay=0.05))
+    send(browser, "another slow one")
+    wait(
+        browser,
+        "const d = document.querySelector('#conversation .draft'); return d && d.innerText.includes('part2')",
+    )
+    browser.find_element("id", "prompt").send_keys("\ue00c")  # Escape
+    wait(browser, "return document.getElementById('status').dataset.runtime === 'idle'")
+    last_entry = (
+        "const entries = document.querySelectorAll('#conversation .entry');"
+        "return entries.length ? entries[entries.length - 1].innerText : ''"
+    )
+    deadline = time.monotonic() + 20
+    while "aborted" not in browser.execute_script(last_entry) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cut = browser.execute_script(last_entry)
+    assert "part2" in cut and "Request was aborted" in cut and "part149" not in cut
