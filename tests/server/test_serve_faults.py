@@ -234,5 +234,10 @@ def test_unused_sessions_close_and_reopen_on_the_next_request(
         assert client.get("/sessions").json()["sessions"][0]["live"] is False
         tui = SessionManager.open(path)
         tui.close()
-        assert len(client.get(f"/sessions/{sid}/messages").json()["messages"]) == 2  # opened again
-        assert lock.exists() and client.get("/sessions").json()["sessions"][0]["live"] is True
+        again, received = raw_stream(server, sid)  # any request opens it again (followed: kept)
+        try:
+            assert b'"readOnly":false' in received and lock.exists()
+            assert client.get("/sessions").json()["sessions"][0]["live"] is True
+            assert len(client.get(f"/sessions/{sid}/messages").json()["messages"]) == 2
+        finally:
+            again.close()

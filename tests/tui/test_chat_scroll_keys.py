@@ -115,3 +115,26 @@ async def test_a_second_request_for_older_items_waits_for_the_batch_under_way(
                 break
             await pilot.pause(0.01)
         assert chat.mounted_count >= min(len(chat.items), mounted + 80), (chat.mounted_count, mounted)
+
+
+async def test_every_request_made_while_a_batch_mounts_brings_its_own_batch(
+    project: Path, tmp_path: Path, server: ModelServer
+) -> None:
+    """Three more presses while the first batch mounts (a slow machine) mean three more batches,
+    not one: presses are counted, never merged."""
+    path = long_session(project, tmp_path / "sessions", 4 * TURNS)  # batches to spare
+    app = make_app(project, session=str(path), model="test/m")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app, f"answer {4 * TURNS - 1}")
+        chat = app.chat
+        mounted = chat.mounted_count
+        chat.scroll_to(y=0, animate=False, immediate=True)  # at the top: the first batch is asked for
+        for _ in range(3):
+            chat.page_up()
+        wanted = mounted + 4 * 40
+        assert wanted < len(chat.items)
+        for _ in range(600):
+            if chat.mounted_count >= wanted:
+                break
+            await pilot.pause(0.01)
+        assert chat.mounted_count >= wanted, (chat.mounted_count, mounted, len(chat.items))

@@ -43,7 +43,8 @@ class ChatView(VerticalScroll, can_focus=False):
         self._marker = OlderMarker(classes="older")
         self._loading_older = False
         """A batch of older items is being mounted (set when asked for, cleared when done)."""
-        self._more_wanted = False
+        self._more_wanted = 0
+        """Batches asked for while one was being mounted: each press brings its own batch."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -170,13 +171,15 @@ class ChatView(VerticalScroll, can_focus=False):
         self._update_marker()
 
     def request_older(self) -> None:
-        """Mount the previous batch (in a worker). Asked again before that batch is mounted, one
-        more follows it: a request never cancels the one under way (on a busy machine each
-        Ctrl+Home cancelled the batch the press before had started, and none ever arrived)."""
+        """Mount the previous batch (in a worker). Asked again before that batch is mounted, the
+        request waits its turn: a request never cancels the one under way (on a busy machine
+        each Ctrl+Home cancelled the batch the press before had started, and none ever arrived),
+        and none is lost (five quick presses bring five batches, however slow the mounting)."""
         if self._first == 0:
+            self._more_wanted = 0  # everything is in: nothing older to wait for
             return
         if self._loading_older:
-            self._more_wanted = True
+            self._more_wanted += 1
             return
         self._loading_older = True  # now, not in the worker: the next request must see it
         self.run_worker(self._mount_older(), group="older")
@@ -197,7 +200,7 @@ class ChatView(VerticalScroll, can_focus=False):
         finally:
             self._loading_older = False
             if self._more_wanted:
-                self._more_wanted = False
+                self._more_wanted -= 1
                 self.call_after_refresh(self.request_older)  # after the view was kept still
 
     def _keep_position(self, height_before: int, y_before: float) -> None:
