@@ -33,7 +33,13 @@ examples:
   pi-tui -c -p "and now the docs"           continue the latest session of this folder
   pi-tui --mode json -p "list the files"    one JSON event per line
   pi-tui --model anthropic/claude-sonnet-4-5:high -p "review src/"
-  pi-tui --list-models gpt"""
+  pi-tui --list-models gpt
+
+commands:
+  pi-tui import [PATH | --from claude|codex|gemini] [--all]
+                                            another agent's transcript as a session here
+  pi-tui serve [--host H] [--port N] [--token T]
+                                            the sessions over HTTP + SSE, and a web page"""
 
 
 def build_parser() -> argparse.ArgumentParser:
