@@ -219,9 +219,12 @@ class SessionHub:
         return path
 
     async def close(self, session_id: str) -> None:
-        live = self.sessions.pop(session_id, None)
-        if live is not None:
-            await live.close()
+        """Close one session. Opening waits meanwhile, so a request for it right now opens the
+        file again once it is released, never read-only against our own closing lock."""
+        async with self._opening:
+            live = self.sessions.pop(session_id, None)
+            if live is not None:
+                await live.close()
 
     async def close_idle(self, idle_after: float) -> list[str]:
         """Close the sessions nobody has used for ``idle_after`` seconds (nothing running, no
@@ -239,7 +242,9 @@ class SessionHub:
             await self.close_idle(idle_after)
 
     async def close_all(self) -> None:
-        await asyncio.gather(*(self.close(key) for key in list(self.sessions)), return_exceptions=True)
+        """The server stops: every session at once (their aborts wait in parallel)."""
+        closing = [self.sessions.pop(key) for key in list(self.sessions)]
+        await asyncio.gather(*(live.close() for live in closing), return_exceptions=True)
 
 
 def _options_for(base: StartOptions | None, cwd: str) -> StartOptions:
