@@ -393,3 +393,48 @@ def test_abort_reaches_a_compaction_that_runs_beside_the_queue(
         assert done.json()["data"]["summary"].startswith("## Goal")
         roles = [m["role"] for m in client.get(f"/sessions/{sid}/messages").json()["messages"]]
         assert roles[0] == "compactionSummary"
+
+
+def test_runtime_goes_through_tools_and_reports_a_model_error_until_the_next_run(
+    server: ServeProcess,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    from tests.support.model_server import HttpError
+
+    with server.client() as client:
+        sid = client.post("/sessions", json={}).json()["id"]
+        url = f"/sessions/{sid}/commands"
+        reader = EventReader(server, sid)
+        try:
+            reader.wait_named("snapshot")
+            model_server.queue(
+                Scripted(tool_calls=[ToolCallSpec("bash", {"command": "sleep 0.3; echo done"})]),
+                Scripted(text="It printed done."),
+            )
+            client.post(url, json={"type": "prompt", "message": "run it"})
+            reader.wait_for(lambda events: runtimes(events)[-1:] == ["idle"] and "agent_end" in names(events))
+            assert runtimes(reader.events) == ["generating", "executing_tools", "generating", "idle"]
+
+            model_server.queue(HttpError(400, message="the model refused"))
+            client.post(url, json={"type": "prompt", "message": "fail now"})
+            reader.wait_for(lambda events: runtimes(events)[-1:] == ["error"])
+            update = [e for e in reader.events if e.name == "runtime_update"][-1]
+            assert "the model refused" in update.data["error"]
+            late = EventReader(server, sid)
+            snapshot = late.wait_named("snapshot")[0].data
+            late.close()
+            assert snapshot["runtime"] == "error" and "the model refused" in snapshot["error"]
+            assert client.get(f"/sessions/{sid}").json()["runtime"] == "error"
+
+            client.post(url, json={"type": "prompt", "message": "try again"})
+            reader.wait_for(lambda events: runtimes(events)[-2:] == ["generating", "idle"])
+        finally:
+            reader.close()
+
+
+def runtimes(events: list) -> list[str]:
+    return [event.data["runtime"] for event in events if event.name == "runtime_update"]
+
+
+def names(events: list) -> list[str]:
+    return [event.name for event in events]
