@@ -9,6 +9,7 @@ header. Nothing here knows about HTML.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +31,13 @@ class SessionPayload:
     summary: dict[str, Any]
 
 
-def session_payload(manager: SessionManager, hide: Obfuscator | None = None) -> SessionPayload:
+def session_payload(
+    manager: SessionManager, hide: Obfuscator | None = None, *, path_entries_only: bool = False
+) -> SessionPayload:
     """Everything the page shows about ``manager``'s session (the whole file, every branch),
-    with ``hide``'s secrets as placeholders (pages are made to be passed around)."""
+    with ``hide``'s secrets as placeholders (pages are made to be passed around).
+    ``path_entries_only`` leaves every entry off the current branch as an empty line (the live
+    page draws that branch only, and refetches it after each turn)."""
     roots = manager.get_tree()
     leaf = manager.get_leaf_id()
     flat = TreeModel(roots, leaf).flat()
@@ -58,6 +63,10 @@ def session_payload(manager: SessionManager, hide: Obfuscator | None = None) -> 
         if hide.might_hide(dumps(tree)):
             tree = hide.hide(tree)
         summary = hide.hide(summary)
+    if path_entries_only:
+        on_path = set(flat.path)
+        shown = [raw if index in on_path else None for index, raw in enumerate(raws)]
+        return SessionPayload(tree, entry_lines(shown, hide), summary)
     return SessionPayload(tree, entry_lines(raws, hide), summary)
 
 
@@ -77,13 +86,16 @@ def _unless_derivable(haystack: str, text: str) -> str:
     return "" if haystack.split() == derived_haystack(text).split() else haystack
 
 
-def entry_lines(raws: list[dict[str, Any]], hide: Obfuscator | None = None) -> bytes:
+def entry_lines(raws: Sequence[dict[str, Any] | None], hide: Obfuscator | None = None) -> bytes:
     """The entries as JSON lines (JSON escapes every newline inside a value, so lines stay lines),
-    each with its secrets hidden when ``hide`` finds any."""
+    each with its secrets hidden when ``hide`` finds any; ``None`` stays an empty line."""
     if hide is None or hide.empty:
-        return b"\n".join(dumps(raw) for raw in raws)
+        return b"\n".join(b"" if raw is None else dumps(raw) for raw in raws)
     lines = []
     for raw in raws:
+        if raw is None:
+            lines.append(b"")
+            continue
         line = dumps(raw)
         lines.append(dumps(hide.hide(raw)) if hide.might_hide(line) else line)
     return b"\n".join(lines)

@@ -165,11 +165,13 @@ def build_app(
         return JSONBody({"messages": [m.to_json_dict() for m in live.agent.messages]})
 
     async def tree(request: Request) -> Response:
-        from pi_tui.server.tree_view import tree_json
+        from pi_tui.server.tree_view import ENTRY_CHOICES, tree_json
 
         live = await session_of(request)
-        with_entries = request.query_params.get("entries") in ("1", "true")
-        return JSONBody(tree_json(live.agent.manager, with_entries=with_entries))
+        entries = request.query_params.get("entries", "")
+        if entries not in ENTRY_CHOICES:
+            raise HubError(400, f"entries= takes all, path or 0, not {entries!r}")
+        return JSONBody(tree_json(live.agent.manager, entries=entries))
 
     async def models(request: Request) -> Response:
         live = await session_of(request)

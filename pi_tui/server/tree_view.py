@@ -12,11 +12,15 @@ if TYPE_CHECKING:
     from pi_tui.session.manager import SessionManager
 
 
-def tree_json(manager: SessionManager, *, with_entries: bool = False) -> dict[str, Any]:
-    """``{"leafId", "tree", "summary"}``; ``with_entries`` adds ``entries``: the raw entries
-    as JSON lines, line ``i`` being tree row ``i`` (what the page renders the chat from)."""
-    payload = session_payload(manager)
+ENTRY_CHOICES = ("", "0", "1", "all", "path")
+
+
+def tree_json(manager: SessionManager, *, entries: str = "") -> dict[str, Any]:
+    """``{"leafId", "tree", "summary"}``; ``entries`` ``all`` (or ``1``) adds ``entries``: the
+    raw entries as JSON lines, line ``i`` being tree row ``i``; ``path`` fills only the lines of
+    the current branch (what the page renders the chat from), the others empty."""
+    payload = session_payload(manager, path_entries_only=entries == "path")
     out: dict[str, Any] = {"leafId": manager.get_leaf_id(), "tree": payload.tree, "summary": payload.summary}
-    if with_entries:
+    if entries in ("1", "all", "path"):
         out["entries"] = payload.entries.decode("utf-8", "replace")
     return out

@@ -193,6 +193,17 @@ def test_tree_labels_navigation_with_summary_fork_clone_and_delete(
             "branchSummary",
         ]
 
+        whole = client.get(f"{base}/tree", params={"entries": "all"}).json()
+        branch = client.get(f"{base}/tree", params={"entries": "path"}).json()
+        lines, path_lines = whole["entries"].split("\n"), branch["entries"].split("\n")
+        assert len(lines) == len(path_lines) == len(whole["tree"]["ids"])
+        assert [json.loads(line)["id"] for line in lines] == whole["tree"]["ids"]
+        on_path = set(branch["tree"]["path"])
+        assert [i for i, line in enumerate(path_lines) if line] == sorted(on_path)
+        assert all(path_lines[i] == lines[i] for i in on_path)
+        assert "second question" not in branch["entries"]  # the branch left is not sent
+        assert client.get(f"{base}/tree", params={"entries": "some"}).status_code == 400
+
         back = client.post(f"{base}/commands", json={"type": "navigate_tree", "targetId": first_user})
         assert back.json()["data"]["editorText"] == "first question"  # a prompt goes back to the editor
 

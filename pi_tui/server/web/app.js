@@ -137,7 +137,7 @@ async function openSession(id) {
 async function loadTree() {
   const id = state.current;
   if (!id) return;
-  const body = await api("/sessions/" + encodeURIComponent(id) + "/tree?entries=1");
+  const body = await api("/sessions/" + encodeURIComponent(id) + "/tree?entries=path");
   if (id !== state.current) return;
   state.tree = body.tree;
   state.summary = body.summary || {};
