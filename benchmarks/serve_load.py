@@ -15,7 +15,8 @@ every ``id:`` it got, so the script checks that each client saw each seq exactly
 order (consecutive from its snapshot), and that the clients of one session saw the same events.
 
 Figures printed: events delivered, delay p50 / p95 / p99 / max, the checks, and the server's CPU
-time. Target: p99 <= 50 ms on 2 cores.
+time. Target: p99 <= 50 ms on 2 cores. Last, the 50,000-entry session of benchmarks/big_session.py
+opened through the server: the open, the page's tree fetch and a client's first snapshot.
 
 Run: ``python benchmarks/serve_load.py [--sessions 20] [--clients 50] [--deltas 200] [--interval 0.02]``.
 """
@@ -208,12 +209,71 @@ def report(title: str, clients: list[Client], elapsed: float, cpu: float) -> Non
     print(f"  server CPU            {cpu:.1f} s")
 
 
+def big_session(url: str, root: Path, project: Path) -> None:
+    """The 50,000-entry session of issue 2 (benchmarks/big_session.py) opened through the
+    server: open, the page's tree fetch (current branch's entries only), a client's snapshot."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from big_session import generate
+
+    path = root / "big.jsonl"
+    size = generate(path, cwd=str(project))
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
+        started = time.perf_counter()
+        session = http.post("/sessions", json={"path": str(path)}).json()["id"]
+        opened = time.perf_counter() - started
+        started = time.perf_counter()
+        tree = http.get(f"/sessions/{session}/tree", params={"entries": "path"})
+        fetched = time.perf_counter() - started
+        started = time.perf_counter()
+        with http.stream("GET", f"/sessions/{session}/events") as events:
+            for line in events.iter_lines():
+                if line.startswith("data: "):
+                    snapshot_bytes = len(line)
+                    break
+        snapshot = time.perf_counter() - started
+    page = page_paint(url, session)
+    print(f"\nthe 50,000-entry session ({size / 1e6:.1f} MB) through the server")
+    print(f"  POST /sessions {{path}}  {opened:.2f} s")
+    print(f"  GET /tree?entries=path {fetched:.2f} s, {len(tree.content) / 1e6:.1f} MB (the page's load)")
+    print(f"  first snapshot         {snapshot:.2f} s, {snapshot_bytes / 1e6:.1f} MB")
+    print(f"  the page in Chromium   {page}")
+
+
+def page_paint(url: str, session: str) -> str:
+    """Open the page on ``session`` in headless Chromium: seconds until its chat shows the last
+    reply and the tree has rows, and how many entries are in the document then."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.browser import chromium
+
+    with chromium(1400, 900) as driver:
+        started = time.perf_counter()
+        driver.get(f"{url}/?token={TOKEN}#session={session}")
+        ready = (
+            "return document.querySelectorAll('#tree .row').length > 0 && "
+            "document.getElementById('conversation').innerText.includes('closing-words-of-the-last-reply')"
+        )
+        while not driver.execute_script(ready):
+            if time.perf_counter() - started > 120:
+                seen = driver.execute_script(
+                    "return JSON.stringify({session: window.piServe && window.piServe.state.current,"
+                    " rows: document.querySelectorAll('#tree .row').length,"
+                    " chat: document.getElementById('conversation').innerText.slice(-300)})"
+                )
+                return f"not drawn after 120 s: {seen} {driver.get_log('browser')[-3:]}"
+            time.sleep(0.05)
+        painted = time.perf_counter() - started
+        count = driver.execute_script("return document.querySelectorAll('#conversation .entry').length")
+        return f"{painted:.2f} s to the last reply and the tree ({count} entries in the document)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between deltas")
+    parser.add_argument("--big-only", action="store_true", help="only the 50,000-entry session part")
     args = parser.parse_args()
     ports: Any = multiprocessing.Queue()
     model = multiprocessing.Process(target=provider, args=(ports, args.deltas, args.interval), daemon=True)
@@ -241,11 +301,16 @@ def main() -> None:
         (agent_dir / "models.json").write_text(json.dumps(models))
         (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "load", "defaultModel": "m"}))
         both = [args.clients] + [1] * (args.sessions - 1)
-        for title, counts in (
-            (f"{args.sessions} sessions streaming at once, 1 client each", [1] * args.sessions),
-            (f"{args.clients} clients on one session", [args.clients]),
-            (f"both at once: {args.sessions} sessions, one of them with {args.clients} clients", both),
-        ):
+        scenarios = (
+            []
+            if args.big_only
+            else [
+                (f"{args.sessions} sessions streaming at once, 1 client each", [1] * args.sessions),
+                (f"{args.clients} clients on one session", [args.clients]),
+                (f"both at once: {args.sessions} sessions, one of them with {args.clients} clients", both),
+            ]
+        )
+        for title, counts in scenarios:
             process, url = start_server(agent_dir, project)
             try:
                 before = cpu_seconds(process.pid)
@@ -254,6 +319,12 @@ def main() -> None:
             finally:
                 process.terminate()
                 process.wait(20)
+        process, url = start_server(agent_dir, project)
+        try:
+            big_session(url, root, project)
+        finally:
+            process.terminate()
+            process.wait(20)
     model.terminate()
 
 

@@ -15,6 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import AsyncIterator
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -47,9 +48,17 @@ def error(status: int, message: str, **extra: Any) -> JSONBody:
     return JSONBody({"error": message, **extra}, status_code=status)
 
 
+def page_cookie(scope: Scope) -> str:
+    """The page's cookie name: with the port in it, since browsers share cookies between the
+    ports of one host (two servers side by side must not log each other out)."""
+    server = scope.get("server") or ("", 0)
+    return f"pi-tui-serve-{server[1]}"
+
+
 class TokenGate:
-    """``Authorization: Bearer <token>`` on every request; the page may carry it as
-    ``?token=`` once (a browser cannot add a header to the address it opens)."""
+    """``Authorization: Bearer <token>`` on every request. The page's address (``/``) may carry
+    it as ``?token=`` instead (a browser cannot add a header to the address it opens), and then
+    as the cookie the page's answer sets, so a reload or a new tab still opens it."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -60,15 +69,23 @@ class TokenGate:
             await self.app(scope, receive, send)
             return
         given = b""
+        cookies = b""
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
                 scheme, _, credentials = value.partition(b" ")
                 if scheme.lower() == b"bearer":
                     given = credentials.strip()
-                break
-        if not given and scope.get("path") == "/" and scope.get("query_string"):
-            query = parse_qs(scope["query_string"].decode("latin-1"))
+            elif name == b"cookie":
+                cookies = value
+        if not given and scope.get("path") == "/":
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             given = (query.get("token") or [""])[0].encode()
+            if not given and cookies:
+                jar = SimpleCookie()
+                with contextlib.suppress(CookieError):
+                    jar.load(cookies.decode("latin-1"))
+                morsel = jar.get(page_cookie(scope))
+                given = morsel.value.encode() if morsel is not None else b""
         if given and hmac.compare_digest(given, self.token):
             await self.app(scope, receive, send)
             return
@@ -107,8 +124,8 @@ def build_app(
     async def page(request: Request) -> Response:
         from pi_tui.server.page import render_page
 
-        html, policy = render_page()
-        return HTMLResponse(
+        html, policy = render_page(token)  # only ever sent to a request that showed the token
+        response = HTMLResponse(
             html,
             headers={
                 "Content-Security-Policy": policy,
@@ -116,6 +133,8 @@ def build_app(
                 "Referrer-Policy": "no-referrer",
             },
         )
+        response.set_cookie(page_cookie(request.scope), token, httponly=True, samesite="strict")
+        return response
 
     async def list_sessions(request: Request) -> Response:
         rows = await hub.listing(request.query_params.get("q", ""))

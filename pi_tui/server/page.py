@@ -46,8 +46,9 @@ def _palettes() -> bytes:
     return json_block(page_palettes(theme, agent_dir()))
 
 
-def render_page() -> tuple[str, str]:
-    """The page and its Content-Security-Policy (also sent as a header)."""
+def render_page(token: str) -> tuple[str, str]:
+    """The page and its Content-Security-Policy (also sent as a header). The page carries the
+    token its script sends with every request (it is served only to requests that had it)."""
     nonce = secrets.token_urlsafe(18)
     policy = (
         "default-src 'none'; "
@@ -57,6 +58,7 @@ def render_page() -> tuple[str, str]:
     parts = {
         "STYLE": export_asset("page.css") + "\n" + _web_asset("app.css"),
         "THEMES": _palettes().decode("utf-8"),
+        "SERVE": json_block({"token": token}).decode("utf-8"),
         "SCRIPT": _script(),
         "NONCE": nonce,
     }

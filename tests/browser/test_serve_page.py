@@ -173,3 +173,24 @@ def test_enter_steers_a_running_turn_and_escape_aborts_it(
         time.sleep(0.05)
     cut = browser.execute_script(last_entry)
     assert "part2" in cut and "Request was aborted" in cut and "part149" not in cut
+
+
+def test_the_address_names_the_session_shown_and_a_reload_keeps_it(
+    browser: Any, served: ServeProcess
+) -> None:
+    from tests.support.serve import one_turn
+
+    with served.client() as client:
+        older, _ = one_turn(client, "alpha question")
+        newer, _ = one_turn(client, "beta question")
+    browser.get(f"{served.url}/?token={served.token}#session={older}")
+    wait(browser, "return document.getElementById('conversation').innerText.includes('echo: alpha question')")
+    assert browser.current_url.endswith(f"/#session={older}")  # the token gone, the session kept
+    rows = browser.find_elements("css selector", f"[data-session-id='{newer}']")
+    rows[0].click()
+    wait(browser, "return document.getElementById('conversation').innerText.includes('echo: beta question')")
+    assert browser.current_url.endswith(f"#session={newer}")
+    browser.refresh()
+    wait(browser, "return window.piServe && window.piServe.state.drawn")  # the new document, drawn
+    wait(browser, "return document.getElementById('conversation').innerText.includes('echo: beta question')")
+    assert "alpha" not in browser.execute_script("return document.getElementById('conversation').innerText")

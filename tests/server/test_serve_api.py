@@ -75,8 +75,16 @@ def test_every_request_needs_the_token(server: ServeProcess) -> None:
         assert client.get("/sessions").status_code == 200
         assert client.get("/").headers["content-type"].startswith("text/html")
     with httpx.Client(base_url=server.url, timeout=10) as browser:
-        assert browser.get(f"/?token={server.token}").status_code == 200  # the page's address only
-        assert browser.get(f"/sessions?token={server.token}").status_code == 401
+        assert browser.get(f"/sessions?token={server.token}").status_code == 401  # the page's address only
+        page = browser.get(f"/?token={server.token}")
+        assert page.status_code == 200
+        cookie = page.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+        assert browser.get("/").status_code == 200  # a reload: the cookie opens the page again
+        assert browser.get("/sessions").status_code == 401  # ...and nothing else
+    port = server.url.rsplit(":", 1)[1]
+    with httpx.Client(base_url=server.url, timeout=10, cookies={f"pi-tui-serve-{port}": "wrong"}) as forged:
+        assert forged.get("/").status_code == 401
 
 
 def test_a_random_token_is_printed_and_other_hosts_need_one(project: Path) -> None:

@@ -98,11 +98,13 @@ async def test_an_idle_follower_gets_heartbeats_and_ends_when_the_log_closes() -
 
 
 def test_the_page_runs_only_its_own_code_and_builds_text_as_text() -> None:
-    page, policy = render_page()
+    page, policy = render_page("tok</script><b>x")
     nonce = re.search(r"'nonce-([^']+)'", policy).group(1)
     assert "default-src 'none'" in policy and "connect-src 'self'" in policy
     assert page.count(f'nonce="{nonce}"') == 2  # the one style and the one script
     assert "{{" not in page
+    carried = re.search(r'id="pi-serve">(.*?)</script>', page, re.S).group(1)
+    assert json.loads(carried) == {"token": "tok</script><b>x"} and "<" not in carried
     assert not re.search(
         r"\.(innerHTML|outerHTML)\s*[+]?=|insertAdjacentHTML|document\.write|eval\(", _script()
     )

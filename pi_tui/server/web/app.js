@@ -6,7 +6,6 @@
 // Session content goes into the document as text only (P.el / textContent).
 
 const ROW_HEIGHT = 22;
-const TOKEN_KEY = "pi-serve-token";
 const THEME_KEY = "pi-serve-theme";
 const RUNNING = new Set(["generating", "executing_tools", "paused", "waiting_user_input"]);
 const RUNTIME_TEXT = {
@@ -19,6 +18,7 @@ const state = {
   sessions: [],
   current: null,
   info: null,
+  drawn: false,
   summary: {},
   tree: null,
   layout: null,
@@ -41,15 +41,15 @@ const themes = new P.ThemeSwitch(JSON.parse(document.getElementById("pi-themes")
 
 // ---------------------------------------------------------------- requests
 
+// The token comes with the page (served only to a request that had it). An address that
+// carried it as ?token= loses it from the bar and the history; the cookie the page set opens
+// it again on a reload.
 function takeToken() {
-  const params = new URLSearchParams(location.search);
-  const given = params.get("token");
-  if (given) {
-    try { sessionStorage.setItem(TOKEN_KEY, given); } catch (error) { /* private mode */ }
-    history.replaceState(null, "", location.pathname); // the token leaves the address bar
-    return given;
+  const given = JSON.parse(document.getElementById("pi-serve").textContent || "{}").token || "";
+  if (new URLSearchParams(location.search).has("token")) {
+    history.replaceState(null, "", location.pathname + location.hash);
   }
-  try { return sessionStorage.getItem(TOKEN_KEY) || ""; } catch (error) { return ""; }
+  return given;
 }
 
 async function api(path, options) {
@@ -125,7 +125,9 @@ async function openSession(id) {
   state.tools = new Map();
   state.selected = -1;
   state.expanded = new Set();
+  state.drawn = false;
   document.body.dataset.session = id;
+  history.replaceState(null, "", location.pathname + "#session=" + encodeURIComponent(id)); // kept on reload
   renderSessions();
   await loadTree();
   follow(id);
@@ -193,14 +195,33 @@ function buildFilters() {
   }
 }
 
-function renderChat() {
-  const node = document.getElementById("conversation");
-  const atBottom = node.scrollHeight - node.scrollTop - node.clientHeight < 40;
-  P.clear(node);
-  const tree = state.tree;
-  const path = tree ? tree.path : [];
-  state.transcript.setBranch(path);
-  const ctx = {
+// The chat is a virtual list over the current branch (a 50,000-entry session draws only what
+// is on screen), with one more position at the end: the reply being streamed and the tools
+// running, a node of its own that is updated in place.
+const conversationNode = document.getElementById("conversation");
+const draftNode = P.el("div", "draft-slot");
+const conversationList = new P.VirtualList(conversationNode, {
+  threshold: 300,
+  overscan: 1200,
+  estimate: estimatePosition,
+  render: renderPosition,
+});
+
+function branch() {
+  return state.tree ? state.tree.path : [];
+}
+
+function estimatePosition(position) {
+  const path = branch();
+  if (position >= path.length) return 40;
+  const index = path[position];
+  const kind = state.tree.kinds[index];
+  if (kind === 1 || kind === 2) return /^\[(model|thinking|title)/.test(state.tree.texts[index]) ? 34 : 0;
+  return 56 + Math.min(900, Math.ceil(state.transcript.store.size(index) / 110) * 20);
+}
+
+function chatContext() {
+  return {
     cwd: state.summary.cwd,
     expanded: state.expanded,
     labelOf: (id) => {
@@ -209,15 +230,39 @@ function renderChat() {
     },
     targetId: null,
   };
-  for (let position = 0; position < path.length; position++) {
-    const items = state.transcript.items(position);
-    if (!items.length) continue;
-    node.appendChild(P.renderEntry(tree.ids[path[position]], items, ctx));
+}
+
+function renderPosition(position) {
+  const path = branch();
+  if (position >= path.length) {
+    fillDraft();
+    return draftNode;
   }
-  if (!path.length) node.appendChild(P.el("div", "empty-chat", "No messages yet. Type below to start."));
-  node.appendChild(P.el("div", "draft-slot"));
-  renderDraft();
-  if (atBottom || !path.length) node.scrollTop = node.scrollHeight;
+  return P.renderEntry(state.tree.ids[path[position]], state.transcript.items(position), chatContext());
+}
+
+function atBottom(slack) {
+  return conversationNode.scrollHeight - conversationNode.scrollTop - conversationNode.clientHeight < slack;
+}
+
+function toBottom() {
+  for (let round = 0; round < 4; round++) {
+    conversationNode.scrollTop = conversationNode.scrollHeight;
+    conversationList.update();
+  }
+}
+
+function renderChat() {
+  const follow = atBottom(40) || !state.drawn;
+  const top = conversationNode.scrollTop;
+  state.transcript.setBranch(branch());
+  conversationList.reset(branch().length + 1);
+  state.drawn = true;
+  if (follow) toBottom();
+  else {
+    conversationNode.scrollTop = top;
+    conversationList.update();
+  }
 }
 
 function textOf(content, kind) {
@@ -226,31 +271,36 @@ function textOf(content, kind) {
   return content.filter((b) => b && b.type === kind).map((b) => (kind === "thinking" ? b.thinking : b.text) || "").join("");
 }
 
+function fillDraft() {
+  P.clear(draftNode);
+  const message = state.draft;
+  if (message) {
+    const frame = draftNode.appendChild(P.el("div", "entry draft"));
+    frame.appendChild(P.el("div", "draft-mark", "assistant \u00b7 streaming"));
+    const item = frame.appendChild(P.el("div", "item assistant"));
+    const thinking = textOf(message.content, "thinking");
+    if (thinking.trim()) item.appendChild(P.el("div", "thinking thinking-text", thinking));
+    const text = textOf(message.content, "text");
+    if (text) item.appendChild(P.renderMarkdown(text));
+  }
+  for (const tool of state.tools.values()) {
+    const args = tool.args && typeof tool.args === "object" ? tool.args : {};
+    draftNode.appendChild(P.el("div", "running-tool", "\u25b6 " + P.toolTitle(String(tool.toolName || "tool"), args, state.summary.cwd)));
+  }
+  if (!message && !state.tools.size && !branch().length) {
+    draftNode.appendChild(P.el("div", "empty-chat", "No messages yet. Type below to start."));
+  }
+}
+
 let draftFrame = 0;
 function renderDraft() {
   if (draftFrame) return;
   draftFrame = requestAnimationFrame(() => {
     draftFrame = 0;
-    const conversation = document.getElementById("conversation");
-    const slot = conversation.querySelector(".draft-slot");
-    if (!slot) return;
-    const atBottom = conversation.scrollHeight - conversation.scrollTop - conversation.clientHeight < 60;
-    P.clear(slot);
-    const message = state.draft;
-    if (message) {
-      const frame = slot.appendChild(P.el("div", "entry draft"));
-      frame.appendChild(P.el("div", "draft-mark", "assistant \u00b7 streaming"));
-      const item = frame.appendChild(P.el("div", "item assistant"));
-      const thinking = textOf(message.content, "thinking");
-      if (thinking.trim()) item.appendChild(P.el("div", "thinking thinking-text", thinking));
-      const text = textOf(message.content, "text");
-      if (text) item.appendChild(P.renderMarkdown(text));
-    }
-    for (const tool of state.tools.values()) {
-      const args = tool.args && typeof tool.args === "object" ? tool.args : {};
-      slot.appendChild(P.el("div", "running-tool", "\u25b6 " + P.toolTitle(String(tool.toolName || "tool"), args, state.summary.cwd)));
-    }
-    if (atBottom) conversation.scrollTop = conversation.scrollHeight;
+    const follow = atBottom(60);
+    fillDraft();
+    conversationList.schedule(); // its height changed: measured again
+    if (follow) toBottom();
   });
 }
 
@@ -260,7 +310,7 @@ function onChatClick(event) {
     const key = toggle.dataset.toggle;
     if (state.expanded.has(key)) state.expanded.delete(key);
     else state.expanded.add(key);
-    renderChat();
+    conversationList.refresh();
   }
 }
 
@@ -522,7 +572,7 @@ async function start() {
     refreshTree();
   });
   treeNode.addEventListener("click", onTreeClick);
-  document.getElementById("conversation").addEventListener("click", onChatClick);
+  conversationNode.addEventListener("click", onChatClick);
   document.getElementById("prompt-form").addEventListener("submit", (event) => {
     event.preventDefault();
     send(null);
