@@ -377,7 +377,10 @@ def test_abort_reaches_a_compaction_that_runs_beside_the_queue(
         for text in ("one", "two"):
             client.post(url, json={"type": "prompt", "message": text})
             wait_idle(client, sid)
-        model_server.queue(Scripted(text="A summary.", first_byte_delay=30))
+        # A compaction may send two summary requests at once (the history and a split turn's
+        # start): every request gets the same reply, slow while the abort is tried, then quick.
+        summary = {"reply": Scripted(text="A summary.", first_byte_delay=30)}
+        model_server.default = lambda request: summary["reply"]
         answers: dict[str, httpx.Response] = {}
 
         def compact() -> None:
@@ -406,7 +409,7 @@ def test_abort_reaches_a_compaction_that_runs_beside_the_queue(
             "user",
             "assistant",
         ]
-        model_server.queue(Scripted(text="## Goal\\nThe user said one and two."))
+        summary["reply"] = Scripted(text="## Goal\nThe user said one and two.")
         done = client.post(url, json={"type": "compact"})
         assert done.status_code == 200, done.text
         assert done.json()["data"]["summary"].startswith("## Goal")
