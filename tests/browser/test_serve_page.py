@@ -194,3 +194,25 @@ def test_the_address_names_the_session_shown_and_a_reload_keeps_it(
     wait(browser, "return window.piServe && window.piServe.state.drawn")  # the new document, drawn
     wait(browser, "return document.getElementById('conversation').innerText.includes('echo: beta question')")
     assert "alpha" not in browser.execute_script("return document.getElementById('conversation').innerText")
+
+
+def test_long_tool_output_folds_and_unfolds(
+    browser: Any,
+    served: ServeProcess,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    from tests.support.model_server import ToolCallSpec
+
+    browser.get(f"{served.url}/?token={served.token}")
+    wait(browser, "return window.piServe && window.piServe.state.current")
+    model_server.queue(
+        Scripted(tool_calls=[ToolCallSpec("bash", {"command": "seq 1 40"})]),
+        Scripted(text="Counted to forty."),
+    )
+    send(browser, "count")
+    wait(browser, "return document.getElementById('conversation').innerText.includes('Counted to forty.')")
+    first_line = "document.querySelector('#conversation .tool pre.output').textContent.split('\\n')[0]"
+    assert browser.execute_script(f"return {first_line}") == "21"  # a shell's output: its last 20 lines
+    browser.find_element("css selector", "#conversation .tool [data-toggle]").click()
+    wait(browser, f"return {first_line} === '1'")  # unfolded: all forty
+    assert browser.find_element("css selector", "#conversation .tool [data-toggle]").text == "Show less"

@@ -226,11 +226,7 @@ function showBranch(index, scroll, highlight) {
 }
 
 function onConversationClick(event) {
-  const toggle = event.target.closest("[data-toggle]");
-  if (toggle) {
-    const key = toggle.dataset.toggle;
-    if (state.expanded.has(key)) state.expanded.delete(key);
-    else state.expanded.add(key);
+  if (P.toggleFrom(event, state.expanded)) {
     conversationList.refresh();
     return;
   }

@@ -255,3 +255,13 @@ P.renderEntry = function (entryId, items, ctx) {
   if (entryId === ctx.targetId) frame.classList.add("target");
   return frame;
 };
+
+// A click on a fold/unfold control (data-toggle): flip its key in expanded; true when it was one.
+P.toggleFrom = function (event, expanded) {
+  const toggle = event.target.closest("[data-toggle]");
+  if (!toggle) return false;
+  const key = toggle.dataset.toggle;
+  if (expanded.has(key)) expanded.delete(key);
+  else expanded.add(key);
+  return true;
+};

@@ -305,13 +305,7 @@ function renderDraft() {
 }
 
 function onChatClick(event) {
-  const toggle = event.target.closest("[data-toggle]");
-  if (toggle) {
-    const key = toggle.dataset.toggle;
-    if (state.expanded.has(key)) state.expanded.delete(key);
-    else state.expanded.add(key);
-    conversationList.refresh();
-  }
+  if (P.toggleFrom(event, state.expanded)) conversationList.refresh();
 }
 
 // ---------------------------------------------------------------- status and prompt
