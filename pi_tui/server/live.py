@@ -77,7 +77,8 @@ class LiveSession:
         """Open extension dialogs: request id -> method."""
         self.runtime = "idle"
         self.last_error: str | None = None
-        self._watched_run: asyncio.Task[Any] | None = None
+        self._watched: set[asyncio.Task[Any]] = set()
+        """Run tasks whose end will update the runtime (see :meth:`_update_when_done`)."""
         self.followers = 0
         """Event streams open on this session (the hub never closes a watched session)."""
         self.last_used = time.monotonic()
@@ -168,10 +169,7 @@ class LiveSession:
 
     def _finish(self, pending: PendingCommand, outcome: Outcome) -> None:
         self.publish("response", outcome[1])
-        run = self.commands.prompt_task
-        if run is not None and not run.done():
-            # The run's last event comes before its task ends: say "idle" when it has.
-            run.add_done_callback(lambda _task: self._update_runtime())
+        self._update_when_done(self.commands.prompt_task)
         if pending.command.get("type") == "extension_ui_response":
             self.dialogs.pop(str(pending.command.get("id")), None)
         self._update_runtime()
@@ -225,11 +223,7 @@ class LiveSession:
             self.draft = None
             self.running_tools.clear()
         self.log.publish(kind, data)
-        run = self.agent.run_task
-        if run is not None and run is not self._watched_run and not run.done():
-            # A run an extension started (not a prompt of ours) ends after its last event too.
-            self._watched_run = run
-            run.add_done_callback(lambda _task: self._update_runtime())
+        self._update_when_done(self.agent.run_task)  # also a run an extension started
         self._update_runtime()
 
     def _on_session_changed(self, what: str, details: dict[str, Any]) -> None:
@@ -256,6 +250,17 @@ class LiveSession:
         if self.last_error is not None:
             return "error"
         return "idle"
+
+    def _update_when_done(self, task: asyncio.Task[Any] | None) -> None:
+        """A run's last event comes before its task ends: look again when it has (once per task)."""
+        if task is None or task.done() or task in self._watched:
+            return
+        self._watched.add(task)
+        task.add_done_callback(self._on_task_done)
+
+    def _on_task_done(self, task: asyncio.Task[Any]) -> None:
+        self._watched.discard(task)
+        self._update_runtime()
 
     def _update_runtime(self) -> None:
         state = self.runtime_now()

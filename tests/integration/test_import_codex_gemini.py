@@ -18,7 +18,7 @@ import pytest
 
 from pi_tui.session import SessionManager
 from tests.e2e.test_cli_agent import SCRIPT
-from tests.integration.test_import_claude import _text, continue_here, imported, run_import
+from tests.integration.test_import_claude import _text, continue_here, imported, records, run_import
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
 CODEX = sorted((TRANSCRIPTS / "codex").glob("*.jsonl"))
@@ -27,11 +27,7 @@ GEMINI = sorted((TRANSCRIPTS / "gemini").iterdir())
 
 def codex_items(path: Path) -> list[dict[str, Any]]:
     items = []
-    for line in path.read_bytes().splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
+    for record in records(path):
         if record.get("type") == "response_item":
             items.append(record["payload"])
         elif "payload" not in record and record.get("type") and "record_type" not in record:

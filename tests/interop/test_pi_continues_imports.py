@@ -13,34 +13,40 @@ import pytest
 from tests.integration.test_import_claude import CLAUDE, _text, records
 from tests.interop.test_pi_reads_exports import SCRIPT
 from tests.support.model_server import ModelServer
-from tests.support.real_pi import pi_cli
+from tests.support.real_pi import run_pi
+
+
+def import_then_continue(
+    source: Path, cwd: Path, agent_dir: Path, home: Path
+) -> tuple[list[dict], str, list[dict]]:
+    """pi-tui imports ``source`` in ``cwd``; the real pi continues the new session with "go on"
+    against a loopback model. The imported entries (before pi added its own), what pi printed,
+    the messages pi sent."""
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), "HOME": str(home), "PI_OFFLINE": "1"}
+    done = subprocess.run([SCRIPT, "import", str(source)], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (session,) = sorted((agent_dir / "sessions").rglob("*.jsonl"))
+    imported = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+    with ModelServer() as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        continued = run_pi(
+            ["--provider", "test", "--model", "m", "--session", str(session), "-p", "go on"],
+            agent_dir=agent_dir,
+            cwd=cwd,
+            env={"HOME": str(home), "PI_SKIP_VERSION_CHECK": "1"},
+        )
+        assert continued.returncode == 0, continued.stderr
+        sent = server.requests[-1].body["messages"]
+    return imported, continued.stdout, sent
 
 
 @pytest.mark.parametrize("name", ["ccl-v2.1.42-rewind-branch.jsonl", "entire-v2.0.76-compaction.jsonl"])
 def test_pi_continues_an_imported_claude_session(name: str, tmp_path: Path, agent_dir: Path) -> None:
-    command = pi_cli()
     project = tmp_path / "project"
     project.mkdir()
     source = CLAUDE / name
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), "HOME": str(tmp_path), "PI_OFFLINE": "1"}
-    done = subprocess.run(
-        [SCRIPT, "import", str(source)], cwd=project, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    (session,) = sorted((agent_dir / "sessions").rglob("*.jsonl"))
-    with ModelServer() as server:
-        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        continued = subprocess.run(
-            [*command, "--provider", "test", "--model", "m", "--session", str(session), "-p", "go on"],
-            cwd=project,
-            env={**env, "PI_SKIP_VERSION_CHECK": "1"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert continued.returncode == 0, continued.stderr
-        assert continued.stdout.strip() == "echo: go on"
-        sent = server.requests[-1].body["messages"]
+    _entries, printed, sent = import_then_continue(source, project, agent_dir, tmp_path)
+    assert printed.strip() == "echo: go on"
     sent_prompts = [_text(m["content"]) for m in sent if m["role"] == "user"]
     assert sent_prompts[-1] == "go on"
     main = [r for r in records(source) if not r.get("isSidechain") and r.get("type") == "user"]
@@ -60,29 +66,10 @@ def test_pi_continues_an_imported_claude_session(name: str, tmp_path: Path, agen
 
 @pytest.mark.parametrize("name", ["codex/openprintkit-v0.34.0.jsonl", "gemini/entire-legacy-v0.23.0.json"])
 def test_pi_continues_an_imported_codex_or_gemini_session(name: str, tmp_path: Path, agent_dir: Path) -> None:
-    command = pi_cli()
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), "HOME": str(tmp_path), "PI_OFFLINE": "1"}
     source = CLAUDE.parent / name
-    done = subprocess.run(
-        [SCRIPT, "import", str(source)], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    (session,) = sorted((agent_dir / "sessions").rglob("*.jsonl"))
-    entries = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+    entries, _printed, sent = import_then_continue(source, tmp_path, agent_dir, tmp_path)
     messages = [entry["message"] for entry in entries if entry["type"] == "message"]
     ours = [_text(message["content"]) for message in messages if message["role"] == "user"]
-    with ModelServer() as server:
-        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        continued = subprocess.run(
-            [*command, "--provider", "test", "--model", "m", "--session", str(session), "-p", "go on"],
-            cwd=tmp_path,
-            env={**env, "PI_SKIP_VERSION_CHECK": "1"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert continued.returncode == 0, continued.stderr
-        sent = server.requests[-1].body["messages"]
     assert [_text(m["content"]) for m in sent if m["role"] == "user"] == [*ours, "go on"]
     assert sum(1 for m in sent if m["role"] == "tool") == sum(
         1 for m in messages if m["role"] == "toolResult"
