@@ -50,6 +50,12 @@ def row_texts(driver: Any) -> list[str]:
     )
 
 
+def open_page(browser: Any, served: ServeProcess) -> None:
+    """The printed address, until the page has a session (the newest, or a new one)."""
+    browser.get(f"{served.url}/?token={served.token}")
+    wait(browser, "return window.piServe && window.piServe.state.current")
+
+
 def send(driver: Any, text: str) -> None:
     box = driver.find_element("id", "prompt")
     box.send_keys(text)
@@ -62,8 +68,7 @@ def test_prompt_stream_tree_label_and_move_with_summary(
     model_server: ModelServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    browser.get(f"{served.url}/?token={served.token}")
-    wait(browser, "return window.piServe && window.piServe.state.current")
+    open_page(browser, served)
     assert "token" not in browser.current_url  # it left the address bar
     send(browser, "first question")
     wait(browser, "return document.getElementById('conversation').innerText.includes('echo: first question')")
@@ -144,8 +149,7 @@ def test_enter_steers_a_running_turn_and_escape_aborts_it(
     served: ServeProcess,
     model_server: ModelServer,  # noqa: F811
 ) -> None:
-    browser.get(f"{served.url}/?token={served.token}")
-    wait(browser, "return window.piServe && window.piServe.state.current")
+    open_page(browser, served)
     words = " ".join(f"part{i}" for i in range(150))
     model_server.queue(Scripted(text=words, event_delay=0.03))
     send(browser, "go slowly")
@@ -203,8 +207,7 @@ def test_long_tool_output_folds_and_unfolds(
 ) -> None:
     from tests.support.model_server import ToolCallSpec
 
-    browser.get(f"{served.url}/?token={served.token}")
-    wait(browser, "return window.piServe && window.piServe.state.current")
+    open_page(browser, served)
     model_server.queue(
         Scripted(tool_calls=[ToolCallSpec("bash", {"command": "seq 1 40"})]),
         Scripted(text="Counted to forty."),
