@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -40,10 +40,17 @@ def _asset(name: str) -> str:
 
 
 def script_source() -> str:
-    """Every module in one script, each in its own function scope joined through ``PiExport``."""
-    parts = ['"use strict";\nconst PiExport = {};\n']
-    for name in SCRIPTS:
-        parts.append(f"// ---- {name}\n(function (P) {{\n{_asset(name)}\n}})(PiExport);\n")
+    """Every module of the export page in one script."""
+    return bundle(((name, _asset(name)) for name in SCRIPTS), "PiExport")
+
+
+def bundle(modules: Iterable[tuple[str, str]], namespace: str) -> str:
+    """``(name, source)`` modules as one script, each in its own function scope, sharing one
+    object (``P`` inside a module) named ``namespace`` (the live page of pi-tui serve bundles
+    the export's modules with its own the same way)."""
+    parts = [f'"use strict";\nconst {namespace} = {{}};\n']
+    for name, source in modules:
+        parts.append(f"// ---- {name}\n(function (P) {{\n{source}\n}})({namespace});\n")
     return "".join(parts)
 
 

@@ -13,7 +13,7 @@ import secrets
 from functools import cache
 from importlib import resources
 
-from pi_tui.html_export.page import SCRIPTS, json_block
+from pi_tui.html_export.page import SCRIPTS, bundle, json_block
 from pi_tui.html_export.page import _asset as export_asset
 
 PAGE_SCRIPTS = tuple(name for name in SCRIPTS if name != "app.js")
@@ -27,11 +27,8 @@ def _web_asset(name: str) -> str:
 
 @cache
 def _script() -> str:
-    parts = ['"use strict";\nconst PiServe = {};\n']
-    for name in PAGE_SCRIPTS:
-        parts.append(f"// ---- {name}\n(function (P) {{\n{export_asset(name)}\n}})(PiServe);\n")
-    parts.append(f"// ---- app.js\n(function (P) {{\n{_web_asset('app.js')}\n}})(PiServe);\n")
-    return "".join(parts)
+    shared = [(name, export_asset(name)) for name in PAGE_SCRIPTS]
+    return bundle([*shared, ("app.js", _web_asset("app.js"))], "PiServe")
 
 
 def _palettes() -> bytes:
