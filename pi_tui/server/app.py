@@ -160,9 +160,7 @@ def build_app(
 
     async def show_session(request: Request) -> Response:
         live = await session_of(request)
-        return JSONBody(
-            {**live.describe(), "state": live.commands.state_now(), "runtime": live.runtime_now()}
-        )
+        return JSONBody({**live.describe(), "state": live.commands.state_now()})
 
     async def delete_session(request: Request) -> Response:
         path = await hub.delete(request.path_params["session_id"])
@@ -205,12 +203,7 @@ def build_app(
 
     async def post_command(request: Request) -> Response:
         live = await session_of(request)
-        raw = await request.body()
-        try:
-            command = jsonio.loads(raw)
-        except ValueError as problem:
-            return error(400, f"The body is not JSON: {problem}")
-        status, record = await live.submit(command)
+        status, record = await live.submit(await _body(request))
         return JSONBody(record, status_code=status)
 
     async def events(request: Request) -> Response:

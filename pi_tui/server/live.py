@@ -304,7 +304,7 @@ class LiveSession:
             "readOnly": self.read_only_reason is not None,
             "readOnlyReason": self.read_only_reason,
             "notice": self.started.notice,
-            "runtime": self.runtime,
+            "runtime": self.runtime_now(),
             "model": {"provider": self.agent.model.provider, "id": self.agent.model.id},
         }
 
