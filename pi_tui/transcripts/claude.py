@@ -25,6 +25,7 @@ from typing import Any
 from pi_tui import jsonio
 from pi_tui.transcripts.common import (
     Converted,
+    custom_entry,
     entry_id,
     epoch_ms,
     iso_time,
@@ -83,14 +84,7 @@ class _Builder:
     def custom(self, record: dict[str, Any], kind: str, stamp: str, uuid: str | None) -> None:
         key = uuid or f"{kind}:{self.last}:{len(self.result.entries)}"
         parent = self.parent_of(record) if uuid else self.resolve(self.last)
-        entry = {
-            "type": "custom",
-            "id": entry_id(AGENT, key),
-            "parentId": parent,
-            "timestamp": stamp,
-            "customType": f"{AGENT}/{kind}",
-            "data": record,
-        }
+        entry = {**custom_entry(entry_id(AGENT, key), stamp, f"{AGENT}/{kind}", record), "parentId": parent}
         self.add(entry, uuid)
         self.tail[_ROOT if parent is None else parent] = entry["id"]
         self.result.count("custom")

@@ -26,6 +26,7 @@ from typing import Any
 from pi_tui.transcripts.common import (
     ZERO_COST,
     Converted,
+    custom_entry,
     entry_id,
     epoch_ms,
     iso_time,
@@ -98,15 +99,7 @@ class _Builder:
         return self.turn
 
     def custom(self, kind: str, data: Any, stamp: str) -> None:
-        self.add(
-            {
-                "type": "custom",
-                "id": self.next_id(kind),
-                "timestamp": stamp,
-                "customType": f"{AGENT}/{kind}",
-                "data": data,
-            }
-        )
+        self.add(custom_entry(self.next_id(kind), stamp, f"{AGENT}/{kind}", data))
         self.result.count("custom")
 
 

@@ -130,6 +130,12 @@ def parts_text(content: object) -> str:
     return ""
 
 
+def custom_entry(own: str, stamp: str, custom_type: str, data: Any) -> dict[str, Any]:
+    """A pi ``custom`` entry keeping what pi has no entry for (its parent is set by whoever
+    places it)."""
+    return {"type": "custom", "id": own, "timestamp": stamp, "customType": custom_type, "data": data}
+
+
 def user_entry(own: str, stamp: str, content: list[dict[str, Any]]) -> dict[str, Any]:
     """A pi user message entry (its parent is set by whoever places it)."""
     return {

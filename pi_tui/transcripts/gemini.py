@@ -21,6 +21,7 @@ from typing import Any
 from pi_tui import jsonio
 from pi_tui.transcripts.common import (
     Converted,
+    custom_entry,
     entry_id,
     epoch_ms,
     iso_time,
@@ -96,14 +97,7 @@ class _Builder:
         """A record kept as it is (metadata updates), in the chain where it was written."""
         key = f"{self.result.session_id}:{kind}:{len(self.result.entries)}"
         stamp = iso_time(record.get("$set", {}).get("lastUpdated") if kind == "$set" else None, fallback)
-        entry = {
-            "type": "custom",
-            "id": entry_id(AGENT, key),
-            "timestamp": stamp,
-            "customType": f"{AGENT}/{kind}",
-            "data": record,
-        }
-        self.add(entry)
+        self.add(custom_entry(entry_id(AGENT, key), stamp, f"{AGENT}/{kind}", record))
         self.result.count("custom")
 
     def rewind(self, message_id: str) -> None:
@@ -142,15 +136,7 @@ class _Builder:
         if kind == "gemini":
             self._assistant(record, own, stamp)
             return
-        self.add(
-            {
-                "type": "custom",
-                "id": own,
-                "timestamp": stamp,
-                "customType": f"{AGENT}/{kind or 'message'}",
-                "data": record,
-            }
-        )
+        self.add(custom_entry(own, stamp, f"{AGENT}/{kind or 'message'}", record))
         result.count("custom")
 
     def _assistant(self, record: dict[str, Any], own: str, stamp: str) -> None:
