@@ -266,6 +266,11 @@ def _accept(raw: Any, number: int, name: str, loaded: LoadedFile, seen: set[str]
     if entry_id is not None and type(entry_id) is not str:
         raw["id"] = entry_id = f"line-{number}"
         warnings.append(f"{name}:{number}: the entry's id is not text; it is called {entry_id} here")
+    if entry_id is None and _has_ids(loaded.header):
+        # Only version 1 files have no ids (migration gives them some); anywhere else the
+        # entry has no place in the tree.
+        warnings.append(f"{name}:{number}: skipped an entry without an id")
+        return False
     if entry_id is not None:
         if entry_id in seen:
             warnings.append(f"{name}:{number}: skipped a second entry with id {entry_id}")
@@ -283,3 +288,9 @@ def _accept(raw: Any, number: int, name: str, loaded: LoadedFile, seen: set[str]
         loaded.line_numbers[id(raw)] = number
     loaded.entries.append(raw)
     return True
+
+
+def _has_ids(header: dict[str, Any]) -> bool:
+    """Entries carry ids from session version 2 on."""
+    version = header.get("version")
+    return isinstance(version, int) and version >= 2

@@ -408,3 +408,22 @@ def test_typed_messages_are_built_once_across_context_builds(tmp_path: Path) -> 
     assert all(a is b for a, b in zip(first, second, strict=False))
     assert len(manager.warnings) == 1
     manager.close()
+
+
+def test_an_entry_without_an_id_is_skipped_and_the_session_goes_on(tmp_path: Path) -> None:
+    lines = [
+        entry("a1", None, user("first question"), second=1),
+        entry("a2", "a1", reply("first answer"), second=2),
+        {"type": "weird", "parentId": "a2", "timestamp": "2025-06-01T10:00:03.000Z"},
+    ]
+    path = write(tmp_path / "s.jsonl", HEADER, *lines)
+    original = path.read_bytes()
+    manager = SessionManager.open(path)
+    assert any(":4: skipped an entry without an id" in w for w in manager.warnings)
+    assert conversation(manager) == ["user: first question", "assistant: first answer"]
+    assert manager.get_leaf_id() == "a2"
+    manager.append_message(UserMessage(content="next"))
+    manager.close()
+    written = path.read_bytes()
+    assert written.startswith(original)  # the odd line stays where it was
+    assert json.loads(written.splitlines()[-1])["parentId"] == "a2"
