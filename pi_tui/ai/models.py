@@ -36,7 +36,7 @@ from pi_tui.ai.types import API_KINDS, Model, ModelCost, StreamOptions, Thinking
 from pi_tui.config.auth import AuthStore, auth_file
 from pi_tui.config.paths import agent_dir
 
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 KNOWN_APIS: tuple[str, ...] = (*API_KINDS, "offline")
 COMMAND_TIMEOUT = 10.0
 """Seconds a ``!command`` key or header may take (a password manager prompt, at most)."""

@@ -49,7 +49,7 @@ API_KINDS: tuple[str, ...] = (
     "openai-responses",
     "google-generative-ai",
 )
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 class _Config(BaseModel):

@@ -12,12 +12,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from pi_tui.session import lenient
-from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
+from pi_tui.session.messages import AgentMessage, ImageContent, SystemMessage, TextContent, Usage, Wire
 
 CURRENT_SESSION_VERSION = 3
 
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+"""pi 1.x's levels, weakest first (``max`` is new in 1.x; 0.73 stops at ``xhigh``)."""
 
 
 class SessionHeader(Wire):
@@ -79,6 +80,10 @@ class CompactionEntry(EntryBase):
     from_extension: bool | None = None
     short_summary: str | None = None
     preserve_data: Any = None
+    system_message: SystemMessage | None = None
+    """pi 1.x: the prompt and tools replayed up to the compaction (a checkpoint)."""
+    usage: Usage | None = None
+    """pi 1.x: what writing the summary cost; counts in the session's totals."""
 
 
 class BranchSummaryEntry(EntryBase):
@@ -87,6 +92,33 @@ class BranchSummaryEntry(EntryBase):
     summary: str
     details: Any = None
     from_hook: bool | None = None
+    usage: Usage | None = None
+    """pi 1.x: what writing the summary cost; counts in the session's totals."""
+
+
+class UsageEntry(EntryBase):
+    """pi 1.x: tokens and cost spent outside a reply (``kind`` says what for, e.g. ``cache_warm``).
+
+    Counts in the session's totals; never in the context, hidden from /tree.
+    """
+
+    type: Literal["usage"] = "usage"
+    kind: str = ""
+    provider: str | None = None
+    model: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class ContextEditEntry(EntryBase):
+    """pi 1.x: an edit of what one earlier entry gives the model, on this branch from here on.
+
+    ``replacement`` None leaves the target out of the context; ``{"content": ...}`` replaces its
+    content. The target itself stays as it was on disk, in the UI and in the totals.
+    """
+
+    type: Literal["context_edit"] = "context_edit"
+    target_id: str
+    replacement: dict[str, Any] | None = None
 
 
 class CustomEntry(EntryBase):
@@ -160,6 +192,8 @@ ENTRY_TYPES: frozenset[str] = frozenset(
         "session_info",
         "ttsr_injection",
         "session_init",
+        "usage",
+        "context_edit",
     }
 )
 
@@ -181,6 +215,8 @@ SessionEntry = Annotated[
     | Annotated[SessionInfoEntry, Tag("session_info")]
     | Annotated[TtsrInjectionEntry, Tag("ttsr_injection")]
     | Annotated[SessionInitEntry, Tag("session_init")]
+    | Annotated[UsageEntry, Tag("usage")]
+    | Annotated[ContextEditEntry, Tag("context_edit")]
     | Annotated[UnknownEntry, Tag("unknown")],
     Discriminator(_entry_tag),
 ]

@@ -165,6 +165,10 @@ class AssistantMessage(Wire):
     stop_reason: str | None = None
     error_message: str | None = None
     response_id: str | None = None
+    thinking_level: str | None = None
+    """pi 1.x: the thinking level requested for this reply."""
+    duration_ms: int | float | None = None
+    """pi 1.x: how long the reply took, from the request to its last event."""
     timestamp: int = 0
 
 
@@ -221,6 +225,23 @@ class CompactionSummaryMessage(Wire):
     timestamp: int = 0
 
 
+class SystemMessage(Wire):
+    """pi 1.x: a change of the prompt and tool loadout, replayed in order along a branch.
+
+    ``content`` is text the user or an extension added to the prompt; ``sections`` patch pi's
+    own prompt parts by name (``None`` removes one); ``tools_added`` holds declarations
+    (``name``, ``description``, ``parameters``) and ``tools_removed`` names. Never sent as a
+    message of its own: replaying them gives the request's system prompt and tool list.
+    """
+
+    role: Literal["system"] = "system"
+    content: str | list[UserBlock] = ""
+    sections: dict[str, Any] | None = None
+    tools_added: list[dict[str, Any]] | None = None
+    tools_removed: list[dict[str, Any]] | None = None
+    timestamp: int = 0
+
+
 class UnknownMessage(Wire):
     """A role we do not know (or a ``role`` that is not text); kept, never sent to the model."""
 
@@ -228,7 +249,7 @@ class UnknownMessage(Wire):
 
 
 _KNOWN_ROLES = frozenset(
-    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "system"}
 )
 
 
@@ -247,6 +268,7 @@ AgentMessage = Annotated[
     | Annotated[CustomMessage, Tag("custom")]
     | Annotated[BranchSummaryMessage, Tag("branchSummary")]
     | Annotated[CompactionSummaryMessage, Tag("compactionSummary")]
+    | Annotated[SystemMessage, Tag("system")]
     | Annotated[UnknownMessage, Tag("unknown")],
     Discriminator(_role_tag),
 ]
