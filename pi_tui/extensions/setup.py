@@ -55,16 +55,18 @@ def setup_extensions(
     untrusted = discovered.untrusted()
     if untrusted:
         store = TrustStore(folder)
-        decision = store.decision(setup.project)
+        entry = store.entry(setup.project)  # the project's own decision or a parent folder's
+        decision = entry.decision if entry is not None else None
         if store.problem:
             setup.lines.append(store.problem)
         names = ", ".join(source.name for source in untrusted)
         if trust or decision == "trusted":
             loading += untrusted
-        elif decision == "never":
+        elif entry is not None and decision == "never":
+            through = "" if Path(entry.folder) == setup.project else f" (through {entry.folder})"
             setup.lines.append(
                 f"project extensions not loaded ({names}): this folder is marked never to be trusted "
-                f"in {store.path}"
+                f"in {store.path}{through}"
             )
         elif interactive:
             setup.waiting = untrusted

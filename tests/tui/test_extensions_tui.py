@@ -80,7 +80,7 @@ async def test_project_code_waits_for_the_users_answer(project: Path, agent_dir:
         await choose(pilot, app, "Trust this folder")
         await wait_until(pilot, marker.exists, "the trusted extension loaded")
         trust = json.loads((agent_dir / "trust.json").read_text())
-        assert trust == {"folders": {str(project.resolve()): "trusted"}}
+        assert trust == {str(project.resolve()): True}  # pi's format: pi starts after this
         await wait_until(pilot, lambda: "evil" in app.commands, "/evil in the menu")
         await type_command(pilot, app, "/evil now")
         await wait_until(

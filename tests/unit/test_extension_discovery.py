@@ -6,8 +6,10 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from pi_tui.extensions.discovery import discover_extensions
-from pi_tui.extensions.trust import TrustStore
+from pi_tui.extensions.trust import TrustError, TrustStore
 
 
 def write(path: Path, text: str = "def activate(pi):\n    pass\n") -> Path:
@@ -73,11 +75,48 @@ def test_trust_decisions_are_kept_private_and_a_broken_file_trusts_nothing(tmp_p
     mode = stat.S_IMODE(store.path.stat().st_mode)
     assert mode == 0o600
     store.decide(tmp_path, "never")
-    assert json.loads(store.path.read_text())["folders"] == {
-        str(project.resolve()): "trusted",
-        str(tmp_path.resolve()): "never",
-    }
+    text = store.path.read_text()
+    assert json.loads(text) == {str(project.resolve()): True, str(tmp_path.resolve()): False}
+    assert text.endswith("}\n") and text.index(str(tmp_path.resolve())) < text.index(str(project.resolve()))
+    assert not store.path.with_name("trust.json.lock").exists()  # pi's lock folder, released
     store.decide(project, None)
-    assert store.decision(project) is None and store.decision(tmp_path) == "never"
+    assert store.decision(project) == "never"  # its own entry gone: the parent's applies again
     store.path.write_text("{not json")
     assert store.decision(tmp_path) is None and "not valid JSON" in (store.problem or "")
+    with pytest.raises(TrustError, match="not valid JSON"):
+        store.decide(project, "trusted")
+    assert store.path.read_text() == "{not json"  # the user's file is never overwritten
+
+
+def test_the_nearest_saved_folder_decides_and_null_is_passed_over(tmp_path: Path) -> None:
+    store = TrustStore(tmp_path / "agent")
+    work = (tmp_path / "work").resolve()
+    deep = work / "repo" / "sub" / "deeper"
+    deep.mkdir(parents=True)
+    store.path.parent.mkdir(exist_ok=True)
+    store.path.write_text(json.dumps({
+        str(work): True,
+        str(work / "repo"): False,
+        str(work / "repo" / "sub"): None,  # what pi leaves when it moves a decision up
+    }))
+    assert store.decision(work / "other") == "trusted"
+    entry = store.entry(deep)
+    assert entry is not None and entry.decision == "never" and entry.folder == str(work / "repo")
+    assert store.decision(tmp_path) is None  # above every entry
+    store.decide(deep, "trusted")
+    assert store.is_trusted(deep) and not store.is_trusted(work / "repo" / "sub")
+    assert json.loads(store.path.read_text())[str(work / "repo" / "sub")] is None  # kept as pi keeps it
+
+
+def test_our_first_format_is_read_and_rewritten_in_pis_on_the_next_change(tmp_path: Path) -> None:
+    store = TrustStore(tmp_path / "agent")
+    old, never, new = (tmp_path / name for name in ("old", "never", "new"))
+    store.path.parent.mkdir(exist_ok=True)
+    store.path.write_text(json.dumps({"folders": {
+        str(old.resolve()): "trusted", str(never.resolve()): "never", "/odd": "maybe",
+    }}))
+    assert store.is_trusted(old / "child") and store.decision(never) == "never"
+    store.decide(new, "trusted")
+    assert json.loads(store.path.read_text()) == {
+        str(never.resolve()): False, str(new.resolve()): True, str(old.resolve()): True,
+    }
