@@ -49,8 +49,6 @@ from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
-    ToolCall,
-    ToolResultMessage,
     UserMessage,
     Wire,
 )
@@ -730,25 +728,39 @@ class RpcServer:
         return {"messages": messages}
 
     async def cmd_get_session_stats(self, command: dict[str, Any]) -> Any:
-        messages = self.agent.messages
-        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-        cost = 0.0
-        counts = {"user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0}
-        for message in messages:
-            if isinstance(message, UserMessage):
-                counts["user"] += 1
-            elif isinstance(message, ToolResultMessage):
-                counts["toolResults"] += 1
-            elif isinstance(message, AssistantMessage):
-                counts["assistant"] += 1
-                counts["toolCalls"] += sum(isinstance(block, ToolCall) for block in message.content)
-                if message.usage is not None:
-                    tokens["input"] += message.usage.input
-                    tokens["output"] += message.usage.output
-                    tokens["cacheRead"] += message.usage.cache_read
-                    tokens["cacheWrite"] += message.usage.cache_write
-                    cost += message.usage.cost.total
+        """pi's getSessionStats: counts and totals over every entry of the file (all branches,
+        as pi counts them), the totals by the one rule of ``stats.add_raw_usage``."""
+        from pi_tui.tui.stats import session_usage
+
         manager = self.agent.manager
+        raws = list(manager.iter_raw_entries())
+        totals = session_usage(raws)
+        tokens = {
+            "input": totals.input,
+            "output": totals.output,
+            "cacheRead": totals.cache_read,
+            "cacheWrite": totals.cache_write,
+        }
+        cost = totals.cost
+        counts = {"user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0, "messages": 0}
+        for raw in raws:
+            message = raw.get("message") if raw.get("type") == "message" else None
+            if not isinstance(message, dict):
+                continue
+            counts["messages"] += 1
+            role = message.get("role")
+            if role == "user":
+                counts["user"] += 1
+            elif role == "toolResult":
+                counts["toolResults"] += 1
+            elif role == "assistant":
+                counts["assistant"] += 1
+                content = message.get("content")
+                if isinstance(content, list):
+                    counts["toolCalls"] += sum(
+                        isinstance(block, dict) and block.get("type") == "toolCall" for block in content
+                    )
+        messages = self.agent.messages
         stats: dict[str, Any] = {
             "sessionFile": str(manager.session_file) if manager.session_file else None,
             "sessionId": manager.session_id,
@@ -756,7 +768,7 @@ class RpcServer:
             "assistantMessages": counts["assistant"],
             "toolCalls": counts["toolCalls"],
             "toolResults": counts["toolResults"],
-            "totalMessages": len(messages),
+            "totalMessages": counts["messages"],
             "tokens": {**tokens, "total": sum(tokens.values())},
             "cost": cost,
         }

@@ -2,8 +2,11 @@
 
 They follow pi's footer so the two programs show the same numbers for the same session:
 
-- usage totals add up every assistant message in the *whole* session file, abandoned branches
-  included (money spent on a branch you left is still spent), not just the current branch;
+- usage totals add up everything the session spent in the *whole* file, abandoned branches
+  included (money spent on a branch you left is still spent), not just the current branch: the
+  replies, and since pi 1.x also ``usage`` entries (e.g. cache warming), the ``usage`` of
+  compaction and branch summary entries (writing the summary) and a tool result's ``usage``
+  (a tool that called a model itself) -- :func:`add_raw_usage` is the one place that decides;
 - zero totals are left out of the usage line, the cost has three decimals, and the context
   part is always present: ``?`` when the size is unknown (right after a compaction, until the
   model answers again), followed by `` (auto)`` when auto-compaction is on;
@@ -49,14 +52,19 @@ def _js_round(value: float) -> int:
     return int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def _assistant_of(item: Any) -> Any:
-    """The assistant message in ``item`` (a message or a session entry wrapping one), or None."""
-    message = getattr(item, "message", None) if getattr(item, "type", None) == "message" else item
-    return message if getattr(message, "role", None) == "assistant" else None
+def _usage_of(item: Any) -> Any:
+    """The usage ``item`` adds to the session's totals (a message or a typed entry), or None."""
+    kind = getattr(item, "type", None)
+    if kind in ("usage", "compaction", "branch_summary"):
+        return getattr(item, "usage", None)
+    message = getattr(item, "message", None) if kind == "message" else item
+    if getattr(message, "role", None) in ("assistant", "toolResult"):
+        return getattr(message, "usage", None)
+    return None
 
 
 def usage_totals(messages: Iterable[Any]) -> UsageTotals:
-    """Sum the usage of the assistant messages among ``messages``.
+    """Sum the usage of typed messages or session entries (the rules of :func:`add_raw_usage`).
 
     Session entries are accepted as well as bare messages, so callers can pass every entry of
     the session file (which is what pi sums) without unwrapping them first. Messages without
@@ -64,9 +72,11 @@ def usage_totals(messages: Iterable[Any]) -> UsageTotals:
     """
     totals = UsageTotals()
     for item in messages:
-        message = _assistant_of(item)
-        usage = getattr(message, "usage", None) if message is not None else None
+        usage = _usage_of(item)
         if usage is None:
+            continue
+        if isinstance(usage, Mapping):  # a field the message model keeps as it was (tool results)
+            _add_usage_dict(totals, usage)
             continue
         totals.input += usage.input
         totals.output += usage.output
@@ -78,27 +88,51 @@ def usage_totals(messages: Iterable[Any]) -> UsageTotals:
     return totals
 
 
-def add_raw_usage(totals: UsageTotals, entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
-    """Add the usage of the assistant messages among raw session entries (the dicts of the file).
+_SUMMARY_TYPES = frozenset({"usage", "compaction", "branch_summary"})
+"""Entry types whose own ``usage`` field counts (pi 1.x)."""
+_SPENDING_ROLES = frozenset({"assistant", "toolResult"})
+"""Message roles whose ``usage`` counts: replies, and tool results of tools that ran a model."""
 
-    The footer sums every entry of a long session after each reply; reading the dicts avoids
-    building a typed view of each entry. Odd values (not numbers) count as zero.
+
+def add_raw_usage(totals: UsageTotals, entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
+    """Add what the raw session entries (the dicts of the file) spent to ``totals``.
+
+    THE rule for the session's token and cost totals, used by the footer, ``/session``, the
+    export header and rpc's ``get_session_stats``, so they cannot disagree with each other or
+    with pi 1.x (its footer and ``getSessionStats``): a reply's usage, a tool result's usage, a
+    ``usage`` entry's, and the usage of writing a compaction or branch summary. Reading the
+    dicts avoids building a typed view of each entry of a long session after every reply; odd
+    values (not numbers) count as zero.
     """
     for raw in entries:
-        message = raw.get("message") if raw.get("type") == "message" else None
-        if not isinstance(message, dict) or message.get("role") != "assistant":
+        kind = raw.get("type")
+        if kind == "message":
+            message = raw.get("message")
+            if not isinstance(message, dict) or message.get("role") not in _SPENDING_ROLES:
+                continue
+            usage = message.get("usage")
+        elif kind in _SUMMARY_TYPES:
+            usage = raw.get("usage")
+        else:
             continue
-        usage = message.get("usage")
-        if not isinstance(usage, dict):
-            continue
-        totals.input += _count(usage.get("input"))
-        totals.output += _count(usage.get("output"))
-        totals.cache_read += _count(usage.get("cacheRead"))
-        totals.cache_write += _count(usage.get("cacheWrite"))
-        cost = usage.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
-            totals.cost += float(cost["total"])
+        if isinstance(usage, dict):
+            _add_usage_dict(totals, usage)
     return totals
+
+
+def _add_usage_dict(totals: UsageTotals, usage: Mapping[str, Any]) -> None:
+    totals.input += _count(usage.get("input"))
+    totals.output += _count(usage.get("output"))
+    totals.cache_read += _count(usage.get("cacheRead"))
+    totals.cache_write += _count(usage.get("cacheWrite"))
+    cost = usage.get("cost")
+    if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+        totals.cost += float(cost["total"])
+
+
+def session_usage(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
+    """The totals of a whole session file's raw entries (see :func:`add_raw_usage`)."""
+    return add_raw_usage(UsageTotals(), entries)
 
 
 def _count(value: object) -> int:

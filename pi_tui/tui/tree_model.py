@@ -8,6 +8,10 @@ visible rows; row objects and entry texts are made only for the rows somebody lo
 the raw entry dicts (``TreeNode.raw``), never the typed entries, and every walk is iterative,
 since a long single chain is as deep as the session is long.
 
+pi 1.x entries: ``usage`` entries are never shown (like an assistant message without text),
+``context_edit`` entries are bookkeeping that only ``all`` (or ``labeled-only``, when labelled)
+shows, and ``system`` messages are plain ``[system]`` rows in the filters that show messages.
+
 Layout rules (pi 0.73's): hidden entries hand their children to their nearest visible ancestor; a
 row whose visible parent has several visible children gets a ``├``/``└`` connector and indents
 its own children one more level (so the first generation after a branch start shifts right, later
@@ -56,7 +60,7 @@ FOLDED_ROOT_MARKER = "⊞ "
 _USER = 0  # a user message
 _TOOL = 1  # a tool result (hidden by no-tools)
 _SETTINGS = 2  # bookkeeping, shown only by "all" (and by "labeled-only" when labelled)
-_SILENT = 3  # an assistant message without text: hidden in every mode (unless errored/aborted/leaf)
+_SILENT = 3  # never shown: an assistant message without text (unless errored/aborted/leaf), pi 1.x usage
 _OTHER = 4  # everything else the default mode shows
 
 _TYPE_KINDS = dict.fromkeys(
@@ -66,6 +70,8 @@ _TYPE_KINDS = dict.fromkeys(
         "model_change",
         "thinking_level_change",
         "session_info",
+        # pi 1.x: an edit of what the model gets, shown by "all" as [context omit: <target id>]
+        "context_edit",
         # oh-my-pi bookkeeping (issue 11): no more interesting in the tree than session_info; its
         # /clear marker (reset_boundary) included, which pi 0.73 would draw as a row with no text
         "ttsr_injection",
@@ -80,6 +86,9 @@ _TYPE_KINDS = dict.fromkeys(
     ),
     _SETTINGS,
 )
+# pi 1.x hides a usage entry (tokens spent outside a reply) in every filter, the current leaf
+# included: the selection then goes to its nearest visible ancestor, its children hang there too.
+_TYPE_KINDS["usage"] = _SILENT
 KIND_NAMES = ("user", "tool", "settings", "silent", "other")
 """Names of the filter kinds, by their number (the HTML export's filters use the numbers)."""
 _ROLE_KINDS = {"user": _USER, "toolResult": _TOOL}
@@ -524,6 +533,8 @@ class TreeModel:
             return ["custom", _join_part(raw.get("customType"))]
         if kind == "label":
             return ["label", str(raw.get("label") or "")]
+        if kind == "context_edit":
+            return ["context edit", _context_edit_verb(raw), _join_part(raw.get("targetId"))]
         return []  # pi searches an entry type it does not know by its label only
 
     def _tool_call_of(self, index: int) -> dict[str, Any] | None:
@@ -903,11 +914,19 @@ def entry_text(raw: dict[str, Any], call: dict[str, Any] | None = None) -> str:
     if kind == "session_info":
         name = raw.get("name")
         return f"[title: {_js_string(name) if name else 'empty'}]"
+    if kind == "context_edit":
+        return f"[context {_context_edit_verb(raw)}: {_js_field(raw, 'targetId')}]"
     return ""  # pi draws an entry type it does not know as a row with no text
 
 
 _UNDEFINED = object()
 """A missing field, which JavaScript prints as ``undefined`` (a JSON null prints ``null``)."""
+
+
+def _context_edit_verb(raw: dict[str, Any]) -> str:
+    """``omit`` for a context edit whose replacement is null, ``replace`` otherwise (pi tests
+    ``=== null``, so a missing replacement reads as a replacement too)."""
+    return "omit" if raw.get("replacement", _UNDEFINED) is None else "replace"
 
 
 def _join_part(value: object) -> str:
