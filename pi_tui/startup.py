@@ -134,6 +134,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         ttsr=ttsr,
     )
     holder.append(agent)
+    agent.loadout_pool = loadout_pool(options, tools)
     agent.expander = expander
     if expander.problems:
         lines = "\n".join(expander.problems)
@@ -310,6 +311,17 @@ def choose_tools(options: StartOptions, extension_tools: frozenset[str] = frozen
         except ValueError as error:
             raise StartupError(str(error)) from None
     return default_tools(options.cwd)
+
+
+def loadout_pool(options: StartOptions, tools: list) -> list:  # type: ignore[type-arg]
+    """Built-in tools that are off but that a pi 1.x branch may switch on (its system messages
+    declare a loadout): all the others, unless ``--tools`` / ``--no-tools`` chose the set."""
+    if options.no_tools or options.no_builtin_tools or options.tools is not None:
+        return []
+    from pi_tui.tools import ALL_TOOL_NAMES, tools_by_name
+
+    have = {tool.name for tool in tools}
+    return tools_by_name([name for name in ALL_TOOL_NAMES if name not in have], options.cwd)
 
 
 def _file_or_text(value: str | None) -> str | None:

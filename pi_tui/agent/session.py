@@ -44,7 +44,9 @@ from pi_tui.session.messages import (
     Usage,
     UserMessage,
 )
+from pi_tui.session.system_replay import active_tool_names, replayed_content, system_prompt_with
 from pi_tui.text_safety import clean_text, clean_value, show_name
+from pi_tui.tools import ALL_TOOL_NAMES
 from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
 from pi_tui.ttsr.coordinator import INJECTION_TYPE, TtsrCoordinator
 
@@ -88,6 +90,9 @@ class QueuedMessage:
         return self.message if self.message is not None else user_message(self.text, self.images)
 
 
+BUILT_IN_TOOL_NAMES = frozenset(ALL_TOOL_NAMES)
+
+
 class AgentSession:
     def __init__(
         self,
@@ -105,6 +110,9 @@ class AgentSession:
         self.manager = manager
         self.model = model
         self.tools = list(tools)
+        self.loadout_pool: list[AgentTool] = []
+        """Built-in tools that are off but that a pi 1.x branch may declare on (see
+        :meth:`active_tools`); startup fills it with those ``--tools`` allows."""
         self.system_prompt = system_prompt
         self.thinking_level = thinking_level
         self.settings = settings or Settings()
@@ -635,20 +643,43 @@ class AgentSession:
         else:
             self.manager.append_message(message)
 
+    def active_tools(self) -> list[AgentTool]:
+        """The tools the model is offered now.
+
+        A branch pi 1.x wrote declares its own loadout in system messages (``write`` removed,
+        ``grep`` added...): those of our tools are on, in the branch's order, plus extension
+        tools it never mentioned. A branch without one (every 0.73 or pi-tui file) gets
+        :attr:`tools` as they are.
+        """
+        declared = self.manager.build_session_context().branch_system
+        if not declared:
+            return self.tools
+        pool = {tool.name: tool for tool in self.tools}
+        for tool in self.loadout_pool:
+            pool.setdefault(tool.name, tool)
+        names = active_tool_names(declared, list(pool), BUILT_IN_TOOL_NAMES)
+        return [pool[name] for name in names or ()]
+
     def build_context(self, messages: list[Any] | None = None) -> Context:
         """The request's context: the branch's messages (or ``messages``, as an extension's
-        ``context`` handler left them), this run's system prompt, the active tools."""
+        ``context`` handler left them), this run's system prompt, the active tools.
+
+        The system prompt is ours, after any text a pi 1.x branch's system messages added."""
+        session = self.manager.build_session_context()
         if messages is None:
-            messages = self.manager.build_session_context().messages
+            messages = session.messages
         messages = convert_to_llm(keep_ttsr_partials(messages))
         if self.settings.images.block_images:  # read at each request: a /settings change applies at once
             from pi_tui.ai.transform import block_images
 
             messages = block_images(messages)
-        tools = [Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.tools]
+        tools = [
+            Tool(name=t.name, description=t.description, parameters=t.parameters) for t in self.active_tools()
+        ]
+        prompt = system_prompt_with(replayed_content(session.system_messages), self.current_system_prompt)
         # clean_text: the cwd, an argv --system-prompt or a context file may hold bytes that are
         # not UTF-8; a lone surrogate in the request would be refused by a strict provider.
-        return Context(system_prompt=clean_text(self.current_system_prompt), messages=messages, tools=tools)
+        return Context(system_prompt=clean_text(prompt), messages=messages, tools=tools)
 
     async def _stream_assistant(self) -> AssistantMessage:
         try:
@@ -750,7 +781,7 @@ class AgentSession:
     async def _run_tools(
         self, calls: list[ToolCall], results: list[ToolResultMessage], produced: list[Any]
     ) -> None:
-        by_name = {tool.name: tool for tool in self.tools}
+        by_name = {tool.name: tool for tool in self.active_tools()}
         hooks = self.hooks
         gated, reshaped = hooks.wants("tool_call"), hooks.wants("tool_result")
         for index, call in enumerate(calls):
@@ -807,7 +838,7 @@ class AgentSession:
 
     async def _execute(self, tool: AgentTool | None, call: ToolCall, arguments: dict[str, Any]) -> ToolResult:
         if tool is None:
-            available = ", ".join(t.name for t in self.tools) or "none"
+            available = ", ".join(t.name for t in self.active_tools()) or "none"
             return _error_result(f"Tool {call.name!r} is not available (available: {available}).")
 
         def on_update(partial: ToolResult) -> None:

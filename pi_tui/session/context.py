@@ -29,6 +29,7 @@ from pi_tui.session.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     LlmMessage,
+    SystemMessage,
     TextContent,
     ToolResultMessage,
     UserMessage,
@@ -67,6 +68,12 @@ class SessionContext:
     injected_ttsr_rules: list[str] = field(default_factory=list)
     left_out: list[tuple[str, str]] = field(default_factory=list)
     """``(entry id, why)`` for each message on the path that could not be sent to the model."""
+    system_messages: list[SystemMessage] = field(default_factory=list)
+    """pi 1.x system messages as the model's context has them: the last compaction's checkpoint,
+    then those after it (or every one on the branch without a compaction). Their ``content``
+    goes into the system prompt (see :mod:`pi_tui.session.system_replay`)."""
+    branch_system: list[SystemMessage] = field(default_factory=list)
+    """Every system message on the branch, compacted or not: they decide the tool loadout."""
 
 
 def parse_message(raw: Mapping[str, Any]) -> Any:
@@ -133,12 +140,21 @@ def build_session_context(
     context = session_settings(path)
     compaction_index: int | None = None
     boundary_index = -1
+    edited = False
     for index, entry in enumerate(path):
         kind = entry.get("type")
-        if kind == "compaction":
+        if kind == "message":
+            message = entry.get("message")
+            if type(message) is dict and message.get("role") == "system":
+                found = _memo_message(entry, memo)
+                if isinstance(found, SystemMessage):
+                    context.branch_system.append(found)
+        elif kind == "compaction":
             compaction_index = index
         elif kind == RESET_BOUNDARY:
             boundary_index = index
+        elif kind == CONTEXT_EDIT:
+            edited = True
 
     if boundary_index >= 0:  # messages come only from after the last boundary
         path = path[boundary_index + 1 :]
@@ -148,28 +164,94 @@ def build_session_context(
                 compaction_index = None
 
     if compaction_index is None:
+        edits = _latest_edits(path) if edited else None
         for entry in path:
-            _append_context_message(context, entry, memo)
+            _append_context_message(context, entry, memo, edits)
         return context
 
     compaction = path[compaction_index]
-    context.messages.append(
-        CompactionSummaryMessage(
-            summary=str(compaction.get("summary", "")),
-            tokens_before=_whole_number(compaction.get("tokensBefore")),
-            timestamp=_entry_ms(compaction),
-        )
-    )
     first_kept = compaction.get("firstKeptEntryId")
-    keeping = False
-    for entry in path[:compaction_index]:
-        if not keeping and entry.get("id") == first_kept:
-            keeping = True
-        if keeping:
-            _append_context_message(context, entry, memo)
-    for entry in path[compaction_index + 1 :]:
-        _append_context_message(context, entry, memo)
+    kept: list[RawEntry] = []
+    for index in range(compaction_index):  # a retain-none compaction names itself: none kept
+        if path[index].get("id") == first_kept:
+            kept = [entry for entry in path[index:compaction_index] if not _is_system_entry(entry)]
+            break
+    after = path[compaction_index + 1 :]
+    edits = _latest_edits(kept + after) if edited else None
+    if edits is None or _edit_of(compaction, edits) is not _OMITTED:
+        checkpoint = compaction.get("systemMessage")
+        if isinstance(checkpoint, dict):
+            try:
+                found = read_message({**checkpoint, "role": "system"})
+            except lenient.Unrepairable:
+                found = None
+            if isinstance(found, SystemMessage):
+                context.system_messages.append(found)
+        context.messages.append(
+            CompactionSummaryMessage(
+                summary=str(compaction.get("summary", "")),
+                tokens_before=_whole_number(compaction.get("tokensBefore")),
+                timestamp=_entry_ms(compaction),
+            )
+        )
+    for entry in kept:
+        _append_context_message(context, entry, memo, edits)
+    for entry in after:
+        _append_context_message(context, entry, memo, edits)
     return context
+
+
+CONTEXT_EDIT = "context_edit"
+"""pi 1.x: an entry that changes what one earlier entry gives the model (see ``_latest_edits``)."""
+
+_OMITTED = object()
+"""What ``_edit_of`` answers for an entry a context edit leaves out of the context."""
+
+
+def _is_system_entry(entry: RawEntry) -> bool:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return type(message) is dict and message.get("role") == "system"
+
+
+def _latest_edits(entries: Iterable[RawEntry]) -> dict[str, RawEntry]:
+    """Target id -> the last context edit of it among ``entries`` (the context's own entries:
+    an edit that a compaction summarised away no longer applies, as in pi)."""
+    edits: dict[str, RawEntry] = {}
+    for entry in entries:
+        if entry.get("type") == CONTEXT_EDIT:
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                edits[target] = entry
+    return edits
+
+
+def _edit_of(entry: RawEntry, edits: Mapping[str, RawEntry]) -> Any:
+    """None (no usable edit), ``_OMITTED``, or the replacement content for ``entry``."""
+    edit = edits.get(entry.get("id"))  # type: ignore[arg-type]
+    if edit is None:
+        return None
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return _OMITTED
+    if not isinstance(replacement, dict) or not isinstance(replacement.get("content"), str | list):
+        return None  # an edit no model could take: the entry stays as it was
+    return replacement["content"]
+
+
+def _edited_entry(entry: RawEntry, content: Any) -> RawEntry:
+    """``entry`` with its message content replaced (only the roles whose content pi replaces)."""
+    kind = entry.get("type")
+    if kind == "custom_message":
+        return {**entry, "content": content}
+    message = entry.get("message") if kind == "message" else None
+    if not isinstance(message, dict):
+        return entry
+    role = message.get("role")
+    if role not in ("user", "assistant", "toolResult", "custom", "hookMessage"):
+        return entry
+    if role in ("assistant", "toolResult") and isinstance(content, str):
+        content = [{"type": "text", "text": content}]  # these roles hold block lists only
+    return {**entry, "message": {**message, "content": content}}
 
 
 def session_settings(path: Iterable[RawEntry]) -> SessionContext:
@@ -217,15 +299,20 @@ def extend_session_context(
         model=context.model,
         injected_ttsr_rules=list(context.injected_ttsr_rules),
         left_out=list(context.left_out),
+        system_messages=list(context.system_messages),
+        branch_system=list(context.branch_system),
     )
     for entry in added:
         if _note_settings(grown, entry) in _REBUILDS:
             return None
+        declared = len(grown.system_messages)
         _append_context_message(grown, entry, memo)
+        if len(grown.system_messages) > declared:  # a new system message: the loadout too
+            grown.branch_system.append(grown.system_messages[-1])
     return grown
 
 
-_REBUILDS = frozenset({"compaction", RESET_BOUNDARY})
+_REBUILDS = frozenset({"compaction", RESET_BOUNDARY, CONTEXT_EDIT})
 
 
 def _note_settings(context: SessionContext, entry: RawEntry) -> Any:
@@ -295,7 +382,9 @@ _NOT_IN_CONTEXT = object()
 """Memo value of an entry that contributes no message (a settings change, an empty summary)."""
 
 
-def _append_context_message(context: SessionContext, entry: RawEntry, memo: dict[str, Any] | None) -> None:
+def _memo_message(entry: RawEntry, memo: dict[str, Any] | None) -> Any:
+    """The message ``entry`` contributes, an :class:`lenient.Unrepairable`, or
+    ``_NOT_IN_CONTEXT``; from ``memo`` when an earlier build made it."""
     entry_id = entry.get("id")
     found = memo.get(entry_id, None) if memo is not None else None  # type: ignore[arg-type]
     if found is None:
@@ -307,8 +396,29 @@ def _append_context_message(context: SessionContext, entry: RawEntry, memo: dict
             found = _NOT_IN_CONTEXT
         if memo is not None and isinstance(entry_id, str):
             memo[entry_id] = found
+    return found
+
+
+def _append_context_message(
+    context: SessionContext,
+    entry: RawEntry,
+    memo: dict[str, Any] | None,
+    edits: Mapping[str, RawEntry] | None = None,
+) -> None:
+    edit = _edit_of(entry, edits) if edits else None
+    if edit is _OMITTED:
+        return
+    if edit is None:
+        found = _memo_message(entry, memo)
+    else:  # an edited message is the branch's own view of the entry: never memoised
+        try:
+            found = _context_message(_edited_entry(entry, edit)) or _NOT_IN_CONTEXT
+        except lenient.Unrepairable as error:
+            found = error
     if isinstance(found, lenient.Unrepairable):
-        context.left_out.append((str(entry_id), found.problem))
+        context.left_out.append((str(entry.get("id")), found.problem))
+    elif isinstance(found, SystemMessage):
+        context.system_messages.append(found)
     elif found is not _NOT_IN_CONTEXT:
         context.messages.append(found)
 

@@ -37,6 +37,7 @@ from pi_tui.session.entries import (
     THINKING_LEVELS,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     LabelEntry,
@@ -56,6 +57,7 @@ from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wir
 from pi_tui.session.migrate import file_version, migrate_entries, rewrite_migrated
 from pi_tui.session.reader import LoadedFile, RawEntry, read_session_file
 from pi_tui.session.store import SessionFileWriter, check_folder_writable, move_torn_tail
+from pi_tui.session.system_replay import checkpoint
 from pi_tui.text_safety import show_name
 
 log = logging.getLogger(__name__)
@@ -364,6 +366,9 @@ class SessionManager:
         }
         _set_optional(fields, details=details, from_hook=from_hook)
         _set_optional(fields, short_summary=short_summary, preserve_data=preserve_data)
+        # On a branch pi 1.x declared a prompt on, the compaction carries the replayed prompt
+        # and tools, as pi's do: pi drops the system messages it summarises in favour of it.
+        _set_optional(fields, system_message=checkpoint(self.build_session_context().system_messages))
         return self._append_model(CompactionEntry, **fields)
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
@@ -397,6 +402,15 @@ class SessionManager:
 
     def append_ttsr_injection(self, rule_names: Sequence[str]) -> str:
         return self._append_model(TtsrInjectionEntry, injected_rules=list(rule_names))
+
+    def append_context_edit(self, target_id: str, replacement: Any) -> str:
+        """Change what ``target_id`` gives the model from here on, on this branch: ``None``
+        leaves it out, a string or a block list replaces its content (pi 1.x's ``context_edit``).
+        The target itself is never rewritten."""
+        if target_id not in self._index.by_id:
+            raise EntryNotFoundError(target_id)
+        body = None if replacement is None else {"content": replacement}
+        return self._append_model(ContextEditEntry, target_id=target_id, replacement=body)
 
     def append_session_init(
         self, system_prompt: str, task: str, tools: Sequence[str], output_schema: Any = None
