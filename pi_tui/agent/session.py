@@ -931,7 +931,9 @@ class AgentSession:
             except (CompactionError, ConfigError) as error:
                 raise CompactionFailed(str(error)) from error
             if result is not None:
-                summary_id = self.manager.branch_with_summary(new_leaf, result.summary, result.details, False)
+                summary_id = self.manager.branch_with_summary(
+                    new_leaf, result.summary, result.details, False, usage=result.usage
+                )
         if summary_id is None:
             if new_leaf is None:
                 self.manager.reset_leaf()

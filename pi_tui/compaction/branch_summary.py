@@ -21,11 +21,12 @@ import httpx
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.compaction.entries import entry_message, generated_details, typed_entry
 from pi_tui.compaction.prompts import BRANCH_INSTRUCTIONS, with_focus
-from pi_tui.compaction.request import build_prompt, request_summary, summary_options
+from pi_tui.compaction.request import build_prompt, request_summary_reply, summary_options
 from pi_tui.compaction.serialize import FileOperations, format_file_tags, serialize_conversation
 from pi_tui.compaction.tokens import estimate_tokens
 from pi_tui.session.context import GENERATED_BRANCH_SUMMARY_PREFIX
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
+from pi_tui.session.messages import Usage
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 """Output budget of a branch summary: it is context for a side path, not a full checkpoint."""
@@ -43,6 +44,8 @@ class BranchSummaryResult:
     """:data:`GENERATED_BRANCH_SUMMARY_PREFIX` + model text + file tags."""
     details: dict[str, list[str]]
     """``{"readFiles": [...], "modifiedFiles": [...]}``."""
+    usage: Usage | None = None
+    """What the summary request cost; stored on the entry (pi 1.x) so it counts in the totals."""
 
 
 def collect_entries_for_branch_summary(
@@ -132,7 +135,7 @@ async def summarize_branch(
     messages, file_ops = prepare_branch_messages(entries, max(window - reserve_tokens, 1))
     if not messages:
         return None
-    text = await request_summary(
+    text, usage = await request_summary_reply(
         model,
         branch_prompt(messages, custom_focus),
         summary_options(model, options, BRANCH_SUMMARY_MAX_TOKENS),
@@ -142,4 +145,5 @@ async def summarize_branch(
     return BranchSummaryResult(
         summary=GENERATED_BRANCH_SUMMARY_PREFIX + text + format_file_tags(read_files, modified_files),
         details={"readFiles": read_files, "modifiedFiles": modified_files},
+        usage=usage,
     )

@@ -31,7 +31,13 @@ from pi_tui.compaction.prompts import (
     UPDATE_INSTRUCTIONS,
     with_focus,
 )
-from pi_tui.compaction.request import CompactionError, build_prompt, request_summary, summary_options
+from pi_tui.compaction.request import (
+    CompactionError,
+    build_prompt,
+    combine_usage,
+    request_summary_reply,
+    summary_options,
+)
 from pi_tui.compaction.serialize import (
     FileOperations,
     format_file_tags,
@@ -41,7 +47,7 @@ from pi_tui.compaction.serialize import (
 from pi_tui.compaction.tokens import context_tokens
 from pi_tui.config.settings import CompactionSettings
 from pi_tui.session.entries import CompactionEntry
-from pi_tui.session.messages import CompactionSummaryMessage
+from pi_tui.session.messages import CompactionSummaryMessage, Usage
 
 SUMMARY_BUDGET_SHARE = 0.8
 """Share of ``reserveTokens`` the summary may use as output tokens."""
@@ -77,13 +83,21 @@ class CompactionResult:
     tokens_before: int
     details: dict[str, list[str]]
     """``{"readFiles": [...], "modifiedFiles": [...]}``."""
+    usage: Usage | None = None
+    """What the summary requests cost (both, for a split turn); None when nobody asked a model
+    (an extension's summary). Stored on the entry, as pi 1.x does, so it counts in the totals."""
 
     def append_to(self, manager: Any, *, from_hook: bool = False) -> str:
         """Append the ``compaction`` entry to ``manager`` (a SessionManager); returns its id.
         ``from_hook``: an extension wrote the summary (pi's ``fromHook``)."""
         return str(
             manager.append_compaction(
-                self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=from_hook
+                self.summary,
+                self.first_kept_entry_id,
+                self.tokens_before,
+                self.details,
+                from_hook=from_hook,
+                usage=self.usage,
             )
         )
 
@@ -199,25 +213,29 @@ async def compact(
         try:
             async with asyncio.TaskGroup() as group:
                 history_task = (
-                    group.create_task(request_summary(model, history_prompt_text, history_options, http=http))
+                    group.create_task(
+                        request_summary_reply(model, history_prompt_text, history_options, http=http)
+                    )
                     if has_history
                     else None
                 )
                 prefix_task = group.create_task(
-                    request_summary(model, turn_prefix_prompt(preparation), prefix_options, http=http)
+                    request_summary_reply(model, turn_prefix_prompt(preparation), prefix_options, http=http)
                 )
         except ExceptionGroup as failure:  # one request failed: the other was cancelled
             raise _first_error(failure) from None
+        prefix_text, usage = prefix_task.result()
         if history_task is not None:
-            history = history_task.result()
+            history, history_usage = history_task.result()
+            usage = combine_usage(history_usage, usage)
         elif preparation.previous_summary:
             history = strip_file_tags(preparation.previous_summary)
         else:
             history = NO_HISTORY
-        text = f"{history}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{prefix_task.result()}"
+        text = f"{history}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{prefix_text}"
     else:
         prompt = history_prompt(preparation, custom_instructions)
-        text = await request_summary(model, prompt, history_options, http=http)
+        text, usage = await request_summary_reply(model, prompt, history_options, http=http)
 
     read_files, modified_files = preparation.file_ops.file_lists()
     return CompactionResult(
@@ -225,6 +243,7 @@ async def compact(
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
         details={"readFiles": read_files, "modifiedFiles": modified_files},
+        usage=usage,
     )
 
 

@@ -15,7 +15,7 @@ from pi_tui.ai.stream import stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.compaction.prompts import SYSTEM_PROMPT
 from pi_tui.session.ids import now_ms
-from pi_tui.session.messages import AssistantMessage, TextContent, UserMessage
+from pi_tui.session.messages import AssistantMessage, Cost, TextContent, Usage, UserMessage
 
 
 class CompactionError(Exception):
@@ -54,7 +54,21 @@ async def request_summary(
     *,
     http: httpx.AsyncClient | None = None,
 ) -> str:
-    """Send one summarisation request and return the answer's text blocks joined by newlines.
+    """Send one summarisation request and return the answer's text (see :func:`request_summary_reply`)."""
+    text, _usage = await request_summary_reply(model, prompt, options, http=http)
+    return text
+
+
+async def request_summary_reply(
+    model: Model,
+    prompt: str,
+    options: StreamOptions,
+    *,
+    http: httpx.AsyncClient | None = None,
+) -> tuple[str, Usage]:
+    """Send one summarisation request; return the answer's text blocks joined by newlines and
+    the reply's usage (what writing the summary cost: pi 1.x stores it on the entry and counts
+    it in the session's totals).
 
     Raises :class:`CompactionError` when the response ends in error or is aborted, or holds no
     text. Cancelling the awaiting task aborts the HTTP request.
@@ -78,4 +92,23 @@ async def request_summary(
     text = "\n".join(block.text for block in message.content if isinstance(block, TextContent))
     if not text.strip():
         raise CompactionError("The model returned an empty summary")
-    return text
+    return text, message.usage if message.usage is not None else Usage()
+
+
+def combine_usage(first: Usage, second: Usage) -> Usage:
+    """Two requests' usage as one (a split turn's compaction asks twice; pi 1.x sums them)."""
+    cost = Cost(
+        input=first.cost.input + second.cost.input,
+        output=first.cost.output + second.cost.output,
+        cache_read=first.cost.cache_read + second.cost.cache_read,
+        cache_write=first.cost.cache_write + second.cost.cache_write,
+        total=first.cost.total + second.cost.total,
+    )
+    return Usage(
+        input=first.input + second.input,
+        output=first.output + second.output,
+        cache_read=first.cache_read + second.cache_read,
+        cache_write=first.cache_write + second.cache_write,
+        total_tokens=first.total_tokens + second.total_tokens,
+        cost=cost,
+    )

@@ -358,14 +358,17 @@ class SessionManager:
         *,
         short_summary: str | None = None,
         preserve_data: Any = None,
+        usage: Any = None,
     ) -> str:
+        """``usage``: what writing the summary cost (pi 1.x keeps it on the entry; it counts in
+        the session's totals); None for a summary no model wrote."""
         fields: dict[str, Any] = {
             "summary": summary,
             "first_kept_entry_id": first_kept_entry_id,
             "tokens_before": tokens_before,
         }
         _set_optional(fields, details=details, from_hook=from_hook)
-        _set_optional(fields, short_summary=short_summary, preserve_data=preserve_data)
+        _set_optional(fields, short_summary=short_summary, preserve_data=preserve_data, usage=usage)
         # On a branch pi 1.x declared a prompt on, the compaction carries the replayed prompt
         # and tools, as pi's do: pi drops the system messages it summarises in favour of it.
         _set_optional(fields, system_message=checkpoint(self.build_session_context().system_messages))
@@ -705,14 +708,18 @@ class SessionManager:
         summary: str,
         details: Any = None,
         from_hook: bool | None = None,
+        *,
+        usage: Any = None,
     ) -> str:
-        """Move the leaf to ``entry_id`` (None: before the root) and append a branch summary."""
+        """Move the leaf to ``entry_id`` (None: before the root) and append a branch summary.
+        ``usage``: what writing the summary cost (kept on the entry and counted in the totals,
+        as pi 1.x does); None for a summary no model wrote."""
         if entry_id is None:
             self.reset_leaf()
         else:
             self.branch(entry_id)
         fields: dict[str, Any] = {"from_id": entry_id or "root", "summary": summary}
-        _set_optional(fields, details=details, from_hook=from_hook)
+        _set_optional(fields, details=details, from_hook=from_hook, usage=usage)
         return self._append_model(BranchSummaryEntry, **fields)
 
     def create_branched_session(self, leaf_id: str) -> Path | None:
