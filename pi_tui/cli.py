@@ -342,6 +342,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if flags_problem is not None:
         return fail(flags_problem)
     cwd = os.getcwd()
+    from pi_tui.config.session_dir import chosen_session_dir
+
+    # --session-dir, else $PI_CODING_AGENT_SESSION_DIR, else the sessionDir setting (as pi).
+    sessions_folder = chosen_session_dir(cwd, args.session_dir)
     runs_agent = (
         args.list_models is None and not args.list_sessions and not args.list_rules and not args.export
     )
@@ -350,23 +354,25 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.list_models is not None:
         return _list_models(args.list_models)
     if args.list_sessions:
-        return _list_sessions(cwd, args.session_dir)
+        return _list_sessions(cwd, sessions_folder)
     if args.list_rules:
         return _list_rules(cwd)
     if args.export:
-        return _export(args.export, cwd, args.session_dir, args.with_secrets)
+        return _export(args.export, cwd, sessions_folder, args.with_secrets)
     if args.resume and (args.print or args.mode != "text"):
         return fail("-r opens the session picker, which needs the interactive mode (drop -p / --mode)")
     if args.mode == "rpc":
-        return _run(args, cwd, rpc=True)
+        return _run(args, cwd, sessions_folder, rpc=True)
     if not args.print and args.mode == "text":
-        return _run(args, cwd, rpc=False, interactive=True)
+        return _run(args, cwd, sessions_folder, rpc=False, interactive=True)
     if not args.messages:
         return fail('no message given: pi-tui -p "what to do"')
-    return _run(args, cwd, rpc=False)
+    return _run(args, cwd, sessions_folder, rpc=False)
 
 
-def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = False) -> int:
+def _run(
+    args: argparse.Namespace, cwd: str, sessions_folder: str | None, *, rpc: bool, interactive: bool = False
+) -> int:
     from pathlib import Path
 
     from pi_tui.start_options import StartOptions
@@ -380,7 +386,7 @@ def _run(args: argparse.Namespace, cwd: str, *, rpc: bool, interactive: bool = F
         continue_recent=args.continue_recent,
         session=args.session,
         fork=args.fork,
-        session_dir=args.session_dir,
+        session_dir=sessions_folder,
         no_session=args.no_session,
         tools=[name.strip() for name in args.tools.split(",") if name.strip()] if args.tools else None,
         no_tools=args.no_tools,

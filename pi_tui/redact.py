@@ -47,9 +47,10 @@ def saved_key_values() -> list[str]:
     rare, and a key saved a moment ago by /login must be covered too)."""
     from pi_tui.config.auth import AuthStore, auth_file
     from pi_tui.config.paths import agent_dir
+    from pi_tui.config.pi_folder import pi_file
 
     try:
-        store = AuthStore(auth_file(agent_dir()))
+        store = AuthStore(auth_file(agent_dir()), pi_file("auth.json"))
     except Exception:  # redaction runs while reporting a failure: it must never fail itself
         return []
     return [key for provider in store.providers() if (key := store.api_key(provider))]

@@ -79,6 +79,9 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     extensions = _load_extensions(registry, options)  # before the model: they may add providers
     manager = manager if manager is not None else open_session(options)
     model, thinking, notice = choose_model(options, registry, settings, manager)
+    for line in (*registry.problems, continuing_notice(options, manager)):
+        if line:
+            notice = f"{notice}\n{line}" if notice else line
     try:
         registry.request_options(model, cli_key=options.api_key)  # fail now, not mid-run
     except ConfigError as error:
@@ -235,6 +238,17 @@ def open_session(options: StartOptions) -> SessionManager:
         raise StartupError(str(error)) from None
 
 
+def continuing_notice(options: StartOptions, manager: SessionManager) -> str | None:
+    """``-c``: which file is continued (it may be pi's), so no one wonders which session it is."""
+    path = manager.session_file
+    if not options.continue_recent or path is None or not manager.is_persisted:
+        return None
+    from pi_tui.config.pi_folder import session_origin
+
+    whose = " (pi's folder)" if session_origin(path) else ""
+    return f"Continuing {path}{whose}"
+
+
 def find_session(reference: str, options: StartOptions) -> Path:
     """A session file path, or the session of this folder (then any folder) whose id starts so."""
     path = Path(reference).expanduser()
@@ -243,7 +257,11 @@ def find_session(reference: str, options: StartOptions) -> Path:
             raise StartupError(f"Session file not found: {reference}")
         return path
     folder = session_dir_for_cwd(options.cwd, options.session_dir)
-    for candidates in (list_sessions(folder), list_all_sessions() if not options.session_dir else []):
+    # This project's sessions (pi's folder's too) first, then everyone's; in a --session-dir
+    # folder: this project's, then the whole folder (as pi searches).
+    wider = (lambda: list_sessions(folder)) if options.session_dir else list_all_sessions
+    for listed in (lambda: list_sessions(folder, cwd=options.cwd), wider):
+        candidates = listed()
         matches = [info.path for info in candidates if info.id.startswith(reference)]
         if len(matches) == 1:
             return matches[0]

@@ -21,6 +21,8 @@ def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
     monkeypatch.setenv("PI_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    # pi's folder (read beneath ours) is an empty one of the test's, never the real ~/.pi/agent.
+    monkeypatch.setenv("PI_TUI_PI_AGENT_DIR", str(tmp_path / "pi-agent"))
     return folder
 
 

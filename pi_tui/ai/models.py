@@ -35,6 +35,7 @@ from pi_tui.ai.offline import DEMO_MODEL
 from pi_tui.ai.types import API_KINDS, Model, ModelCost, StreamOptions, ThinkingLevel
 from pi_tui.config.auth import AuthStore, auth_file
 from pi_tui.config.paths import agent_dir
+from pi_tui.config.pi_folder import pi_file
 
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 KNOWN_APIS: tuple[str, ...] = (*API_KINDS, "offline")
@@ -409,8 +410,13 @@ class ModelRegistry:
 
     def __init__(self, path: Path | str | None = None, auth: AuthStore | None = None) -> None:
         self.path = Path(path) if path is not None else agent_dir() / "models.json"
-        self.auth = auth if auth is not None else AuthStore(auth_file(self.path.parent))
-        """Keys saved by /login (auth.json next to models.json), checked after ``--api-key``."""
+        self.beneath = pi_file("models.json") if path is None else None
+        """pi's models.json, read beneath ours (pi_tui/ai/models_beneath.py); None: not read."""
+        self.problems: list[str] = []
+        """What of pi's models.json was left out at the last reload (one line each)."""
+        self.auth = auth if auth is not None else AuthStore(auth_file(self.path.parent), self.beneath_auth())
+        """Keys saved by /login (auth.json next to models.json; pi's beneath), checked after
+        ``--api-key``."""
         self.config = ModelsFile()
         self.models: list[Model] = []
         self.code_providers: dict[str, ProviderConfig] = {}
@@ -422,8 +428,16 @@ class ModelRegistry:
         config = read_models_file(self.path)
         if self.code_providers:
             config = ModelsFile(providers={**config.providers, **self.code_providers})
+        if self.beneath is not None:
+            from pi_tui.ai.models_beneath import with_pi_models
+
+            config, self.problems = with_pi_models(self, config, self.beneath)
         self.models = self._merge(config)
         self.config = config
+
+    def beneath_auth(self) -> Path | None:
+        """pi's auth.json when pi's models.json is read beneath ours (its keys fill in ours)."""
+        return self.beneath.with_name("auth.json") if self.beneath is not None else None
 
     def add_provider(self, name: str, config: dict[str, Any]) -> None:
         """A provider given as a models.json entry from code; a bad one is a :class:`ConfigError`

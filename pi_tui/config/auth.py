@@ -58,11 +58,18 @@ class AuthStore:
 
     Reading never raises: a broken file leaves the store empty with :attr:`problem` set, so a
     typo in auth.json cannot stop pi-tui from starting with keys from the environment.
+
+    ``beneath`` is pi's auth.json (pi_tui/config/pi_folder.py): its credentials are read for the
+    providers ours does not name, and never written; every change goes to ``path``.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, beneath: Path | None = None) -> None:
         self.path = path
+        self.beneath = beneath
         self._data: dict[str, Any] = {}
+        self._beneath_data: dict[str, Any] = {}
+        self._view: dict[str, Any] = {}
+        """Ours over pi's, provider by provider: what the reading methods answer from."""
         self.problem: str | None = None
         self.reload()
 
@@ -74,26 +81,39 @@ class AuthStore:
         except AuthFileError as error:
             self._data = {}
             self.problem = str(error)
-
-    def _read(self) -> dict[str, Any]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            self._beneath_data = self._read(self.beneath) if self.beneath is not None else {}
+        except AuthFileError:
+            self._beneath_data = {}  # pi's file is pi's to report
+        self._refresh_view()
+
+    def _refresh_view(self) -> None:
+        self._view = {**self._beneath_data, **self._data}
+
+    def _read(self, path: Path | None = None) -> dict[str, Any]:
+        path = path or self.path
+        try:
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError) as error:
             why = getattr(error, "strerror", None) or error
-            raise AuthFileError(f"{self.path}: cannot read: {why}") from None
-        return parse_auth(text, self.path)
+            raise AuthFileError(f"{path}: cannot read: {why}") from None
+        return parse_auth(text, path)
 
     # --- reading ----------------------------------------------------------------------------------
 
     def providers(self) -> list[str]:
-        """Providers with a saved credential of any kind, in file order."""
-        return [name for name, value in self._data.items() if isinstance(value, dict)]
+        """Providers with a saved credential of any kind, in file order (pi's first)."""
+        return [name for name, value in self._view.items() if isinstance(value, dict)]
+
+    def saved_by_pi(self, provider: str) -> bool:
+        """The credential comes from pi's auth.json (ours has none for ``provider``)."""
+        return provider not in self._data and provider in self._beneath_data
 
     def kind(self, provider: str) -> str | None:
         """``"api_key"``, ``"oauth"`` (or another type pi may add), or None when nothing is saved."""
-        value = self._data.get(provider)
+        value = self._view.get(provider)
         if not isinstance(value, dict):
             return None
         kind = value.get("type")
@@ -101,7 +121,7 @@ class AuthStore:
 
     def api_key(self, provider: str) -> str | None:
         """The stored ``key`` of an API-key credential, as written (not yet resolved)."""
-        value = self._data.get(provider)
+        value = self._view.get(provider)
         if isinstance(value, dict) and value.get("type") == "api_key":
             key = value.get("key")
             if isinstance(key, str) and key:
@@ -130,6 +150,7 @@ class AuthStore:
             current = self._read()  # a broken file raises here, before anything is written
             if credential is None and provider not in current:
                 self._data = current
+                self._refresh_view()
                 return False
             if credential is None:
                 current.pop(provider)
@@ -137,6 +158,7 @@ class AuthStore:
                 current[provider] = credential
             self._write(json.dumps(current, indent=2, ensure_ascii=False))
             self._data = current
+            self._refresh_view()
             self.problem = None
             return True
 

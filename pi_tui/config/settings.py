@@ -114,11 +114,14 @@ class Settings(_Group):
     """3-20 rows, clamped where used."""
     images: ImageSettings = Field(default_factory=ImageSettings)
     thinking_budgets: ThinkingBudgetsSettings = Field(default_factory=ThinkingBudgetsSettings)
+    session_dir: str | None = None
+    """pi's ``sessionDir``: sessions go straight into this folder (relative: to the project);
+    ``PI_CODING_AGENT_SESSION_DIR`` and ``--session-dir`` win (pi_tui/config/session_dir.py)."""
 
 
 def load_settings(cwd: str | None = None) -> Settings:
-    """Global settings merged with the project's (when ``cwd`` is given)."""
-    merged: dict[str, Any] = {}
+    """pi's settings, then ours over them, then the project's (when ``cwd`` is given)."""
+    merged = _pi_settings()
     sources: list[tuple[Path, str]] = []
     for path in (global_settings_path(), project_settings_path(cwd) if cwd else None):
         if path is None:
@@ -132,6 +135,32 @@ def load_settings(cwd: str | None = None) -> Settings:
         return Settings.model_validate(merged)
     except ValidationError as error:
         raise _explain(error, sources) from None
+
+
+def _pi_settings() -> dict[str, Any]:
+    """The settings of pi's folder (pi_tui/config/pi_folder.py) that pi-tui can use.
+
+    They are pi's, written for pi: a file pi-tui cannot read is passed over, and a key whose
+    value pi-tui's settings reject (a level or mode pi-tui does not have) is left out, so that
+    pi's file never stops pi-tui from starting; ours and the project's stay strict.
+    """
+    from pi_tui.config.pi_folder import pi_file
+
+    path = pi_file("settings.json")
+    try:
+        data = _read_json_object(path)[0] if path is not None else None
+    except SettingsError:
+        return {}
+    if not data:
+        return {}
+    for _attempt in range(3):
+        try:
+            Settings.model_validate(data)
+            return data
+        except ValidationError as error:
+            rejected = {str(problem["loc"][0]) for problem in error.errors() if problem["loc"]}
+            data = {key: value for key, value in data.items() if key not in rejected}
+    return {}
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

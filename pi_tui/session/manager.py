@@ -228,9 +228,13 @@ class SessionManager:
 
     @classmethod
     def continue_recent(cls, cwd: str, session_dir: str | Path | None = None) -> SessionManager:
-        """The newest session of ``cwd`` (by modification time, valid header), else a new one."""
+        """The newest session of ``cwd`` (by modification time, valid header), else a new one.
+
+        pi's folder for ``cwd`` counts too (a pi session found there is continued in its own
+        file); new sessions made from this one (``/new``) go to ``session_dir`` or ours.
+        """
         folder = Path(session_dir) if session_dir else session_dir_for_cwd(cwd)
-        newest = listing.most_recent_session(folder)
+        newest = listing.most_recent_session(folder, cwd)
         if newest is None:
             return cls.create(cwd, folder)
         return cls.open(newest, folder)
@@ -273,13 +277,13 @@ class SessionManager:
 
     @staticmethod
     def list(cwd: str, session_dir: str | Path | None = None) -> list[SessionInfo]:
-        """Sessions of ``cwd``, newest first."""
+        """Sessions of ``cwd`` (pi's folder's too), newest first."""
         folder = Path(session_dir) if session_dir else session_dir_for_cwd(cwd)
-        return listing.list_sessions(folder)
+        return listing.list_sessions(folder, cwd=cwd)
 
     @staticmethod
     def list_all(sessions_root: str | Path | None = None) -> list[SessionInfo]:
-        """Sessions of every folder under the sessions root, newest first."""
+        """Sessions of every folder under the sessions root (pi-tui's and pi's), newest first."""
         return listing.list_all_sessions(Path(sessions_root) if sessions_root else None)
 
     # --- identity ---------------------------------------------------------------------------

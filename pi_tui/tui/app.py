@@ -287,7 +287,7 @@ class PiApp(App[None]):
             from pi_tui.session.listing import most_recent_session
 
             folder = Path(options.session_dir) if options.session_dir else session_dir_for_cwd(options.cwd)
-            return most_recent_session(folder)
+            return most_recent_session(folder, options.cwd)
         return None
 
     def _start_in_background(self) -> None:

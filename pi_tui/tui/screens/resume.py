@@ -37,6 +37,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
+from pi_tui.config.pi_folder import PI_ORIGIN, pi_session_prefixes, session_origin
 from pi_tui.session.index import TextSearch
 from pi_tui.session.listing import SessionInfo, list_all_sessions, list_sessions
 from pi_tui.text_safety import for_terminal
@@ -153,7 +154,9 @@ def read_sessions(
     progress: RowsProgress | None = None,
     cwd: str | None = None,
 ) -> list[SessionRow]:
-    """The sessions of ``folder`` (scope ``current``) or of every folder (``all``), newest first.
+    """The sessions of ``folder`` (scope ``current``; with the same project's folder in pi's
+    agent folder, and only ``cwd``'s sessions of a shared ``--session-dir``) or of every folder
+    of pi-tui's and pi's (``all``), newest first.
 
     A custom ``--session-dir`` folder is not under the sessions root, so "all" adds it. While the
     index reads many files (the first time), ``progress`` gets the rows known so far now and then.
@@ -167,7 +170,7 @@ def read_sessions(
             progress(rows_of(infos), done, total)
 
     if scope == "current":
-        infos = list_sessions(folder, report)
+        infos = list_sessions(folder, report, cwd)
         if cwd is not None:  # this folder's sessions of other agents, in a section after ours
             from pi_tui.transcripts.listing import transcript_infos
 
@@ -464,6 +467,8 @@ class ResumePicker(ModalScreen[Path | None]):
         self.current = current
         """The app's own session: it is renamed through this manager (we hold its file lock)."""
         self.sessions_root = sessions_root
+        self._pi_prefixes = pi_session_prefixes()
+        """Paths that begin so are pi's sessions: their rows carry a "pi" tag."""
         self.now = now or (lambda: datetime.now(UTC))
         """Injected by tests so the ages shown stay the same from run to run."""
         self.scope = scope
@@ -579,6 +584,8 @@ class ResumePicker(ModalScreen[Path | None]):
         if info.agent:
             count = info.agent
         right = Text(f"{count:>9} {format_age(info.modified, self.now()):>4}", style="dim")
+        if session_origin(info.path, self._pi_prefixes):  # found in pi's folder, not ours
+            right = Text.assemble(Text(f"{PI_ORIGIN} ", style="bold"), right)
         if self.scope == "all":
             folder = Text(_one_line(_short_folder(info.cwd or str(info.path.parent))), style="dim")
             folder.truncate(FOLDER_WIDTH, overflow="ellipsis", pad=True)
