@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.jsonio import dumps
 from pi_tui.tui.stats import UsageTotals, add_raw_usage
-from pi_tui.tui.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds
+from pi_tui.tui.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds, raw_text
 
 if TYPE_CHECKING:
     from pi_tui.secrets.obfuscator import Obfuscator
@@ -42,6 +42,7 @@ def session_payload(
     leaf = manager.get_leaf_id()
     flat = TreeModel(roots, leaf).flat()
     raws = [manager.get_raw_entry(entry_id) or {} for entry_id in flat.ids]
+    name_system_rows(raws, flat.parents, flat.texts, flat.haystacks)
     label_times = {entry_id: manager.get_label_timestamp(entry_id) for entry_id in flat.labels}
     tree = {
         "ids": flat.ids,
@@ -68,6 +69,89 @@ def session_payload(
         shown = [raw if index in on_path else None for index, raw in enumerate(raws)]
         return SessionPayload(tree, entry_lines(shown, hide), summary)
     return SessionPayload(tree, entry_lines(raws, hide), summary)
+
+
+def carries_system_state(raw: dict[str, Any]) -> bool:
+    """A system message, or a compaction holding the replayed prompt (pi 1.x's checkpoint)."""
+    if raw.get("type") == "compaction":
+        return isinstance(raw.get("systemMessage"), dict)
+    message = raw.get("message") if raw.get("type") == "message" else None
+    return isinstance(message, dict) and message.get("role") == "system"
+
+
+def system_text(message: dict[str, Any], leading: bool) -> str:
+    """The prompt text a system message holds: for the first one on a branch its content and
+    every section; for a later one its content and what it does to each section by name."""
+    content = message.get("content")
+    own = content if isinstance(content, str) else raw_text(content)
+    sections = message.get("sections") if isinstance(message.get("sections"), dict) else {}
+    parts = [own] if own else []
+    for name, value in sections.items():
+        if leading:
+            if isinstance(value, str) and value:
+                parts.append(value)
+        elif value is None:
+            parts.append(f'Section "{name}" removed.')
+        else:
+            parts.append(f'Section "{name}" set to:\n\n{value}')
+    return "\n\n".join(parts)
+
+
+def system_changes(message: dict[str, Any]) -> str:
+    """What a later system message changes, in one line: ``instructions, -rules, tools +bash -write``."""
+    parts = []
+    content = message.get("content")
+    if content if isinstance(content, str) else raw_text(content):
+        parts.append("instructions")
+    sections = message.get("sections")
+    for name, value in sections.items() if isinstance(sections, dict) else ():
+        parts.append(f"-{name}" if value is None else str(name))
+    tools = [f"+{name}" for name in _tool_names(message.get("toolsAdded"))]
+    tools += [f"-{name}" for name in _tool_names(message.get("toolsRemoved"))]
+    if tools:
+        parts.append("tools " + " ".join(tools))
+    return ", ".join(parts)
+
+
+def _tool_names(tools: object) -> list[str]:
+    if not isinstance(tools, list):
+        return []
+    return [str(tool.get("name")) for tool in tools if isinstance(tool, dict)]
+
+
+def name_system_rows(
+    raws: Sequence[dict[str, Any]], parents: Sequence[int], texts: list[str], haystacks: list[str]
+) -> None:
+    """Give system messages the rows pi 1.x's export gives them, in place.
+
+    ``/tree`` draws every system message as ``[system]`` (pi's selector does too); the page
+    says more, as pi's export page does: ``[system prompt]`` for the first one on its branch (no
+    ancestor holds a prompt: no system message, no compaction checkpoint) and ``[system update:
+    <changes>]`` for later ones, searchable by those words, the prompt text, the section and the
+    tool names. ``parents`` point backwards (pre-order), so one pass finds the first ones.
+    """
+    count = len(raws)
+    holds = bytearray(count)  # an entry or one of its ancestors carries system state
+    for index in range(count):
+        parent = parents[index]
+        above = parent >= 0 and holds[parent]
+        raw = raws[index]
+        holds[index] = 1 if above or carries_system_state(raw) else 0
+        message = raw.get("message") if raw.get("type") == "message" else None
+        if not isinstance(message, dict) or message.get("role") != "system":
+            continue
+        leading = not above
+        if leading:
+            texts[index] = "[system prompt]"
+        else:
+            changes = system_changes(message)
+            cut = changes[:100] + "..." if len(changes) > 100 else changes
+            texts[index] = f"[system update: {cut}]" if cut else "[system update]"
+        words = ["system", "system prompt" if leading else "system update", system_text(message, leading)]
+        sections = message.get("sections")
+        words += [str(name) for name in (sections if isinstance(sections, dict) else ())]
+        words += _tool_names(message.get("toolsAdded")) + _tool_names(message.get("toolsRemoved"))
+        haystacks[index] = " ".join(words).lower()
 
 
 def derived_haystack(text: str) -> str:

@@ -210,13 +210,36 @@ function renderRule(item, ctx) {
   return node;
 }
 
+// pi 1.x's system message: the prompt and tools from here on (the first on the branch), or what
+// a later one changes; the prompt folded like tool output, the tools as a list.
+function toolList(node, title, tools) {
+  if (!tools.length) return;
+  const list = node.appendChild(P.el("div", "system-tools"));
+  list.appendChild(P.el("div", "system-tools-title", title));
+  for (const tool of tools) {
+    const row = list.appendChild(P.el("div", "system-tool"));
+    row.appendChild(P.el("span", "system-tool-name", tool.name));
+    if (tool.description) row.appendChild(P.el("span", "muted", " \u2014 " + tool.description.split("\n")[0]));
+  }
+}
+
+function renderSystem(item, ctx) {
+  const node = P.el("div", "item system");
+  const title = item.leading ? "System prompt" : "System prompt update" + (item.changes ? ": " + item.changes : "");
+  node.appendChild(P.el("div", "system-title", title));
+  if (item.text) clippedLines(node, item.text, { key: item.entryId + ":system", className: "system-text" }, ctx);
+  toolList(node, item.leading ? "Available tools" : "Tools added", item.toolsAdded);
+  toolList(node, "Tools removed", item.toolsRemoved.map((name) => ({ name, description: "" })));
+  return node;
+}
+
 function renderInfo(item) {
   return P.el("div", "item info", item.text);
 }
 
 const RENDERERS = {
   user: renderUser, assistant: renderAssistant, tool: renderTool, bash: renderBash,
-  summary: renderSummary, custom: renderCustom, rule: renderRule, info: renderInfo,
+  summary: renderSummary, custom: renderCustom, rule: renderRule, info: renderInfo, system: renderSystem,
 };
 
 // One branch position: its items in a frame carrying the entry id, label and copy-link button.

@@ -46,6 +46,49 @@ function messageOf(entry) {
   return entry && entry.type === "message" && entry.message && typeof entry.message === "object" ? entry.message : null;
 }
 
+// pi 1.x: a system message, or a compaction holding the replayed prompt (its checkpoint).
+function carriesSystemState(entry) {
+  if (!entry) return false;
+  if (entry.type === "compaction") return !!entry.systemMessage && typeof entry.systemMessage === "object";
+  const message = messageOf(entry);
+  return !!message && message.role === "system";
+}
+
+function toolNames(tools) {
+  return Array.isArray(tools) ? tools.filter((t) => t && typeof t === "object").map((t) => String(t.name)) : [];
+}
+
+function sectionsOf(message) {
+  return message.sections && typeof message.sections === "object" && !Array.isArray(message.sections) ? message.sections : {};
+}
+
+// The prompt text of a system message (payload.py's system_text): the first one on a branch
+// gives its content and every section, a later one its content and each section's change.
+P.systemText = function (message, leading) {
+  const own = textOf(message.content);
+  const parts = own ? [own] : [];
+  for (const [name, value] of Object.entries(sectionsOf(message))) {
+    if (leading) {
+      if (typeof value === "string" && value) parts.push(value);
+    } else if (value === null) {
+      parts.push('Section "' + name + '" removed.');
+    } else {
+      parts.push('Section "' + name + '" set to:\n\n' + value);
+    }
+  }
+  return parts.join("\n\n");
+};
+
+// What a later system message changes, in one line (payload.py's system_changes).
+P.systemChanges = function (message) {
+  const parts = [];
+  if (textOf(message.content)) parts.push("instructions");
+  for (const [name, value] of Object.entries(sectionsOf(message))) parts.push(value === null ? "-" + name : name);
+  const tools = toolNames(message.toolsAdded).map((n) => "+" + n).concat(toolNames(message.toolsRemoved).map((n) => "-" + n));
+  if (tools.length) parts.push("tools " + tools.join(" "));
+  return parts.join(", ");
+};
+
 function isInjection(entry) {
   return entry && entry.type === "custom_message" && entry.customType === INJECTION;
 }
@@ -76,6 +119,20 @@ P.Transcript = class Transcript {
   setBranch(indices) {
     this.branch = indices;
     this.cache = new Map();
+    this.firstSystem = undefined;
+  }
+
+  // Whether the system message at a position starts the prompt on this branch (no earlier
+  // entry holds one), as pi's export decides between "System Prompt" and an update.
+  // The entry at ``position`` carries a prompt itself, so the scan always ends by it and the
+  // first carrier found holds for every later position of the branch.
+  isLeadingSystem(position) {
+    if (this.firstSystem === undefined) {
+      let p = 0;
+      while (p < position && !carriesSystemState(this.entryAt(p))) p++;
+      this.firstSystem = p;
+    }
+    return this.firstSystem === position;
   }
 
   entryAt(position) {
@@ -188,6 +245,19 @@ P.Transcript = class Transcript {
         return [item({ kind: "summary", summaryKind: "compaction", summary: String(message.summary || ""), tokensBefore: message.tokensBefore })];
       case "branchSummary":
         return [item({ kind: "summary", summaryKind: "branch", summary: String(message.summary || "") })];
+      case "system": {
+        // pi 1.x: the prompt and tools in force from here on; never a message the model reads.
+        const leading = this.isLeadingSystem(position);
+        const described = (tools) => (Array.isArray(tools) ? tools : [])
+          .filter((t) => t && typeof t === "object")
+          .map((t) => ({ name: String(t.name), description: typeof t.description === "string" ? t.description : "" }));
+        const system = {
+          kind: "system", leading, changes: leading ? "" : P.systemChanges(message), text: P.systemText(message, leading),
+          toolsAdded: described(message.toolsAdded), toolsRemoved: toolNames(message.toolsRemoved),
+        };
+        if (!system.text && !system.toolsAdded.length && !system.toolsRemoved.length) return [];
+        return [item(system)];
+      }
       case "custom":
         if (message.customType === INJECTION) return [item({ kind: "rule", rules: P.ruleNotes(message) })];
         if (message.display === false) return [];
