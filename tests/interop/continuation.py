@@ -41,7 +41,7 @@ from typing import Any
 
 from tests.support.canonical import Canonical, from_anthropic_request, from_openai_request
 from tests.support.model_server import ModelServer
-from tests.support.real_pi import pi_cli
+from tests.support.real_pi import DEFAULT_VERSION, pi_cli, pi_env
 
 PI_TUI = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 PROVIDER = "loop"
@@ -144,15 +144,17 @@ def messages_of(path: Path, role: str | None = None) -> list[dict[str, Any]]:
 
 
 class RpcClient:
-    """``pi-tui --mode rpc`` as a subprocess: send commands, wait for events and responses."""
+    """``pi-tui --mode rpc`` (or the real pi's) as a subprocess: send commands, wait for events
+    and responses."""
 
-    def __init__(self, argv: list[str], workspace: Workspace) -> None:
+    def __init__(self, argv: list[str], workspace: Workspace, env: dict[str, str] | None = None) -> None:
+        """``env``: the process's environment (the real pi's, say); pi-tui's by default."""
         self.stderr_path = workspace.root / "rpc-stderr.txt"
         with open(self.stderr_path, "w") as stderr:  # a file: a full stderr pipe would block it
             self.process = subprocess.Popen(
                 argv,
                 cwd=workspace.project,
-                env=workspace.env(),
+                env=workspace.env() if env is None else env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -249,6 +251,18 @@ class Continuation:
     stderr: str
     requests: list[dict[str, Any]]
 
+    def tool_names(self) -> list[str]:
+        """The names of the tools the request offered, in order (every API kind)."""
+        assert self.requests, f"no request was sent; stderr:\n{self.stderr[-3000:]}"
+        body = self.requests[-1]
+        names: list[str] = []
+        for tool in body.get("tools") or []:
+            if "functionDeclarations" in tool:  # google
+                names += [declaration["name"] for declaration in tool["functionDeclarations"]]
+            else:  # Chat Completions nests the function; Anthropic and Responses do not
+                names.append(tool.get("function", tool).get("name"))
+        return names
+
     def messages(self, api: str) -> Canonical:
         """The request's messages without the system prompt: canonical for Chat Completions and
         Anthropic (see tests/support/canonical.py), the raw wire items for the other two."""
@@ -286,24 +300,24 @@ def _pi_agent_dir(folder: Path, base_url: str, api: str, reasoning: bool) -> Pat
     return folder
 
 
-def _pi_env(agent_dir: Path, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PI_CODING_AGENT_DIR"}
-    env.update({"PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "NO_COLOR": "1", "HOME": str(home)})
-    return env
+def _pi_env(agent_dir: Path, home: Path, pi: str) -> dict[str, str]:
+    return pi_env(agent_dir, home=home, version=pi)
 
 
 def _model_args(workspace: Workspace) -> list[str]:
     return ["--provider", PROVIDER, "--model", MODEL, *workspace.tool_args()]
 
 
-def continue_with_pi(workspace: Workspace, session: Path, folder: Path) -> Continuation:
+def continue_with_pi(
+    workspace: Workspace, session: Path, folder: Path, pi: str = DEFAULT_VERSION
+) -> Continuation:
     copy = _copy(session, folder)
     with ModelServer() as server:
         agent = _pi_agent_dir(folder / "agent", server.base_url, workspace.api, workspace.reasoning)
         done = subprocess.run(
-            [*pi_cli(), *_model_args(workspace), "--session", str(copy), "-c", "-p", NEXT],
+            [*pi_cli(pi), *_model_args(workspace), "--session", str(copy), "-c", "-p", NEXT],
             cwd=workspace.project,
-            env=_pi_env(agent, folder / "home"),
+            env=_pi_env(agent, folder / "home", pi),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -355,17 +369,20 @@ VIEWS: list[tuple[str, re.Pattern[str], list[bytes]]] = [
 Each is a place where pi reads fields of our entries without guards."""
 
 
-def open_in_pi(workspace: Workspace, session: Path, folder: Path, timeout: float = 30) -> Interactive:
+def open_in_pi(
+    workspace: Workspace, session: Path, folder: Path, timeout: float = 30, pi: str = DEFAULT_VERSION
+) -> Interactive:
     """pi's interactive mode on a copy of the file in a pseudo-terminal: the chat, /session and
-    /tree are drawn in turn (see :data:`VIEWS`), then Escape and Ctrl+D end it."""
+    /tree are drawn in turn (see :data:`VIEWS`), then Escape and Ctrl+D end it. pi 1.x draws
+    fullscreen (the alternate screen) by default; the same texts prove the same views."""
     copy = _copy(session, folder)
     agent = _pi_agent_dir(folder / "agent", "http://127.0.0.1:9", workspace.api, workspace.reasoning)
-    env = _pi_env(agent, folder / "home")
+    env = _pi_env(agent, folder / "home", pi)
     env.update({"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"})
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     process = subprocess.Popen(
-        [*pi_cli(), *_model_args(workspace), "--session", str(copy)],
+        [*pi_cli(pi), *_model_args(workspace), "--session", str(copy)],
         cwd=workspace.project,
         env=env,
         stdin=slave,
@@ -419,14 +436,15 @@ class Outcome:
     interactive: Interactive
 
 
-def continue_both(workspace: Workspace, session: Path) -> Outcome:
-    """pi (print and interactive) and pi-tui on their own copies of ``session``, concurrently."""
-    base = workspace.root / "continued"
+def continue_both(workspace: Workspace, session: Path, pi: str = DEFAULT_VERSION) -> Outcome:
+    """pi ``pi`` (print and interactive) and pi-tui on their own copies of ``session``,
+    concurrently."""
+    base = workspace.root / f"continued-{pi}"
     with ThreadPoolExecutor(max_workers=3) as pool:
-        pi = pool.submit(continue_with_pi, workspace, session, base / "pi")
+        theirs = pool.submit(continue_with_pi, workspace, session, base / "pi", pi)
         ours = pool.submit(continue_with_pi_tui, workspace, session, base / "pi-tui")
-        shown = pool.submit(open_in_pi, workspace, session, base / "pi-interactive")
-        return Outcome(pi.result(), ours.result(), shown.result())
+        shown = pool.submit(open_in_pi, workspace, session, base / "pi-interactive", pi=pi)
+        return Outcome(theirs.result(), ours.result(), shown.result())
 
 
 def null_fields(session: Path) -> list[str]:
@@ -449,12 +467,14 @@ def null_fields(session: Path) -> list[str]:
     return found
 
 
-def check_pi_continues(workspace: Workspace, session: Path) -> Outcome:
-    """The acceptance check of issue 11 for one file pi-tui wrote (see the module docstring)."""
+def check_pi_continues(workspace: Workspace, session: Path, pi: str = DEFAULT_VERSION) -> Outcome:
+    """The acceptance check of issue 11 for one file pi-tui wrote (see the module docstring),
+    with the real pi ``pi`` (a version of tests/support/real_pi.py)."""
     assert not null_fields(session), f"{session}: null where pi writes none: {null_fields(session)}"
-    outcome = continue_both(workspace, session)
+    outcome = continue_both(workspace, session, pi)
+    version = pi
     pi, ours, shown = outcome.pi, outcome.pi_tui, outcome.interactive
-    assert pi.returncode == 0, f"pi -p exited {pi.returncode}:\n{pi.stderr[-3000:]}"
+    assert pi.returncode == 0, f"pi {version} -p exited {pi.returncode}:\n{pi.stderr[-3000:]}"
     assert pi.stdout.strip() == f"echo: {NEXT}", pi.stdout + pi.stderr
     assert ours.returncode == 0, f"pi-tui -p exited {ours.returncode}:\n{ours.stderr[-3000:]}"
     assert len(pi.requests) == len(ours.requests) == 1
@@ -465,10 +485,10 @@ def check_pi_continues(workspace: Workspace, session: Path) -> Outcome:
         assert NEXT in json.dumps(expected[-1]), expected[-1]
     assert pi.messages(workspace.api) == expected
     screen = shown.screen[-3000:]
-    assert shown.returncode == 0, f"pi's interactive mode exited {shown.returncode}:\n{screen}"
+    assert shown.returncode == 0, f"pi {version}'s interactive mode exited {shown.returncode}:\n{screen}"
     missing = [name for name, _, _ in VIEWS if name not in shown.shown]
-    assert not missing, f"pi's interactive mode never drew {missing}:\n{screen}"
-    assert not CRASH.search(shown.screen), f"pi's interactive mode crashed:\n{screen}"
+    assert not missing, f"pi {version}'s interactive mode never drew {missing}:\n{screen}"
+    assert not CRASH.search(shown.screen), f"pi {version}'s interactive mode crashed:\n{screen}"
     return outcome
 
 
@@ -480,15 +500,6 @@ def serving(workspace: Workspace, *replies: Any) -> Iterator[ModelServer]:
         yield server
 
 
-def require_node() -> None:
-    """pi installed and node to run it: skipped without them here, failed under CI."""
-    import pytest
-
-    from tests.support.real_pi import pi_package_dir
-
-    pi_package_dir()
-    if shutil.which("node") is None:
-        message = "pi-interop: node is needed to run pi"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI must provide it: see .ci/run)")
-        pytest.skip(message)
+def require_node(pi: str = DEFAULT_VERSION) -> None:
+    """pi ``pi`` installed and a node to run it: skipped without them here, failed under CI."""
+    pi_cli(pi)
