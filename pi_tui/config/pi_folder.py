@@ -75,6 +75,15 @@ def twin_session_folder(folder: Path) -> Path | None:
     return None
 
 
+def own_session_folder(folder: Path) -> Path:
+    """Where sessions made from one in ``folder`` go (``/new``, forks, clones): for a project's
+    folder in pi's sessions root, ours for the same project; any other folder stays."""
+    pi_root = pi_sessions_root()
+    if pi_root is not None and same_folder(folder.parent, pi_root):
+        return twin_session_folder(folder) or folder
+    return folder
+
+
 def pi_session_prefixes() -> tuple[str, ...]:
     """How the paths of sessions in pi's sessions folder begin (as listed and with links
     followed); empty when there is no pi folder. Worked out once per list, not per row."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pi_tui.config.paths import session_dir_for_cwd
+from pi_tui.config.pi_folder import own_session_folder
 from pi_tui.gc_control import paused_gc, settle
 from pi_tui.session import lenient, listing
 from pi_tui.session.context import (
@@ -220,7 +221,8 @@ class SessionManager:
                 writer.close()
             raise
         cwd = str(loaded.header.get("cwd") or os.getcwd())
-        folder = Path(session_dir) if session_dir else file_path.parent
+        # A session of pi's folder grows in its own file; sessions made from it go to ours.
+        folder = Path(session_dir) if session_dir else own_session_folder(file_path.parent)
         manager = cls(cwd, folder, loaded.header, path=file_path, loaded=loaded)
         manager._writer = writer
         manager._read_only = read_only

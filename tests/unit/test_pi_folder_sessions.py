@@ -157,3 +157,16 @@ def test_a_shared_session_folder_shows_this_projects_sessions(
     )
     shutil.rmtree(shared)
     assert SessionManager.list(str(project), shared) == []
+
+
+def test_sessions_made_from_a_pi_session_go_to_our_folder(pi_sessions: Path, project: Path) -> None:
+    theirs = pi_session(pi_sessions, project)
+    manager = SessionManager.open(theirs)
+    ours = session_dir_for_cwd(str(project))
+    assert manager.session_dir == ours
+    leaf = manager.get_leaf_id()
+    assert leaf is not None
+    fork = manager.create_branched_session(leaf)
+    manager.close()
+    assert fork is not None and fork.parent == ours
+    assert sorted(path.name for path in theirs.parent.iterdir() if path.suffix == ".jsonl") == [theirs.name]
