@@ -3,7 +3,8 @@
 HOME is a temp folder holding both agent folders: pi-tui's (``PI_CODING_AGENT_DIR``) and pi's
 (``HOME/.pi/agent``), each with ``--sessions`` small sessions spread over 20 project folders, and
 the big 50,000-entry session of ``big_session.py`` in one project's folder. Rows (medians after
-one warm-up; every run continues a fresh copy of the big file, so each turn does the same work):
+one warm-up; every run continues a fresh copy of the big file, so each turn does the same work;
+the CPU column is the process's user + system time, which a busy machine disturbs less than wall):
 
 1. ``--session BIG_PATH -p hi``: no listing at all (the figure issue 12 measures);
 2. ``-c -p hi`` with the big session in pi-tui's own folder;
@@ -23,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -99,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.source is not None:
             env["PYTHONPATH"] = str(args.source.resolve())
         print(f"session: {args.entries:,} entries, {size / 1e6:.0f} MB; {args.sessions} small sessions each")
-        print("| work | wall | peak RSS |")
-        print("|---|---|---|")
+        print("| work | wall | CPU (user + sys) | peak RSS |")
+        print("|---|---|---|---|")
 
         def turn(where: Path, words: list[str]) -> tuple[float, int]:
             folder = where / "sessions" / encode_cwd(str(project))
@@ -108,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
             copy = folder / big_name(big_id)
             shutil.copyfile(big, copy)
             command = [*program, "--provider", PROVIDER, "--model", MODEL, *words, "-p", "hi"]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             elapsed, rss, _ = peak_rss_of(command, env, project)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             copy.unlink()
             server.clear_requests()
             return elapsed, rss
@@ -122,12 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         for title, where, words in rows:
             path = str(where / "sessions" / encode_cwd(str(project)) / big_name(big_id))
             filled = [word.replace("{path}", path) for word in words]
+            cpu_times: list[float] = []
             try:
                 wall, rss = median_runs(lambda where=where, filled=filled: turn(where, filled), args.runs)
             except RuntimeError as error:  # a pi-tui that does not read pi's folder yet
-                print(f"| {title} | failed: {str(error).splitlines()[-1][:80]} | - |")
+                print(f"| {title} | failed: {str(error).splitlines()[-1][:80]} | - | - |")
                 continue
-            print(f"| {title} | {wall:.2f} s | {rss / 1e6:.0f} MB |")
+            cpu = statistics.median(cpu_times[1:])  # the first run warms up
+            print(f"| {title} | {wall:.2f} s | {cpu:.2f} s | {rss / 1e6:.0f} MB |")
     return 0
 
 
