@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--provider", metavar="NAME", help="provider from the catalogue or models.json")
     model.add_argument("--model", metavar="PATTERN", help='model id, or provider/id, optional ":<thinking>"')
     model.add_argument("--api-key", metavar="KEY", help="overrides the provider's key")
-    model.add_argument("--thinking", metavar="LEVEL", help="off|minimal|low|medium|high|xhigh")
+    model.add_argument("--thinking", metavar="LEVEL", help="off|minimal|low|medium|high|xhigh|max")
     model.add_argument(
         "--models",
         metavar="a,b:high",

@@ -18,6 +18,7 @@ from pi_tui.agent.system_prompt import build_system_prompt
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.models import ENV_VARS, ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
+from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
@@ -79,6 +80,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     extensions = _load_extensions(registry, options)  # before the model: they may add providers
     manager = manager if manager is not None else open_session(options)
     model, thinking, notice = choose_model(options, registry, settings, manager)
+    thinking = clamp_level(model, thinking)  # what runs on this model (--thinking max: maybe high)
     for line in (*registry.problems, continuing_notice(options, manager)):
         if line:
             notice = f"{notice}\n{line}" if notice else line

@@ -26,6 +26,7 @@ from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
 from pi_tui.agent.hooks import AgentHooks
 from pi_tui.ai.errors import ConfigError, is_context_overflow
 from pi_tui.ai.stream import AssistantStream, IdleLimits, RetryInfo, StallInfo, stream_message
+from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.config.settings import Settings
 from pi_tui.secrets.active import inbound as reveal_secrets
@@ -253,27 +254,31 @@ class AgentSession:
                             "model_select", model=known, previous_model=self.model, source="restore"
                         )
                     self.model = known
-            if context.thinking_level in THINKING_LEVELS:
-                self.thinking_level = context.thinking_level
+            if context.thinking_level in THINKING_LEVELS:  # as it runs on this model (pi 1.x)
+                self.thinking_level = clamp_level(self.model, context.thinking_level)
         self.replace_manager(manager)
 
     # --- model and thinking -------------------------------------------------------------------
 
     def set_model(self, model: Model, *, source: str = "set") -> None:
-        """Switch model (recorded as an entry); a model without reasoning runs with thinking off.
+        """Switch model (recorded as an entry); the thinking level becomes the nearest the new
+        model has (off for a model without reasoning), as pi 1.x clamps it.
 
         ``source`` is how it was chosen, for extensions: "set" (/model) or "cycle" (Ctrl+P).
         """
         previous = self.model
         self.model = model
         self.manager.append_model_change(model.provider, model.id)
-        if not model.reasoning and self.thinking_level != "off":
-            self.set_thinking_level("off")
+        if clamp_level(model, self.thinking_level) != self.thinking_level:
+            self.set_thinking_level(self.thinking_level)
         self.hooks.notify("model_select", model=model, previous_model=previous, source=source)
 
     def set_thinking_level(self, level: str) -> None:
+        """Run at ``level``, or the nearest level the model has (``max`` on a model without it
+        runs as ``high``); the level that runs is what the session records, as in pi 1.x."""
         if level not in THINKING_LEVELS:
             raise ValueError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
+        level = clamp_level(self.model, level)
         previous = self.thinking_level
         self.thinking_level = level
         self.manager.append_thinking_level_change(level)

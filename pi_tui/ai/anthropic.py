@@ -13,7 +13,6 @@ compaction, anything new) are skipped without shifting the indices of the blocks
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.thinking import clamp_level, forces_adaptive, level_map
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.ai.wire import stream_headers, text_of
@@ -45,9 +45,8 @@ DEFAULT_MAX_TOKENS_CAP = 32_000
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_OUTPUT_TOKENS = 1024
 """What pi leaves for the answer when the thinking budget would eat all of ``max_tokens``."""
-ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "max"}
-ADAPTIVE_MODELS = re.compile(r"(opus|sonnet)-4[-.]6")
-"""Models that think adaptively (an effort level instead of a token budget), as in pi."""
+ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+"""Effort for a level the model's ``thinkingLevelMap`` does not name (anything else: high)."""
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 IMAGE_PLACEHOLDER = "(see attached image)"
 STOP_REASONS = {
@@ -82,11 +81,21 @@ class AnthropicClient:
 
 
 def thinking_enabled(model: Model, options: StreamOptions) -> bool:
-    return model.reasoning and options.thinking != "off"
+    return model.reasoning and options.thinking != "off" and clamp_level(model, options.thinking) != "off"
 
 
 def is_adaptive(model: Model) -> bool:
-    return bool(ADAPTIVE_MODELS.search(model.id.lower()))
+    """Whether the model thinks adaptively (an effort instead of a token budget): pi 1.x's
+    ``compat.forceAdaptiveThinking``, which its catalogue sets for the Claude models that need
+    it (pi 0.73 guessed from the id; a models.json entry now says so itself)."""
+    return forces_adaptive(model) is True
+
+
+def adaptive_effort(model: Model, level: str) -> str:
+    """The effort of a level the model has (already clamped): its map's value, else pi's
+    table."""
+    mapped = level_map(model).get(level)
+    return mapped if isinstance(mapped, str) else ADAPTIVE_EFFORT.get(level, "high")
 
 
 def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
@@ -106,12 +115,13 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     thinking: dict[str, Any] | None = None
     effort: str | None = None
     if thinking_enabled(model, options):
+        level = clamp_level(model, options.thinking)  # max on a model without it: the nearest
         if is_adaptive(model):
             thinking = {"type": "adaptive", "display": "summarized"}
-            effort = ADAPTIVE_EFFORT[options.thinking]
+            effort = adaptive_effort(model, level)
         else:
             max_tokens, budget = thinking_budget(
-                options.thinking, max_tokens, model.max_tokens, options.thinking_budgets
+                level, max_tokens, model.max_tokens, options.thinking_budgets
             )
             thinking = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
 
@@ -143,10 +153,10 @@ def thinking_budget(
 
     The budget is added on top of the answer's tokens, within the model's limit; when the limit
     leaves no room beside the budget, the budget shrinks to leave ``MIN_OUTPUT_TOKENS`` for the
-    answer. ``xhigh`` has no larger budget than ``high`` here (it matters for adaptive models).
-    ``budgets`` (the user's ``thinkingBudgets``) replaces the built-in budget of a level.
+    answer. ``xhigh`` and ``max`` have no larger budget than ``high`` (they matter for adaptive
+    models). ``budgets`` (the user's ``thinkingBudgets``) replaces the built-in budget of a level.
     """
-    key = "high" if level == "xhigh" else level
+    key = "high" if level in ("xhigh", "max") else level
     budget = (budgets or {}).get(key, THINKING_BUDGETS[key])
     total = min(max_tokens + budget, model_max_tokens)
     if total <= budget:

@@ -19,6 +19,7 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
 from pi_tui.ai.wire import images_of, stream_headers, text_of
@@ -37,7 +38,14 @@ TOOL_IMAGES_NOTE = "Tool result image:"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented stand-in for a function call that has no signature of this model."""
 
-BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
+BUDGETS: dict[str, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 24576,
+    "xhigh": 32768,
+    "max": 32768,
+}
 FLASH_MAX_BUDGET = 24576
 PRO_MAX_BUDGET = 32768
 MIN_BUDGET = 1024
@@ -92,17 +100,31 @@ def generation_config(model: Model, options: StreamOptions) -> dict[str, Any]:
         config["maxOutputTokens"] = max_tokens
     if options.temperature is not None:
         config["temperature"] = options.temperature
-    if model.reasoning and options.thinking != "off":
+    level = request_level(model, options.thinking)  # xhigh / max only where the model has them
+    if level is not None:
+        # A budget model keeps pi 0.73's budget per requested level (xhigh, max: the largest)
+        budget_level = options.thinking if options.thinking in BUDGETS else level
         config["thinkingConfig"] = thinking_config(
-            model.id, options.thinking, max_tokens, options.thinking_budgets
+            model.id, google_level(model, level), max_tokens, options.thinking_budgets, budget_level
         )
     return config
 
 
+def google_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
+    """A (clamped) level as Gemini knows it: the model's map may name one of Gemini's four."""
+    mapped = provider_value(model, level).lower()
+    return mapped if mapped in ("minimal", "low", "medium", "high") else level  # type: ignore[return-value]
+
+
 def thinking_config(
-    model_id: str, level: ThinkingLevel, max_tokens: int | None, budgets: Mapping[str, int] | None = None
+    model_id: str,
+    level: ThinkingLevel,
+    max_tokens: int | None,
+    budgets: Mapping[str, int] | None = None,
+    budget_level: ThinkingLevel | None = None,
 ) -> dict[str, Any]:
-    """Thought summaries on, with a level (Gemini 3+) or a token budget (2.5 and older).
+    """Thought summaries on, with a level (Gemini 3+) or a token budget (2.5 and older) for
+    ``budget_level`` (default: ``level``).
 
     Gemini 3 answers 400 to a request with both, and treats a budget only as a compatibility
     fallback, so it gets ``thinkingLevel``; 3 Pro knows only LOW and HIGH.
@@ -112,7 +134,7 @@ def thinking_config(
     if _gemini_generation(lowered) >= 3:
         config["thinkingLevel"] = _thinking_level(lowered, level)
     else:
-        config["thinkingBudget"] = thinking_budget(lowered, level, max_tokens, budgets)
+        config["thinkingBudget"] = thinking_budget(lowered, budget_level or level, max_tokens, budgets)
     return config
 
 

@@ -17,6 +17,7 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.ai.wire import data_url, images_of, stream_headers, text_of
@@ -42,7 +43,6 @@ FINISH_REASONS = {
     "content_filter": "error",
 }
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
-EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 
 
 def compat(model: Model, key: str, default: Any) -> Any:
@@ -93,8 +93,9 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
             }
             for tool in context.tools
         ]
-    if model.reasoning and options.thinking != "off" and compat(model, "supportsReasoningEffort", True):
-        body["reasoning_effort"] = EFFORT[options.thinking]
+    level = request_level(model, options.thinking)  # xhigh / max only where the model has them
+    if level is not None and compat(model, "supportsReasoningEffort", True):
+        body["reasoning_effort"] = provider_value(model, level)
     return body
 
 

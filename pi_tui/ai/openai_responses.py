@@ -27,6 +27,7 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
+from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.ai.wire import data_url, images_of, stream_headers, text_of
@@ -41,7 +42,6 @@ from pi_tui.session.messages import (
 )
 
 IMAGE_ONLY_RESULT = "(see attached image)"
-EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 PART_SEPARATOR = "\n\n"
 MAX_ID_LENGTH = 64
 RETRYABLE_CODES = frozenset({"rate_limit_exceeded", "server_error", "overloaded", "server_is_overloaded"})
@@ -92,8 +92,9 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
             }
             for tool in context.tools
         ]
-    if model.reasoning and options.thinking != "off":
-        body["reasoning"] = {"effort": EFFORT[options.thinking], "summary": "auto"}
+    level = request_level(model, options.thinking)  # xhigh / max only where the model has them
+    if level is not None:
+        body["reasoning"] = {"effort": provider_value(model, level), "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
     return body
 

@@ -83,6 +83,9 @@ class Model(_Config):
     rpc, json-mode or /session output (pi leaves them out too)."""
     compat: dict[str, Any] = Field(default_factory=dict)
     auth_header: bool | str | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+    """pi 1.x's ``thinkingLevelMap``: the provider's value per thinking level, null for a level
+    the model lacks (:mod:`pi_tui.ai.thinking` reads it)."""
 
     @property
     def label(self) -> str:

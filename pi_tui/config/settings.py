@@ -91,7 +91,7 @@ DoubleEscapeAction = Literal["tree", "fork", "none"]
 class Settings(_Group):
     default_provider: str | None = None
     default_model: str | None = None
-    default_thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    default_thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
     theme: str | None = None
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)

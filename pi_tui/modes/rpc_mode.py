@@ -38,6 +38,7 @@ from pi_tui import jsonio
 from pi_tui.agent.events import AgentEvent
 from pi_tui.agent.session import AgentBusyError, AgentSession, CompactionFailed
 from pi_tui.ai.http import close_shared_client
+from pi_tui.ai.thinking import supported_levels
 from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
 from pi_tui.compaction.tokens import context_tokens
@@ -600,7 +601,7 @@ class RpcServer:
     async def cmd_cycle_thinking_level(self, command: dict[str, Any]) -> Any:
         if not self.agent.model.reasoning:
             return None
-        levels = [level for level in THINKING_LEVELS if level != "xhigh"]
+        levels = list(supported_levels(self.agent.model))  # pi 1.x: the levels this model has
         current = self.agent.thinking_level
         level = levels[(levels.index(current) + 1) % len(levels)] if current in levels else levels[0]
         self.agent.set_thinking_level(level)

@@ -812,11 +812,11 @@ class PiApp(App[None]):
 
     def settings_view(self) -> SettingsView:
         """What /settings shows: the settings, the live theme and thinking level."""
-        from pi_tui.session.entries import THINKING_LEVELS
+        from pi_tui.ai.thinking import supported_levels
         from pi_tui.tui.settings_rows import SettingsView
 
         agent = self.agent
-        levels = THINKING_LEVELS if agent.model.reasoning else ("off",)
+        levels = supported_levels(agent.model)
         themes = list(self.theme_files())
         return SettingsView(
             agent.settings, self.pi_theme_name, themes, agent.thinking_level, levels, not self.show_thinking

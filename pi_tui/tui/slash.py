@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.ai.thinking import supported_levels
 from pi_tui.session.entries import THINKING_LEVELS
 
 if TYPE_CHECKING:
@@ -197,9 +198,11 @@ async def thinking(app: CommandHost, args: str) -> None:
         app.say(f"{agent.model.id} does not think; the level stays off.", "warning")
         return
     if level != agent.thinking_level:
-        agent.set_thinking_level(level)
-        _keep_thinking_level(app, level)
-    app.say(f"Thinking level: {level}")
+        agent.set_thinking_level(level)  # clamped to what the model has
+        _keep_thinking_level(app, level)  # the level asked for, as pi keeps it
+    ran = agent.thinking_level
+    lacking = "" if ran == level else f" ({agent.model.id} has no {level})"
+    app.say(f"Thinking level: {ran}{lacking}")
     app.refresh_footer()
 
 
@@ -209,8 +212,9 @@ def cycle_thinking(app: CommandHost) -> None:
     if not agent.model.reasoning:
         app.show_hint(f"{agent.model.id} does not support thinking")
         return
-    levels = list(THINKING_LEVELS)
-    level = levels[(levels.index(agent.thinking_level) + 1) % len(levels)]
+    levels = list(supported_levels(agent.model))  # xhigh / max only where the model has them
+    current = agent.thinking_level
+    level = levels[(levels.index(current) + 1) % len(levels)] if current in levels else levels[0]
     agent.set_thinking_level(level)
     _keep_thinking_level(app, level)
     app.refresh_footer()

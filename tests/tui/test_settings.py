@@ -266,6 +266,10 @@ async def test_ctrl_t_keeps_the_thinking_choice_for_next_time(project: Path, age
 async def test_thinking_command_and_shift_tab_keep_the_level_as_default(
     project: Path, agent_dir: Path, server: Any
 ) -> None:
+    models = json.loads((agent_dir / "models.json").read_text())  # r has pi 1.x's extended levels
+    (reasoning,) = [entry for entry in models["providers"]["test"]["models"] if entry["id"] == "r"]
+    reasoning["thinkingLevelMap"] = {"xhigh": "xhigh", "max": "max"}
+    (agent_dir / "models.json").write_text(json.dumps(models))
     app = make_app(project, provider="test", model="r")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"/thinking high")

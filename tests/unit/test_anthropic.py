@@ -418,11 +418,21 @@ def test_no_thinking_for_non_reasoning_model_or_off() -> None:
 
 
 def test_adaptive_thinking_models_send_effort() -> None:
-    model = fake_claude(id="claude-opus-4-6", max_tokens=128000)
+    # pi 1.x: adaptive when compat says so; xhigh runs as max on a model that has only max
+    model = fake_claude(
+        id="claude-opus-4-6",
+        max_tokens=128000,
+        compat={"forceAdaptiveThinking": True},
+        thinking_level_map={"max": "max"},
+    )
     sent = body(model, [user(TextContent(text="hi"))], thinking="xhigh")
     assert sent["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert sent["output_config"] == {"effort": "max"}
     assert sent["max_tokens"] == 32000
+    minimal = body(model, [user(TextContent(text="hi"))], thinking="minimal")
+    assert minimal["output_config"] == {"effort": "low"}
+    plain = fake_claude(id="claude-opus-4-6", compat={"forceAdaptiveThinking": True})
+    assert body(plain, [user(TextContent(text="hi"))], thinking="max")["output_config"] == {"effort": "high"}
 
 
 # --- request: messages ----------------------------------------------------------------------

@@ -208,7 +208,7 @@ def test_custom_provider_with_compat_headers_and_command_key(
     assert model.cost == ModelCost(input=0.6, output=3, cache_read=0.1, cache_write=0)
     assert model.compat == {"supportsUsageInStreaming": False, "maxTokensField": "max_completion_tokens"}
     assert model.input == ["text", "image"] and model.context_window == 262144
-    assert model.model_extra == {"thinkingLevelMap": {"minimal": None}}
+    assert model.thinking_level_map == {"minimal": None} and not model.model_extra  # pi 1.x's field
     # Loading runs no command; the configured values stay as written.
     assert not counter.exists()
     assert model.headers["x-secret"] == "!echo header-secret"
