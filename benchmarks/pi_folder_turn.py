@@ -10,7 +10,8 @@ the CPU column is the process's user + system time, which a busy machine disturb
 2. ``-c -p hi`` with the big session in pi-tui's own folder;
 3. ``-c -p hi`` with the big session in pi's folder (both folders listed for the project);
 4. ``--session ID_PREFIX -p hi`` with the big session in pi's folder (this project's folders,
-   then every folder of both programs, are searched by id).
+   then every folder of both programs, are searched by id; the file stays from run to run, so
+   the index reads only the turn each run appended).
 
 The session index lives in a temp cache folder, warmed by the first run of each row, as it is
 for a user after their first listing. Target: every row <= 1.0 s.
@@ -105,32 +106,36 @@ def main(argv: list[str] | None = None) -> int:
         print("| work | wall | CPU (user + sys) | peak RSS |")
         print("|---|---|---|---|")
 
-        def turn(where: Path, words: list[str]) -> tuple[float, int]:
+        def turn(where: Path, words: list[str], keep: bool) -> tuple[float, int]:
             folder = where / "sessions" / encode_cwd(str(project))
             folder.mkdir(parents=True, exist_ok=True)
             copy = folder / big_name(big_id)
-            shutil.copyfile(big, copy)
+            if not copy.exists():
+                shutil.copyfile(big, copy)
             command = [*program, "--provider", PROVIDER, "--model", MODEL, *words, "-p", "hi"]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             elapsed, rss, _ = peak_rss_of(command, env, project)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu_times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-            copy.unlink()
+            if not keep:
+                copy.unlink()
             server.clear_requests()
             return elapsed, rss
 
+        # The id-prefix row keeps its copy from run to run (it grows by one turn each time), as a
+        # user's session stays: a fresh copy each run would make the index read 72 MB anew.
         rows = [
-            ("`--session BIG_PATH -p hi`", agent, ["--session", "{path}"]),
-            ("`-c -p hi`, the session in pi-tui's folder", agent, ["-c"]),
-            ("`-c -p hi`, the session in pi's folder", pi_agent, ["-c"]),
-            ("`--session ID_PREFIX -p hi`, in pi's folder", pi_agent, ["--session", big_id[:13]]),
+            ("`--session BIG_PATH -p hi`", agent, ["--session", "{path}"], False),
+            ("`-c -p hi`, the session in pi-tui's folder", agent, ["-c"], False),
+            ("`-c -p hi`, the session in pi's folder", pi_agent, ["-c"], False),
+            ("`--session ID_PREFIX -p hi`, in pi's folder", pi_agent, ["--session", big_id[:13]], True),
         ]
-        for title, where, words in rows:
+        for title, where, words, keep in rows:
             path = str(where / "sessions" / encode_cwd(str(project)) / big_name(big_id))
             filled = [word.replace("{path}", path) for word in words]
             cpu_times: list[float] = []
             try:
-                wall, rss = median_runs(lambda where=where, filled=filled: turn(where, filled), args.runs)
+                wall, rss = median_runs(lambda w=where, f=filled, k=keep: turn(w, f, k), args.runs)
             except RuntimeError as error:  # a pi-tui that does not read pi's folder yet
                 print(f"| {title} | failed: {str(error).splitlines()[-1][:80]} | - | - |")
                 continue
