@@ -1,5 +1,5 @@
 """Issue 19: a session written by ``pi-tui serve`` (a label, a move with a branch summary, a
-fork) opens in the real pi 0.73.1, which continues the branch the server left current."""
+fork) opens in the real pi (0.73.1 and 1.5.2), which continues the branch the server left current."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted
-from tests.support.real_pi import run_pi
+from tests.support.real_pi import PI_VERSIONS, run_pi
 from tests.support.serve import ServeProcess, configure_agent, wait_idle
 
 pytestmark = pytest.mark.pi_interop
 
 
-def test_pi_continues_a_session_the_server_wrote(tmp_path: Path, agent_dir: Path) -> None:
+@pytest.mark.parametrize("pi", PI_VERSIONS)
+def test_pi_continues_a_session_the_server_wrote(pi: str, tmp_path: Path, agent_dir: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     with ModelServer() as server:
@@ -41,6 +42,7 @@ def test_pi_continues_a_session_the_server_wrote(tmp_path: Path, agent_dir: Path
             agent_dir=agent_dir,
             cwd=project,
             env={"HOME": str(tmp_path), "PI_SKIP_VERSION_CHECK": "1"},
+            pi=pi,
         )
         assert continued.returncode == 0, continued.stderr
         assert continued.stdout.strip() == "echo: third question"

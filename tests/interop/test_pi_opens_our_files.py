@@ -1,10 +1,12 @@
-"""pi 0.73.1 opens and continues every kind of session file pi-tui writes (issue 11).
+"""pi 0.73.1 and pi 1.5.2 open and continue every kind of session file pi-tui writes (issues 11
+and 27).
 
 Each case writes a session through one of pi-tui's real entry points (the ``pi-tui`` console
 script in print, json or rpc mode, the Textual app driven by pilot, the agent API for what has no
 command), checks that the file holds the case it is about, then :func:`check_pi_continues`:
 pi's ``-p next`` exits 0, pi's interactive mode draws the chat, /session and /tree and exits 0,
-and pi's request holds the same messages as pi-tui's for the same file.
+and pi's request holds the same messages as pi-tui's for the same file. Each file is written once
+and checked with every pi of :data:`PI_VERSIONS`.
 
 The cases written by a pi-tui subprocess (``write_*`` below, listed in :data:`CASES`) run side by
 side in one module fixture to keep the folder fast; each still passes or fails on its own.
@@ -17,7 +19,7 @@ import base64
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from tests.interop.continuation import (
     serving,
 )
 from tests.support.model_server import HttpError, Scripted, ToolCallSpec
+from tests.support.real_pi import PI_VERSIONS
 
 pytestmark = pytest.mark.pi_interop
 
@@ -47,7 +50,13 @@ PNG_2X2_RED = base64.b64decode(
 
 @pytest.fixture(autouse=True, scope="module")
 def real_pi() -> None:
-    require_node()
+    for version in PI_VERSIONS:
+        require_node(version)
+
+
+def check_every_pi_continues(workspace: Workspace, session: Path) -> None:
+    for version in PI_VERSIONS:
+        check_pi_continues(workspace, session, version)
 
 
 @pytest.fixture
@@ -247,7 +256,7 @@ def test_custom_entries_and_messages_through_the_agent(
         agent.manager.close()
     kinds = [entry["type"] for entry in entries(workspace.session_file())]
     assert kinds.count("custom_message") == 2 and "custom" in kinds
-    check_pi_continues(workspace, workspace.session_file())
+    check_every_pi_continues(workspace, workspace.session_file())
 
 
 async def test_labels_name_and_branch_summary_through_the_app(
@@ -301,7 +310,7 @@ async def test_labels_name_and_branch_summary_through_the_app(
     assert labels["milestone"] == answer_one
     excluded = [m["excludeFromContext"] for m in messages_of(workspace.session_file(), "bashExecution")]
     assert excluded == [False, True]
-    await asyncio.to_thread(check_pi_continues, workspace, workspace.session_file())
+    await asyncio.to_thread(check_every_pi_continues, workspace, workspace.session_file())
 
 
 def write_every_tool_with_details_and_cut_output(workspace: Workspace) -> None:
@@ -377,26 +386,43 @@ PARALLEL = 4
 """Cases run side by side: each waits mostly on its processes, and one pi run takes a second."""
 
 
+Outcomes = dict[str, Outcome | BaseException]
+"""One case's outcome per pi version (a failure kept for its own test to raise)."""
+
+
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome | BaseException]:
-    """Every case written by pi-tui and checked with pi, concurrently; a failure is kept for
-    its own test to raise."""
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcomes]:
+    """Every case written by pi-tui once and checked with each pi, concurrently; a failure is
+    kept for its own test to raise."""
     root = tmp_path_factory.mktemp("cases")
 
-    def run(index: int, name: str) -> Outcome:
+    def run(index: int, name: str) -> Outcomes:
         write, options = CASES[name]
         workspace = Workspace(root / f"case-{index:02}", **options)
         write(workspace)
-        return check_pi_continues(workspace, workspace.session_file())
+        checked: Outcomes = {}
+        for version in PI_VERSIONS:
+            try:
+                checked[version] = check_pi_continues(workspace, workspace.session_file(), version)
+            except Exception as failure:
+                checked[version] = failure
+        return checked
 
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
         futures = {name: pool.submit(run, index, name) for index, name in enumerate(CASES)}
-        return {name: future.exception() or future.result() for name, future in futures.items()}
+        return {name: _settled(future) for name, future in futures.items()}
 
 
+def _settled(future: Future[Outcomes]) -> Outcomes:
+    """A case's outcomes; a failure to write the file fails it for every pi."""
+    failure = future.exception()
+    return future.result() if failure is None else dict.fromkeys(PI_VERSIONS, failure)
+
+
+@pytest.mark.parametrize("pi", PI_VERSIONS)
 @pytest.mark.parametrize("case", list(CASES))
-def test_pi_continues_the_file(outcomes: dict[str, Outcome | BaseException], case: str) -> None:
-    outcome = outcomes[case]
+def test_pi_continues_the_file(outcomes: dict[str, Outcomes], case: str, pi: str) -> None:
+    outcome = outcomes[case][pi]
     if isinstance(outcome, BaseException):
         raise outcome
     assert outcome.pi.returncode == 0 and outcome.interactive.returncode == 0

@@ -1,4 +1,4 @@
-"""The real pi 0.73.1 continues a session that pi-tui exported (``--export SESSION OUT.jsonl``):
+"""The real pi (0.73.1 and 1.5.2) continues a session that pi-tui exported (``--export SESSION OUT.jsonl``):
 every earlier turn of the exported branch is sent with pi's next prompt."""
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.model_server import ModelServer
-from tests.support.real_pi import pi_cli
+from tests.support.real_pi import PI_VERSIONS, pi_cli
 
 pytestmark = pytest.mark.pi_interop
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 
 
-def test_pi_continues_an_exported_branch(tmp_path: Path, agent_dir: Path) -> None:
-    command = pi_cli()
+@pytest.mark.parametrize("pi", PI_VERSIONS)
+def test_pi_continues_an_exported_branch(pi: str, tmp_path: Path, agent_dir: Path) -> None:
+    command = pi_cli(pi)
     project = tmp_path / "project"
     project.mkdir()
     agent = agent_dir
@@ -35,7 +36,7 @@ def test_pi_continues_an_exported_branch(tmp_path: Path, agent_dir: Path) -> Non
         done = subprocess.run(
             [*command, *model, "--session", str(project / "copy.jsonl"), "-p", "four"],
             cwd=project,
-            env={**env, "PI_SKIP_VERSION_CHECK": "1"},
+            env={**env, "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"},
             capture_output=True,
             text=True,
             timeout=120,

@@ -1,5 +1,5 @@
 """A session written with the example extensions (a panel producer and a tool with details)
-opens in pi 0.73.1 and continues with the same request as in pi-tui (issue 15)."""
+opens in pi 0.73.1 and pi 1.5.2 and continues with the same request as in pi-tui (issues 15, 27)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from tests.interop.continuation import Workspace, check_pi_continues, entries, require_node, serving
 from tests.support.model_server import Scripted, ToolCallSpec
+from tests.support.real_pi import PI_VERSIONS
 
 pytestmark = pytest.mark.pi_interop
 
@@ -17,7 +18,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
 
 @pytest.fixture(autouse=True, scope="module")
 def real_pi() -> None:
-    require_node()
+    for version in PI_VERSIONS:
+        require_node(version)
 
 
 def test_a_session_with_extension_panels_and_tool_details_continues_in_pi(tmp_path: Path) -> None:
@@ -38,4 +40,5 @@ def test_a_session_with_extension_panels_and_tool_details_continues_in_pi(tmp_pa
     assert panel["details"]["todos"][0]["file"] == "app.py"
     result_entry = next(e for e in written if e.get("message", {}).get("role") == "toolResult")
     assert result_entry["message"]["details"] == {"totals": {"app.py": {"lines": 1, "words": 6, "chars": 36}}}
-    check_pi_continues(workspace, session)
+    for version in PI_VERSIONS:
+        check_pi_continues(workspace, session, version)

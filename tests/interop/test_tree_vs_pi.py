@@ -29,7 +29,7 @@ import pytest
 
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.tui.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel, cut_to_width
-from tests.support.real_pi import pi_package_dir
+from tests.support.real_pi import node_for, pi_package_dir
 from tests.support.tree_rows import assert_rows_match
 
 pytestmark = pytest.mark.pi_interop
@@ -76,7 +76,7 @@ def pi_view(path: Path) -> dict[str, Any]:
         pytest.skip(message)
     done = subprocess.run(
         [
-            "node",
+            node_for(),
             str(REFERENCE),
             str(package),
             str(path),
@@ -329,7 +329,7 @@ def test_leaf_equals_pi(path: Path, tmp_path: Path) -> None:
 def pi_tree_at(path: Path, width: int) -> dict[str, Any]:
     """pi's /tree at one width (for a width only known once the real screen is laid out)."""
     done = subprocess.run(
-        ["node", str(REFERENCE), str(pi_package_dir()), str(path), "--width", str(width)],
+        [node_for(), str(REFERENCE), str(pi_package_dir()), str(path), "--width", str(width)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -376,6 +376,10 @@ async def test_tree_screen_draws_what_pi_draws(case: str, tmp_path: Path, agent_
         screen = app.screen
         assert isinstance(screen, TreeScreen)
         widget = screen.query_one(TreeList)
+        for _ in range(100):  # a busy machine lays the screen out later than it pushes it
+            if widget.size.width:
+                break
+            await pilot.pause(0.02)
         pi = pi_tree_at(session, widget.size.width)
         assert_rows_match(widget.render().plain.splitlines(), pi["default"]["rows"], widget.size.width)
         assert screen.query_one("#tree-counter").render().plain == pi["default"]["counter"].strip()
