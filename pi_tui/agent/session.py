@@ -755,6 +755,7 @@ class AgentSession:
             message = await stream.result()
         finally:
             self._stream = None
+        message.thinking_level = options.thinking  # pi 1.x records the level this reply asked for
         if not started:
             self.emit("message_start", message=message)
         if "attempt" in retry_state:

@@ -197,6 +197,8 @@ class AssistantStream:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
+        self._started = time.monotonic()
+        """When the reply was asked for: its ``durationMs`` counts from here (retries included)."""
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._iterate()
@@ -222,9 +224,17 @@ class AssistantStream:
 
     def _push(self, events: list[StreamEvent]) -> None:
         for event in events:
-            self._queue.put_nowait(event)
             if event.type in ("done", "error") and not self._result.done():
+                self._time(event.partial)
                 self._result.set_result(event.partial)
+            self._queue.put_nowait(event)
+
+    def _time(self, message: AssistantMessage) -> None:
+        """pi 1.x's ``durationMs`` on the final message (done, error or aborted): whole
+        milliseconds on a monotonic clock from the request to the last event, unless the message
+        already has one (a reply forwarded from elsewhere keeps its own)."""
+        if message.duration_ms is None:
+            message.duration_ms = max(0, round((time.monotonic() - self._started) * 1000))
 
     def _close(self) -> None:
         if not self._closed:

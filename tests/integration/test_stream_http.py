@@ -150,10 +150,26 @@ def comparable(message: AssistantMessage, wire: bytes = b"") -> dict[str, Any]:
     a clock for Gemini) are blanked, since two parses cannot agree on them."""
     data = message.model_dump(mode="json", exclude_none=True)
     data.pop("timestamp", None)
+    data.pop("durationMs", None)  # how long the stream took: only a streamed message has one
     for block in data.get("content", []):
         if block.get("type") == "toolCall" and wire and block["id"].encode() not in wire:
             block["id"] = "<generated>"
     return data
+
+
+def test_every_final_message_says_how_long_the_reply_took_retries_included() -> None:
+    """pi 1.x's ``durationMs``: from asking to the last event, on done, error and aborted
+    replies; a retry's wait counts (it is part of getting the reply)."""
+    with ModelServer(Scripted(text="slow", first_byte_delay=0.3)) as server:
+        done = run(server.model(), options=fast(max_retries=0))
+    assert done.message.stop_reason == "stop"
+    assert done.message.duration_ms is not None and 300 <= done.message.duration_ms <= done.elapsed * 1000 + 1
+    with ModelServer(HttpError(429, headers={"Retry-After": "1"}), Scripted(text="ok")) as server:
+        retried = run(server.model(), options=fast(max_retries=1))
+    assert retried.message.stop_reason == "stop" and (retried.message.duration_ms or 0) >= 1000
+    with ModelServer(HttpError(400, first_byte_delay=0.1)) as server:
+        failed = run(server.model(), options=fast(max_retries=0))
+    assert failed.message.stop_reason == "error" and (failed.message.duration_ms or 0) >= 100
 
 
 # --- 1-2: retries -----------------------------------------------------------------------------------

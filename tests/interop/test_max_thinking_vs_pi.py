@@ -54,6 +54,12 @@ def levels_recorded(agent_dir: Path) -> list[str]:
     return [line["thinkingLevel"] for line in lines if line.get("type") == "thinking_level_change"]
 
 
+def replies(agent_dir: Path) -> list[dict[str, Any]]:
+    (session,) = sorted((agent_dir / "sessions").rglob("*.jsonl"))
+    lines = [json.loads(line) for line in session.read_text().splitlines()]
+    return [line["message"] for line in lines if line.get("message", {}).get("role") == "assistant"]
+
+
 def pi_tui(*args: str, agent_dir: Path, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
     env.update({"PI_CODING_AGENT_DIR": str(agent_dir), "HOME": str(home), "PI_OFFLINE": "1"})
@@ -80,6 +86,11 @@ def test_max_thinking_is_sent_and_recorded_as_pi_does(case: str, tmp_path: Path)
     assert levels_recorded(ours_dir) == levels_recorded(pis_dir)
     expected = {"adaptive-claude": "max", "responses-xhigh": "xhigh"}.get(case, "high")
     assert levels_recorded(ours_dir) == [expected]
+    # each reply names the level it asked for and how long it took, as pi 1.x writes them
+    for folder in (ours_dir, pis_dir):
+        (reply,) = replies(folder)
+        assert reply["thinkingLevel"] == expected
+        assert isinstance(reply["durationMs"], int) and reply["durationMs"] >= 0
 
 
 def test_pi_tui_continues_a_session_pi_recorded_at_max(tmp_path: Path, agent_dir: Path) -> None:
