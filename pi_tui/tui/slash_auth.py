@@ -64,7 +64,7 @@ def key_status(registry: ModelRegistry, provider: str) -> str:
     """Where the provider's key comes from now, as the /login list shows it (never the key)."""
     store = registry.auth
     if store.api_key(provider):
-        return "✓ saved"
+        return "✓ saved by pi" if store.saved_by_pi(provider) else "✓ saved"
     configured = registry.config.providers.get(provider)
     if configured is not None and configured.api_key:
         return "✓ key in models.json"
@@ -143,11 +143,13 @@ async def logout(app: CommandHost, args: str) -> None:
     if store.problem is not None:
         app.say(f"Cannot read saved credentials: {store.problem}", "error")
         return
-    saved = sorted(store.providers(), key=lambda p: provider_name(registry, p).lower())
+    # pi's auth.json is read beneath ours but never changed: its credentials are pi's to remove.
+    ours = [provider for provider in store.providers() if not store.saved_by_pi(provider)]
+    saved = sorted(ours, key=lambda p: provider_name(registry, p).lower())
     if not saved:
         app.say(
             "No saved credentials to remove. /logout removes only what /login saved; environment "
-            "variables and models.json stay as they are."
+            "variables, models.json and what pi saved in its own folder stay as they are."
         )
         return
 

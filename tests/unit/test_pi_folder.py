@@ -135,6 +135,9 @@ def test_registry_uses_a_key_saved_by_pi(pi_dir: Path, agent_dir: Path) -> None:
     assert registry.has_key("anthropic")
     model = next(model for model in registry.all() if model.provider == "anthropic")
     assert registry.request_options(model).api_key == "sk-from-pi"
+    from pi_tui.tui.slash_auth import key_status
+
+    assert key_status(registry, "anthropic") == "✓ saved by pi"  # /login's list says whose it is
 
 
 # --- models.json ---------------------------------------------------------------------------------
