@@ -156,6 +156,7 @@ async def reload_everything(app: CommandHost, args: str) -> None:
     try:
         await asyncio.to_thread(started.registry.reload)
         done.append("models.json")
+        problems.extend(started.registry.problems)  # what of pi's models.json is left out
     except ConfigError as error:
         problems.append(f"models.json: {error} (the previous models stay)")
     started.registry.auth.reload()
