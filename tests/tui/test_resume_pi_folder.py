@@ -3,12 +3,14 @@ and opens them (issue 27)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from pi_tui.config.paths import encode_cwd
 from pi_tui.config.pi_folder import PI_FOLDER_ENV
+from pi_tui.tui.transcript import InfoItem
 from tests.tui.conftest import make_app, screen_text
 from tests.tui.test_resume import SIZE, highlight, make_session, open_picker, titles, wait_for
 
@@ -47,4 +49,19 @@ async def test_pi_sessions_are_listed_tagged_and_opened(project: Path, pi_sessio
         await wait_for(
             pilot, lambda: app.agent.manager.session_file == pi_session.resolve(), "the pi session to open"
         )
+        assert "echo: What is 2+2?" in screen_text(app)
+
+
+async def test_continue_says_it_continues_pis_file(project: Path, pi_session: Path) -> None:
+    ours = make_session(project, "An older session of ours", "Yes.", hours_ago=3)
+    moment = pi_session.stat().st_mtime - 3600
+    os.utime(ours, (moment, moment))  # -c goes by the files' modification times, as pi
+    app = make_app(project, continue_recent=True)
+    assert app.agent.manager.session_file == pi_session.resolve()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot, lambda: any(isinstance(item, InfoItem) for item in app.chat.items), "the notice"
+        )
+        notices = [item.text for item in app.chat.items if isinstance(item, InfoItem)]
+        assert f"Continuing {pi_session.resolve()} (pi's folder)" in notices
         assert "echo: What is 2+2?" in screen_text(app)
