@@ -719,12 +719,14 @@ class SessionManager:
     ) -> str:
         """Move the leaf to ``entry_id`` (None: before the root) and append a branch summary.
         ``usage``: what writing the summary cost (kept on the entry and counted in the totals,
-        as pi 1.x does); None for a summary no model wrote."""
+        as pi 1.x does); None for a summary no model wrote. ``fromId`` names the leaf being
+        left, whose path the summary tells (pi 0.84.3+; older pi wrote the target)."""
+        abandoned = self._leaf_id or "root"
         if entry_id is None:
             self.reset_leaf()
         else:
             self.branch(entry_id)
-        fields: dict[str, Any] = {"from_id": entry_id or "root", "summary": summary}
+        fields: dict[str, Any] = {"from_id": abandoned, "summary": summary}
         _set_optional(fields, details=details, from_hook=from_hook, usage=usage)
         return self._append_model(BranchSummaryEntry, **fields)
 

@@ -268,17 +268,20 @@ def test_branch_with_summary(session: SessionManager) -> None:
     q1 = session.append_message(user("q1"))
     a1 = session.append_message(assistant("a1"))
     session.append_message(user("q2"))
-    session.append_message(assistant("a2"))
+    a2 = session.append_message(assistant("a2"))
     summary_id = session.branch_with_summary(a1, "tried q2", {"readFiles": [], "modifiedFiles": []}, False)
     entry = session.get_entry(summary_id)
     assert isinstance(entry, BranchSummaryEntry)
-    assert entry.parent_id == a1 and entry.from_id == a1 and entry.from_hook is False
+    # fromId: the leaf that was left (pi 0.84.3+), not where the branch continues
+    assert entry.parent_id == a1 and entry.from_id == a2 and entry.from_hook is False
     assert session.get_leaf_id() == summary_id
     messages = session.build_session_context().messages
     assert isinstance(messages[-1], BranchSummaryMessage)
     assert texts(session)[-1] == "user: " + BRANCH_SUMMARY_PREFIX + "tried q2</summary>"
     root_summary = session.branch_with_summary(None, "from scratch")
-    assert session.get_raw_entry(root_summary)["fromId"] == "root"
+    assert session.get_raw_entry(root_summary)["fromId"] == summary_id
+    empty = SessionManager.in_memory("/tmp/p")
+    assert empty.get_raw_entry(empty.branch_with_summary(None, "nothing yet"))["fromId"] == "root"
     assert session.get_raw_entry(root_summary)["parentId"] is None
     assert q1 != root_summary
 
