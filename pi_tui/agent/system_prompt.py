@@ -9,7 +9,10 @@ from pathlib import Path
 from pi_tui.config.paths import agent_dir
 from pi_tui.tools.base import AgentTool
 
-CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
+CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+"""pi 1.x's names, in the order a folder's one context file is chosen: ``AGENTS.override.md``
+stands in for that folder's AGENTS.md / CLAUDE.md (a local variant kept out of the repository)
+and for nothing else; the agent dir's and other folders' files still load."""
 
 BASE_PROMPT = """You are a coding agent working in the user's project from a terminal. You read \
 files, run commands, edit code and write new files to get the user's task done.
@@ -25,8 +28,9 @@ Work like a careful senior engineer:
 def context_files(cwd: Path) -> list[Path]:
     """AGENTS.md / CLAUDE.md from the agent dir, then from the repository root down to ``cwd``.
 
-    In each folder the first existing name wins. Walking stops at the first folder containing
-    ``.git`` (the repository root) or at the filesystem root.
+    In each folder the first existing name of :data:`CONTEXT_FILE_NAMES` wins, so an
+    ``AGENTS.override.md`` replaces only its own folder's file. Walking stops at the first
+    folder containing ``.git`` (the repository root) or at the filesystem root.
     """
     found: list[Path] = []
     global_file = _first_existing(agent_dir())

@@ -23,6 +23,27 @@ def test_context_files_from_agent_dir_then_repo_root_down(agent_dir: Path, tmp_p
     assert found == [agent_dir / "AGENTS.md", repo / "CLAUDE.md", repo / "pkg" / "AGENTS.md"]
 
 
+def test_an_override_replaces_only_its_own_folders_file(agent_dir: Path, tmp_path: Path) -> None:
+    """pi 1.x: ``AGENTS.override.md`` stands in for AGENTS.md / CLAUDE.md of its folder; the agent
+    dir's file and the other folders' still load, and its text reaches the prompt."""
+    repo = tmp_path / "repo"
+    pkg = repo / "pkg"
+    pkg.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (agent_dir / "AGENTS.md").write_text("global rules")
+    (repo / "AGENTS.md").write_text("repo rules")
+    (pkg / "AGENTS.md").write_text("shared package rules")
+    (pkg / "CLAUDE.md").write_text("claude package rules")
+    (pkg / "AGENTS.override.md").write_text("my local package rules")
+    found = context_files(pkg)
+    assert found == [agent_dir / "AGENTS.md", repo / "AGENTS.md", pkg / "AGENTS.override.md"]
+    prompt = build_system_prompt(pkg, [])
+    assert "my local package rules" in prompt and "repo rules" in prompt and "global rules" in prompt
+    assert "shared package rules" not in prompt and "claude package rules" not in prompt
+    (agent_dir / "AGENTS.override.md").write_text("global override")
+    assert context_files(pkg)[0] == agent_dir / "AGENTS.override.md"
+
+
 def test_prompt_parts_in_order(agent_dir: Path, tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "AGENTS.md").write_text("Use tabs.")
