@@ -109,7 +109,9 @@ def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int
             return 0
         if not args.all:
             sources = sources[:1]
-    sessions = session_dir_for_cwd(cwd)
+    from pi_tui.config.session_dir import chosen_session_dir
+
+    sessions = session_dir_for_cwd(cwd, chosen_session_dir(cwd, None))  # where -c will look
     status = 0
     for source in sources:
         try:
