@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
@@ -209,7 +210,7 @@ def _assistant(model: Model, message: AssistantMessage) -> dict[str, Any] | None
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": orjson.dumps(call.arguments).decode()},
+                "function": {"name": call.name, "arguments": jsonio.dumps(call.arguments).decode()},
             }
             for call in calls
         ]

@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
@@ -276,7 +277,7 @@ def _function_call_item(call: ToolCall, *, drop_fc_id: bool) -> dict[str, Any]:
         item["id"] = item_id
     item["call_id"] = pieces[0]
     item["name"] = call.name
-    item["arguments"] = orjson.dumps(call.arguments).decode()
+    item["arguments"] = jsonio.dumps(call.arguments).decode()
     return item
 
 

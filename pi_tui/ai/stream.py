@@ -41,6 +41,7 @@ from pi_tui.ai.http import shared_client
 from pi_tui.ai.protocol import ApiClient, HttpRequest
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.sse import SSEDecoder
+from pi_tui.ai.surrogates import clean_context
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
 from pi_tui.redact import redact_secrets
@@ -337,12 +338,22 @@ class _Runner:
         client = get_client(self.model.api)
         with paused_gc():  # a long session's request is ~100k acyclic dicts: no cycle scans
             request = client.build_request(self.model, self.context, self.options)
+            payload = _plain_json(request.body)
+            if payload is None:
+                # A string holds a surrogate (orjson refuses it): a text read from a session
+                # file may hold a lone one, an emoji cut in half by Node. pi removes those from
+                # what it sends (texts, thinking, tool results, system prompt); the session keeps
+                # them. Found this way, ordinary requests pay nothing for the check.
+                cleaned = clean_context(self.context)
+                if cleaned is not self.context:
+                    request = client.build_request(self.model, cleaned, self.options)
         if self.on_payload is not None:
             request.body = await self.on_payload(request.body)
+            payload = None  # the extension may have changed it
         with paused_gc():
-            # jsonio: a text read from a session file may hold a lone surrogate (an emoji cut in
-            # half by Node), which httpx's own encoder refuses; it goes out as Node sends it.
-            payload = jsonio.dumps(request.body)
+            # jsonio: what is left (a tool call's arguments, as pi leaves them, or an
+            # extension's text) goes out as Node writes it.
+            payload = payload if payload is not None else jsonio.dumps(request.body)
             # Secrets are hidden here, the one place every request to every provider passes
             # (after extensions changed the body): pi_tui/secrets/active.py.
             add_credentials([self.options.api_key or "", *self.options.headers.values()])
@@ -439,6 +450,14 @@ class _Runner:
 
     def _flush(self) -> None:
         self.stream._push(self.builder.take_events())
+
+
+def _plain_json(body: Any) -> bytes | None:
+    """``body`` as JSON by orjson, or None when a string in it holds a surrogate."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return None
 
 
 SEND_SLICE = 1 << 20
