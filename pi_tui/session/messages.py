@@ -249,7 +249,16 @@ class UnknownMessage(Wire):
 
 
 _KNOWN_ROLES = frozenset(
-    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "system"}
+    {
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "branchSummary",
+        "compactionSummary",
+        "system",
+    }
 )
 
 
