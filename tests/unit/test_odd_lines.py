@@ -284,7 +284,8 @@ def test_oh_my_pi_title_slot_before_the_header(tmp_path: Path) -> None:
     assert json.loads(lines[-1])["message"]["content"] == "appended"
     info = session_info(path)
     assert info is not None and info.name == "Fix the parser" and info.id == HEADER["id"]
-    assert SessionManager.list(str(tmp_path), tmp_path)[0].path == path  # -c finds it
+    # -c finds it (a flat session folder lists the sessions of the project asking, as pi does)
+    assert SessionManager.list(HEADER["cwd"], tmp_path)[0].path == path
 
 
 def test_byte_order_mark_and_header_without_timestamp(tmp_path: Path) -> None:
