@@ -241,13 +241,20 @@ def open_session(options: StartOptions) -> SessionManager:
 
 
 def continuing_notice(options: StartOptions, manager: SessionManager) -> str | None:
-    """``-c``: which file is continued (it may be pi's), so no one wonders which session it is."""
+    """``-c``: which file is continued, so no one wonders which session it is.
+
+    The interactive mode always says it; print, json and rpc modes only when the file is in
+    pi's folder, the case a script's author may not expect (their stderr stays as quiet as pi's
+    otherwise)."""
     path = manager.session_file
     if not options.continue_recent or path is None or not manager.is_persisted:
         return None
     from pi_tui.config.pi_folder import session_origin
 
-    whose = " (pi's folder)" if session_origin(path) else ""
+    from_pi = session_origin(path)
+    if not (options.interactive or from_pi):
+        return None
+    whose = " (pi's folder)" if from_pi else ""
     return f"Continuing {path}{whose}"
 
 
