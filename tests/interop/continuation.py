@@ -370,11 +370,14 @@ Each is a place where pi reads fields of our entries without guards."""
 
 
 def open_in_pi(
-    workspace: Workspace, session: Path, folder: Path, timeout: float = 30, pi: str = DEFAULT_VERSION
+    workspace: Workspace, session: Path, folder: Path, timeout: float = 90, pi: str = DEFAULT_VERSION
 ) -> Interactive:
     """pi's interactive mode on a copy of the file in a pseudo-terminal: the chat, /session and
     /tree are drawn in turn (see :data:`VIEWS`), then Escape and Ctrl+D end it. pi 1.x draws
-    fullscreen (the alternate screen) by default; the same texts prove the same views."""
+    fullscreen (the alternate screen) by default; the same texts prove the same views.
+
+    ``timeout`` only bounds a pi that hangs: every step waits for its screen, and node starting
+    pi 1.x's bundle beside two other programs on a loaded two-core machine took over 30 s."""
     copy = _copy(session, folder)
     agent = _pi_agent_dir(folder / "agent", "http://127.0.0.1:9", workspace.api, workspace.reasoning)
     env = _pi_env(agent, folder / "home", pi)
