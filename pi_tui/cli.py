@@ -501,8 +501,13 @@ def _list_sessions(cwd: str, session_dir: str | None) -> int:
         shared[after] = max(shared.get(after, 0), common)
     prefixes = {key: key[: max(8, shared.get(key, 0) + 1)] for key in ids}
     width = max(len(prefix) for prefix in prefixes.values())
+    from pi_tui.config.pi_folder import pi_session_prefixes, session_origin
+
+    pi_prefixes = pi_session_prefixes()
     for info in sessions:
         title = info.name or info.first_message.replace("\n", " ")[:60] or "(no messages)"
         stamp = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-        print(_shown(f"{stamp}  {prefixes[info.id]:<{width}}  {info.message_count:>4} msgs  {title}"))
+        origin = "pi" if session_origin(info.path, pi_prefixes) else "  "  # pi's folder, as /resume tags
+        line = f"{stamp}  {prefixes[info.id]:<{width}}  {origin}  {info.message_count:>4} msgs  {title}"
+        print(_shown(line))
     return 0

@@ -114,7 +114,10 @@ class SessionHub:
         if not folder.is_dir():
             raise HubError(400, f"No such folder: {folder}")
         folder = folder.resolve()
-        session_dir = self.options.session_dir if self.options is not None else None
+        from pi_tui.config.session_dir import chosen_session_dir
+
+        flag = self.options.session_dir if self.options is not None else None
+        session_dir = chosen_session_dir(str(folder), flag)  # also PI_CODING_AGENT_SESSION_DIR, sessionDir
         try:
             manager = SessionManager.create(str(folder), session_dir)
             manager.check_writable()

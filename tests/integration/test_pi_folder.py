@@ -56,7 +56,7 @@ def test_list_and_continue_a_pi_session_with_the_users_model(pi_user: tuple[Path
 
         listed = run(home, project, "--list-sessions")
         assert listed.returncode == 0, listed.stderr
-        assert SESSION_ID[:8] in listed.stdout and "4 msgs" in listed.stdout
+        assert f"{SESSION_ID[:8]}  pi" in listed.stdout and "4 msgs" in listed.stdout  # pi's, tagged
         assert "Hello, who are you?" in listed.stdout
 
         before = session.read_text().splitlines()

@@ -460,3 +460,26 @@ def runtimes(events: list) -> list[str]:
 
 def names(events: list) -> list[str]:
     return [event.name for event in events]
+
+
+def test_new_sessions_go_to_the_folder_pi_1x_users_chose(
+    project: Path,
+    agent_dir: Path,
+    tmp_path: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    """PI_CODING_AGENT_SESSION_DIR (as pi 1.x reads it) decides where the server's new sessions
+    go, as it does for the CLI: straight into that folder."""
+    configure_agent(agent_dir, model_server)
+    chosen = tmp_path / "chosen-sessions"
+    with (
+        ServeProcess(project, env={"PI_CODING_AGENT_SESSION_DIR": str(chosen)}) as running,
+        running.client() as client,
+    ):
+        created = client.post("/sessions", json={})
+        assert created.status_code == 201, created.text
+        session = created.json()
+        prompt_and_wait(client, running, session["id"], "where am I kept?")
+        path = Path(client.get(f"/sessions/{session['id']}").json()["path"])
+        assert path.parent == chosen
+        assert session_lines(str(path))[0]["id"] == session["id"]
