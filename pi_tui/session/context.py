@@ -405,7 +405,8 @@ def _append_context_message(
     memo: dict[str, Any] | None,
     edits: Mapping[str, RawEntry] | None = None,
 ) -> None:
-    edit = _edit_of(entry, edits) if edits else None
+    # The membership test first: edits are few, entries are tens of thousands.
+    edit = _edit_of(entry, edits) if edits and entry.get("id") in edits else None
     if edit is _OMITTED:
         return
     if edit is None:
