@@ -21,17 +21,13 @@ Writes are made for a file holding secrets that another program (pi) shares:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 AUTH_FILE_NAME = "auth.json"
 DIR_MODE = 0o700
-LOCK_STALE_SECONDS = 10.0
-"""A lock folder older than this was left by a process that died (pi uses the same limit)."""
-LOCK_WAIT_SECONDS = 2.0
 
 
 class AuthFileError(Exception):
@@ -173,31 +169,17 @@ class AuthStore:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        """Hold ``<file>.lock`` (a folder: creating one is atomic) while changing the file."""
-        lock = self.path.with_name(self.path.name + ".lock")
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while True:
-            try:
-                lock.mkdir()
-                break
-            except FileExistsError:
-                try:
-                    stale = time.time() - lock.stat().st_mtime > LOCK_STALE_SECONDS
-                except FileNotFoundError:
-                    continue  # released just now: try again
-                if stale:
-                    with suppress(OSError):
-                        lock.rmdir()
-                    continue
-                if time.monotonic() > deadline:
-                    raise AuthFileError(
-                        f"{self.path}: another program is changing it (lock {lock.name}); try again"
-                    ) from None
-                time.sleep(0.02)
-            except OSError as error:
-                raise AuthFileError(f"{self.path}: cannot lock: {error.strerror or error}") from None
+        """Hold pi's ``<file>.lock`` folder while changing the file (see :mod:`lock_folder`)."""
+        from pi_tui.config.lock_folder import LockBusy, lock_folder
+
+        held = lock_folder(self.path)
+        try:
+            held.__enter__()
+        except LockBusy as busy:
+            raise AuthFileError(f"{busy}; try again") from None
+        except OSError as error:
+            raise AuthFileError(f"{self.path}: cannot lock: {error.strerror or error}") from None
         try:
             yield
         finally:
-            with suppress(OSError):
-                lock.rmdir()
+            held.__exit__(None, None, None)
