@@ -27,7 +27,7 @@ from tests.support.export_shots import SHOTS, take_screenshots
 from tests.support.sessions import INJECTIONS, branchy_session, hostile_session, long_session, rule_session
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "pi-sessions"
 FIXTURE_FILES = sorted(FIXTURES.glob("*/session.jsonl"))
 
 

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
 ]
 
-SOURCE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts" / "claude-code"
+SOURCE = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "claude-code"
 TRANSCRIPT = SOURCE / "yoavf-pomodoro-v2.0.24.jsonl"
 
 

@@ -20,7 +20,7 @@ from pi_tui.session import SessionManager
 from tests.e2e.test_cli_agent import SCRIPT
 from tests.support.model_server import ModelServer
 
-CLAUDE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts" / "claude-code"
+CLAUDE = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "claude-code"
 FILES = sorted(CLAUDE.rglob("*.jsonl"))
 
 

@@ -20,7 +20,7 @@ from pi_tui.session import SessionManager
 from tests.e2e.test_cli_agent import SCRIPT
 from tests.integration.test_import_claude import _text, continue_here, imported, records, run_import
 
-TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "data" / "transcripts"
 CODEX = sorted((TRANSCRIPTS / "codex").glob("*.jsonl"))
 GEMINI = sorted((TRANSCRIPTS / "gemini").iterdir())
 

@@ -15,7 +15,7 @@ from pi_tui.session import SessionManager
 from tests.support.browser import chromium, open_page
 from tests.support.sessions import branchy_session
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "pi-sessions"
 SHOTS = ("export-tree-label-summary.png", "export-branchy.png")
 
 

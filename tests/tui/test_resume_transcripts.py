@@ -14,7 +14,7 @@ from tests.tui.conftest import make_app, settle
 from tests.tui.test_resume import SIZE, message, open_picker, titles
 from tests.tui.test_resume import three as three  # the fixture: three sessions of the project
 
-TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "data" / "transcripts"
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pi_tui.session import SessionManager
 from pi_tui.tui.tree_model import TreeModel
 from tests.support.sessions import INJECTIONS, branchy_session, hostile_session
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "pi-sessions"
 
 
 def test_data_can_never_close_its_script_element() -> None:

@@ -11,7 +11,7 @@ from pi_tui.session import reader
 from pi_tui.session.reader import parse_session_bytes, read_session_file, split_lines
 
 ODD = Path(__file__).resolve().parents[1] / "data" / "odd-sessions"
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "pi-sessions"
 
 
 def _facts(loaded: reader.LoadedFile) -> tuple:

@@ -28,7 +28,6 @@ FIELDS = (
     "message_count",
     "first_message",
 )
-SHARED_FIXTURES = Path("/work/shared/fixtures/pi-sessions")
 
 
 @pytest.fixture(autouse=True)
@@ -69,7 +68,7 @@ def assert_same_as_session_info(folder: Path) -> int:
 
 
 def fixture_folders() -> list[Path]:
-    roots = [DATA / "odd-sessions", DATA / "pi-sessions", SHARED_FIXTURES]
+    roots = [DATA / "odd-sessions", DATA / "pi-sessions"]
     return sorted({path.parent for root in roots if root.is_dir() for path in root.rglob("*.jsonl")})
 
 
