@@ -144,10 +144,26 @@ def build_parser() -> argparse.ArgumentParser:
     extend.add_argument(
         "-ne", "--no-extensions", action="store_true", help="load no discovered extension (-e still loads)"
     )
-    extend.add_argument(
+    approval = extend.add_mutually_exclusive_group()
+    approval.add_argument(
+        "-a",
+        "--approve",
         "--trust",
-        action="store_true",
-        help="load this project's extensions (.agent/extensions) without asking",
+        dest="approve",
+        action="store_const",
+        const=True,
+        default=None,
+        help="trust this project folder for this run: load its .agent settings, extensions, "
+        "skills, prompts and SYSTEM.md without asking (--trust is the same)",
+    )
+    approval.add_argument(
+        "-na",
+        "--no-approve",
+        dest="approve",
+        action="store_const",
+        const=False,
+        help="load none of this project folder's .agent settings, extensions, skills, prompts "
+        "or SYSTEM.md for this run, whatever trust.json says",
     )
     extend.add_argument(
         "--skill",
@@ -401,7 +417,7 @@ def _run(
         offline=args.offline,
         extensions=args.extensions,
         no_extensions=args.no_extensions,
-        trust=args.trust,
+        approve=args.approve,
         extension_flags=args.extension_flags,
         interactive=interactive,
         skills=args.skills,

@@ -34,12 +34,14 @@ class StartOptions:
     extensions: list[str] | None = None
     """``-e/--extension`` paths: extensions to load besides the discovered ones."""
     no_extensions: bool = False
-    trust: bool = False
-    """``--trust``: load this project's extensions without asking."""
+    approve: bool | None = None
+    """``-a/--approve`` (True: trust this project folder for this run), ``-na/--no-approve``
+    (False: load none of its protected resources), or None: the saved decision, then
+    ``defaultProjectTrust`` (pi_tui/config/project_trust.py). ``--trust`` is ``--approve``."""
     extension_flags: list[str] | None = None
     """Command-line words argparse did not know: flags extensions may register."""
     interactive: bool = False
-    """The TUI: project extensions wait for the user's answer instead of being skipped."""
+    """The TUI: an undecided project folder is asked about instead of being skipped."""
     skills: list[str] | None = None
     """``--skill`` paths (skill files or folders), loaded even with ``--no-skills``."""
     no_skills: bool = False

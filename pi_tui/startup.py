@@ -49,6 +49,9 @@ class Started:
     """The models Ctrl+P cycles (--models, else the enabledModels setting), in order."""
     extensions: Any = None
     """The :class:`~pi_tui.extensions.setup.ExtensionSetup` (the runner and what to say)."""
+    trust: Any = None
+    """This run's :class:`~pi_tui.config.project_trust.ProjectTrust` (what of the project
+    folder loads; the interactive mode may grant it later)."""
 
 
 def install_secrets(settings: Settings, options: StartOptions, registry: ModelRegistry) -> list[str]:
@@ -67,21 +70,24 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     """Everything the options ask for; ``manager`` is a session already opened by the caller
     (the server opens files itself, to open one another process writes read-only)."""
     from pi_tui.ai.http import prepare_tls
+    from pi_tui.config.project_trust import decide_trust
 
     prepare_tls()  # in a thread, while the session is read
+    trust = decide_trust(options.cwd, options.approve, interactive=options.interactive)
     try:
-        settings = load_settings(options.cwd)
+        settings = load_settings(options.cwd, project=trust.trusted)
     except SettingsError as error:
         raise StartupError(str(error)) from None
     try:
         registry = ModelRegistry()
     except ConfigError as error:
         raise StartupError(str(error)) from None
-    extensions = _load_extensions(registry, options)  # before the model: they may add providers
+    extensions = _load_extensions(registry, options, trust)  # before the model: they may add providers
     manager = manager if manager is not None else open_session(options)
     model, thinking, notice = choose_model(options, registry, settings, manager)
     thinking = clamp_level(model, thinking)  # what runs on this model (--thinking max: maybe high)
-    for line in (*registry.problems, continuing_notice(options, manager)):
+    trust_lines = [*trust.problems, trust.skip_line(), *settings.notes]
+    for line in (*registry.problems, *trust_lines, continuing_notice(options, manager)):
         if line:
             notice = f"{notice}\n{line}" if notice else line
     try:
@@ -95,20 +101,27 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     for problem in install_secrets(settings, options, registry):
         print(f"pi-tui: warning: {problem}", file=sys.stderr)
     tools = choose_tools(options, frozenset(extensions.runner.tools))
-    expander = load_prompt_resources(options)
+    expander = load_prompt_resources(options, trust.trusted)
     holder: list[AgentSession] = []
 
     def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
+        from pi_tui.agent.system_prompt import prompt_files
         from pi_tui.resources.skills import skills_prompt_section
 
         ttsr, rule_sections = load_rules(options.cwd, chosen)
         skills = (holder[0].expander if holder and holder[0].expander else expander).skills.skills
         rule_sections = [*rule_sections, skills_prompt_section(skills)]
+        custom, append = prompt_files(  # trust.trusted now: the user may have granted it since
+            Path(options.cwd),
+            trust.trusted,
+            _file_or_text(options.system_prompt),
+            _file_or_text(options.append_system_prompt),
+        )
         prompt = build_system_prompt(
             Path(options.cwd),
             tools,
-            custom=_file_or_text(options.system_prompt),
-            append=_file_or_text(options.append_system_prompt),
+            custom=custom,
+            append=append,
             extra_sections=rule_sections,
             with_context_files=not options.no_context_files,
         )
@@ -155,11 +168,14 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         unmatched = ", ".join(scope.unmatched)
         warning = f"No usable model matches {unmatched} (of --models / enabledModels); Ctrl+P skips it."
         notice = f"{notice}\n{warning}" if notice else warning
-    return Started(agent, registry, settings, notice, rebuild_prompt, options, scope.models, extensions)
+    return Started(
+        agent, registry, settings, notice, rebuild_prompt, options, scope.models, extensions, trust
+    )
 
 
-def load_prompt_resources(options: StartOptions) -> Any:
-    """The skills and prompt templates for ``options`` (a PromptExpander)."""
+def load_prompt_resources(options: StartOptions, project_trusted: bool) -> Any:
+    """The skills and prompt templates for ``options`` (a PromptExpander); the project's only
+    when ``project_trusted``."""
     from pi_tui.config.paths import agent_dir
     from pi_tui.resources.expander import PromptExpander
     from pi_tui.resources.skills import discover_skills
@@ -167,15 +183,26 @@ def load_prompt_resources(options: StartOptions) -> Any:
 
     folder = agent_dir()
     return PromptExpander(
-        discover_skills(options.cwd, folder, options.skills, no_skills=options.no_skills),
+        discover_skills(
+            options.cwd,
+            folder,
+            options.skills,
+            no_skills=options.no_skills,
+            project_trusted=project_trusted,
+        ),
         discover_templates(
-            options.cwd, folder, options.prompt_templates, no_templates=options.no_prompt_templates
+            options.cwd,
+            folder,
+            options.prompt_templates,
+            no_templates=options.no_prompt_templates,
+            project_trusted=project_trusted,
         ),
     )
 
 
-def _load_extensions(registry: ModelRegistry, options: StartOptions) -> Any:
-    """The extensions allowed to run here, loaded; their flags read from the command line."""
+def _load_extensions(registry: ModelRegistry, options: StartOptions, trust: Any) -> Any:
+    """The extensions allowed to run here (``trust``: this run's ProjectTrust), loaded; their
+    flags read from the command line."""
     from pi_tui.extensions.setup import ExtensionSetupError, setup_extensions
 
     try:
@@ -184,8 +211,7 @@ def _load_extensions(registry: ModelRegistry, options: StartOptions) -> Any:
             options.cwd,
             options.extensions,
             no_extensions=options.no_extensions,
-            trust=options.trust,
-            interactive=options.interactive,
+            trust=trust,
         )
     except ExtensionSetupError as error:
         raise StartupError(str(error)) from None

@@ -1,4 +1,11 @@
-"""The system prompt: who the agent is, its tools, the project's context files, date and cwd."""
+"""The system prompt: who the agent is, its tools, the project's context files, date and cwd.
+
+``SYSTEM.md`` replaces the default text and ``APPEND_SYSTEM.md`` is added at the end, as in pi:
+the agent dir's always, the project's (``<cwd>/.agent/``) only in a trusted folder, and then
+in place of the agent dir's (the two files of one name are not combined). ``--system-prompt``
+wins over any ``SYSTEM.md``; ``--append-system-prompt`` is used instead of any
+``APPEND_SYSTEM.md`` (:func:`prompt_files`).
+"""
 
 from __future__ import annotations
 
@@ -48,6 +55,42 @@ def context_files(cwd: Path) -> list[Path]:
         if candidate is not None and candidate not in found:
             found.append(candidate)
     return found
+
+
+SYSTEM_FILE = "SYSTEM.md"
+APPEND_FILE = "APPEND_SYSTEM.md"
+
+
+def prompt_file(cwd: Path, name: str, project_trusted: bool) -> Path | None:
+    """``name`` (:data:`SYSTEM_FILE` or :data:`APPEND_FILE`): the trusted project's, else the
+    agent dir's, else None."""
+    from pi_tui.config.project_trust import project_dir
+
+    folder = project_dir(cwd) if project_trusted else None
+    for candidate in ((folder / name) if folder is not None else None, agent_dir() / name):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def prompt_files(
+    cwd: Path, project_trusted: bool, custom: str | None, append: str | None
+) -> tuple[str | None, str | None]:
+    """The replacement and the addition for :func:`build_system_prompt`: the command line's
+    (``custom`` / ``append``) when given, else the text of ``SYSTEM.md`` / ``APPEND_SYSTEM.md``."""
+
+    def read(name: str) -> str | None:
+        path = prompt_file(cwd, name, project_trusted)
+        if path is None:
+            return None
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    return (custom if custom is not None else read(SYSTEM_FILE)), (
+        append if append is not None else read(APPEND_FILE)
+    )
 
 
 def _first_existing(folder: Path) -> Path | None:

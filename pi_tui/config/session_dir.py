@@ -8,6 +8,11 @@ the sessions started in this project (:func:`pi_tui.session.listing.list_session
 
 This is read before the agent starts (the interactive mode's first frame shows the session it
 continues), so the setting is taken from the raw files, not from the validated settings.
+
+The project's ``sessionDir`` is read here before project trust is decided, as pi reads it: the
+session has to be found first. It is the one key of an untrusted project's settings that
+counts (it only chooses where session files go); everything else in that file waits for trust
+(:mod:`pi_tui.config.project_trust`).
 """
 
 from __future__ import annotations

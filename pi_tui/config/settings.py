@@ -4,6 +4,11 @@ Both files use pi's keys (camelCase). Objects merge key by key, the project file
 do not know are kept (``extra="allow"``) so settings written for pi or a newer pi-tui survive.
 A file that is not valid JSON, or has a value of the wrong type, is a :class:`SettingsError`
 naming the file and the line.
+
+The project file is someone else's (a cloned repository): it is read only when the folder is
+trusted (:mod:`pi_tui.config.project_trust`), and even then some keys stay the user's alone
+(:func:`_users_alone`): a project can switch secret hiding on but never off, cannot switch a
+built-in secret pattern off, and never says how far projects are trusted.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from pi_tui.config.paths import global_settings_path, project_settings_path
@@ -117,24 +122,100 @@ class Settings(_Group):
     session_dir: str | None = None
     """pi's ``sessionDir``: sessions go straight into this folder (relative: to the project);
     ``PI_CODING_AGENT_SESSION_DIR`` and ``--session-dir`` win (pi_tui/config/session_dir.py)."""
+    default_project_trust: Literal["ask", "always", "never"] = "ask"
+    """pi's ``defaultProjectTrust``: what happens in a project folder with no saved decision
+    (pi_tui/config/project_trust.py). Read from the user's settings only."""
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the project's settings tried and were not allowed (one line each)."""
+        return self._notes
 
 
-def load_settings(cwd: str | None = None) -> Settings:
-    """pi's settings, then ours over them, then the project's (when ``cwd`` is given)."""
+def load_settings(cwd: str | None = None, *, project: bool | None = None) -> Settings:
+    """pi's settings, then ours over them, then the project's (when ``cwd`` is given and the
+    folder is trusted).
+
+    ``project`` is this run's trust answer (:class:`~pi_tui.config.project_trust.ProjectTrust`);
+    None asks the saved decision without asking the user (``-p``-like callers: listing rules,
+    exporting), so a caller that forgets never loads an untrusted project's settings.
+    """
     merged = _pi_settings()
     sources: list[tuple[Path, str]] = []
-    for path in (global_settings_path(), project_settings_path(cwd) if cwd else None):
+    notes: list[str] = []
+    if cwd is not None and project is None:
+        from pi_tui.config.project_trust import saved_trust_allows
+
+        project = saved_trust_allows(cwd)
+    project_path = _project_settings_file(cwd) if cwd and project else None
+    for path in (global_settings_path(), project_path):
         if path is None:
             continue
         data, text = _read_json_object(path)
         if data is None:
             continue
         sources.append((path, text))
+        if path == project_path:
+            data, ignored = _users_alone(data, merged)
+            if ignored:
+                notes.append(
+                    f"{path}: ignored {', '.join(ignored)} (a project can only tighten secret "
+                    "hiding, and trust is the user's to choose)"
+                )
         merged = deep_merge(merged, data)
     try:
-        return Settings.model_validate(merged)
+        settings = Settings.model_validate(merged)
     except ValidationError as error:
         raise _explain(error, sources) from None
+    settings._notes = notes
+    return settings
+
+
+def _project_settings_file(cwd: str) -> Path | None:
+    """The project's settings file, unless ``<cwd>/.agent`` is the agent dir (then the global
+    file, already read, is the same one)."""
+    from pi_tui.config.project_trust import project_dir
+
+    return project_settings_path(cwd) if project_dir(cwd) is not None else None
+
+
+_SECRETS_OFF_KEYS = ("disabledPatterns", "disabled_patterns")
+
+
+def _users_alone(data: dict[str, Any], user: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The project's settings minus what only the user may set, and what was left out.
+
+    - anything about trust (``defaultProjectTrust``): a project cannot vouch for itself;
+    - ``secrets.enabled: false`` when the user's settings have it on (on is always allowed);
+    - ``secrets.disabledPatterns``: switching a built-in pattern off loosens hiding.
+    """
+    data = dict(data)
+    ignored: list[str] = []
+    for key in [key for key in data if "trust" in key.lower().replace("_", "")]:
+        del data[key]
+        ignored.append(key)
+    if "secrets" not in data:
+        return data, ignored
+    secrets = data["secrets"]
+    if not isinstance(secrets, dict):
+        del data["secrets"]
+        ignored.append("secrets (not an object)")
+        return data, ignored
+    secrets = dict(secrets)
+    if "enabled" in secrets and secrets["enabled"] is not True:
+        user_secrets = user.get("secrets")
+        user_on = isinstance(user_secrets, dict) and user_secrets.get("enabled") is True
+        value = secrets.pop("enabled")
+        if user_on or value is not False:
+            ignored.append(f"secrets.enabled: {json.dumps(value)}")
+    for key in _SECRETS_OFF_KEYS:
+        if key in secrets:
+            value = secrets.pop(key)
+            if value:
+                ignored.append(f"secrets.{key}")
+    data["secrets"] = secrets
+    return data, ignored
 
 
 def _pi_settings() -> dict[str, Any]:

@@ -10,7 +10,8 @@ Sources, in load order (a name found twice loads once, the first one wins):
 
 1-3 are the user's own code and load without asking. 4 and 5 come with the project (a cloned
 repository can hold them), so they load only once the user trusts the project folder
-(:mod:`pi_tui.extensions.trust`). Discovery only lists files; nothing is imported here.
+(:mod:`pi_tui.config.project_trust`; decisions in :mod:`pi_tui.config.trust_store`).
+Discovery only lists files; nothing is imported here.
 """
 
 from __future__ import annotations
@@ -66,11 +67,14 @@ def discover_extensions(
     cli_paths: list[str] | None = None,
     *,
     no_extensions: bool = False,
+    with_project: bool = True,
 ) -> Discovered:
     """Every extension source for ``cwd`` (see the module docstring for the order).
 
     ``no_extensions`` turns off discovery (folders and settings) but keeps ``-e`` paths, as
     pi's ``--no-extensions`` does: what the user names explicitly still loads.
+    ``with_project=False`` leaves the project's (4 and 5) out, its settings unread: the folder
+    is not trusted (:mod:`pi_tui.config.project_trust`).
     """
     project = Path(cwd).resolve()
     found: list[ExtensionSource] = []
@@ -83,6 +87,7 @@ def discover_extensions(
         global_settings = agent_dir / "settings.json"
         found += _settings_sources(global_settings, agent_dir, "settings", None, problems)
         found += _folder_sources(agent_dir / "extensions", "user", None)
+    if not no_extensions and with_project:
         project_settings = project / ".agent" / "settings.json"
         found += _settings_sources(
             project_settings, project / ".agent", "project-settings", project, problems

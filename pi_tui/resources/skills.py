@@ -7,9 +7,13 @@ reads a skill's file with its ``read`` tool when a task matches (progressive dis
 user forces one in with ``/skill:name [args]``.
 
 Sources, in order (a name found twice keeps the first): ``--skill PATH``, the ``skills`` lists of
-the global and project settings, ``<agent dir>/skills``, ``<cwd>/.agent/skills``,
-``<cwd>/.agents/skills``. ``--no-skills`` turns discovery off; ``--skill`` paths still load.
-Skills are text, not code: a project's skills need no trust.
+the global and project settings, ``<agent dir>/skills``, ``<cwd>/.agent/skills``, and
+``.agents/skills`` in ``<cwd>`` and the folders above it up to the repository root (nearest
+first). ``--no-skills`` turns discovery off; ``--skill`` paths still load.
+
+A project's skills (its settings' list, ``.agent/skills``, ``.agents/skills``) load only in a
+trusted folder (``project=True``; :mod:`pi_tui.config.project_trust`): a skill tells the model
+what to run, so a cloned repository's skills are as much the project's say as its settings.
 """
 
 from __future__ import annotations
@@ -55,9 +59,19 @@ class SkillSet:
 
 
 def discover_skills(
-    cwd: str | Path, agent_dir: Path, cli_paths: list[str] | None = None, *, no_skills: bool = False
+    cwd: str | Path,
+    agent_dir: Path,
+    cli_paths: list[str] | None = None,
+    *,
+    no_skills: bool = False,
+    project_trusted: bool = True,
 ) -> SkillSet:
+    """The skills for ``cwd``; ``project_trusted=False`` leaves the project's out (the user's
+    own, ``--skill`` included, still load)."""
+    from pi_tui.config.project_trust import agents_skill_folders, project_dir
+
     project = Path(cwd).resolve()
+    project_folder = project_dir(project) if project_trusted else None
     found = SkillSet([], [])
     seen: set[str] = set()
 
@@ -72,18 +86,18 @@ def discover_skills(
         ):
             add(skill)
     if not no_skills:
-        for settings, base in (
-            (agent_dir / "settings.json", agent_dir),
-            (project / ".agent" / "settings.json", project / ".agent"),
-        ):
+        listing: list[tuple[Path, Path]] = [(agent_dir / "settings.json", agent_dir)]
+        folders: list[tuple[Path, bool]] = [(agent_dir / "skills", True)]
+        if project_folder is not None:
+            listing.append((project_folder / "settings.json", project_folder))
+            folders.append((project_folder / "skills", True))
+        if project_trusted:
+            folders += [(folder, False) for folder in agents_skill_folders(project)]
+        for settings, base in listing:
             for item in _listed(settings, "skills", found):
                 for skill in _skills_at(base / Path(item).expanduser(), found, str(settings)):
                     add(skill)
-        for folder, top_files in (
-            (agent_dir / "skills", True),
-            (project / ".agent" / "skills", True),
-            (project / ".agents" / "skills", False),
-        ):
+        for folder, top_files in folders:
             for skill in _folder_skills(folder, top_files, found):
                 add(skill)
     return found

@@ -2,7 +2,8 @@
 
 ``<agent dir>/prompts/*.md``, ``<cwd>/.agent/prompts/*.md`` (a project template wins over a
 global one of the same name) and ``--prompt-template PATH`` (a file or a folder of ``.md`` files);
-``--no-prompt-templates`` turns discovery off. Front matter ``description`` and
+``--no-prompt-templates`` turns discovery off. The project's templates load only in a trusted
+folder (``project_trusted``; :mod:`pi_tui.config.project_trust`). Front matter ``description`` and
 ``argument-hint`` show in completion. The body's ``$1``, ``$2``..., ``$@`` / ``$ARGUMENTS`` (all
 arguments), ``${@:N}`` (from the Nth on) and ``${@:N:L}`` (L of them from the Nth) are replaced by
 the arguments, split as a shell splits words (quotes keep spaces together).
@@ -36,11 +37,21 @@ class TemplateSet:
 
 
 def discover_templates(
-    cwd: str | Path, agent_dir: Path, cli_paths: list[str] | None = None, *, no_templates: bool = False
+    cwd: str | Path,
+    agent_dir: Path,
+    cli_paths: list[str] | None = None,
+    *,
+    no_templates: bool = False,
+    project_trusted: bool = True,
 ) -> TemplateSet:
+    from pi_tui.config.project_trust import project_dir
+
     found = TemplateSet({}, [])
     project = Path(cwd).resolve()
-    folders: list[Path] = [] if no_templates else [agent_dir / "prompts", project / ".agent" / "prompts"]
+    project_folder = project_dir(project) if project_trusted else None
+    folders: list[Path] = [] if no_templates else [agent_dir / "prompts"]
+    if project_folder is not None and not no_templates:
+        folders.append(project_folder / "prompts")
     for folder in folders:  # later folders win: the project's template over the global one
         for path in _markdown_files(folder):
             _add(found, path)

@@ -157,13 +157,14 @@ class PiApp(App[None]):
         early = started.settings if started is not None else None
         options = start_options or (started.options if started is not None else None)
         given = options.theme_paths or [] if options is not None else []
+        approve = options.approve if options is not None else None
         self.theme_paths = [path for path in given if Path(path).expanduser().exists()]
         self.discover_themes = not (options is not None and options.no_themes)
         theme_name = theme_name or _theme_from_options(options)
         self.pi_theme_name = (
-            theme_name or (early.theme if early else peek_setting(self.cwd, "theme")) or "dark"
+            theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or "dark"
         )
-        quiet = early.quiet_startup if early else bool(peek_setting(self.cwd, "quietStartup"))
+        quiet = early.quiet_startup if early else bool(peek_setting(self.cwd, "quietStartup", approve))
         self.verbose = options is not None and options.verbose
         self.quiet_startup = quiet and not self.verbose
         self.theme_problems: list[str] = []
@@ -184,7 +185,9 @@ class PiApp(App[None]):
         super().__init__()
         self._install_theme(self.pi_theme_name, first=True)
         self._bind_app_keys()
-        hide = early.hide_thinking_block if early else bool(peek_setting(self.cwd, "hideThinkingBlock"))
+        hide = (
+            early.hide_thinking_block if early else bool(peek_setting(self.cwd, "hideThinkingBlock", approve))
+        )
         self.set_reactive(PiApp.show_thinking, not hide)
 
     def reload_keybindings(self) -> list[str]:
@@ -1193,16 +1196,21 @@ class PiApp(App[None]):
         await self.shutdown()
 
 
-def peek_setting(cwd: str, key: str) -> Any:
+def peek_setting(cwd: str, key: str, approve: bool | None = None) -> Any:
     """One top-level setting, read before the settings module (pydantic) is imported: what the
-    first frame needs (the theme). The project file wins, as in load_settings; a broken file is
-    ignored here and reported properly when the agent starts."""
+    first frame needs (the theme). The project file wins, as in load_settings, when the folder
+    is trusted without asking (``approve`` is ``-a``/``-na``; pi_tui/config/project_trust.py);
+    a broken file is ignored here and reported properly when the agent starts."""
     import json
 
     from pi_tui.config.paths import global_settings_path, project_settings_path
+    from pi_tui.config.project_trust import saved_trust_allows
 
     value = None
-    for path in (global_settings_path(), project_settings_path(cwd)):
+    paths = [global_settings_path()]
+    if saved_trust_allows(cwd, approve):
+        paths.append(project_settings_path(cwd))
+    for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -2,7 +2,8 @@
 the session events the app's own actions cause.
 
 The app owns one :class:`ExtensionBridge` once the agent has started. It asks whether to trust
-the project's extensions (before any of that code is imported), hands the runner the TUI's
+the project folder (its settings, extensions, skills, prompts, SYSTEM.md: before any of it is
+read or imported; pi_tui/config/project_trust.py), hands the runner the TUI's
 ``ctx.ui``, keeps the command registry and the key bindings in step with what extensions
 register, and tells them when the session is switched, forked or left.
 """
@@ -13,7 +14,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.commands import SlashCommand
-from pi_tui.extensions.trust import TrustError, TrustStore
+from pi_tui.config.trust_store import TrustError, TrustStore
 from pi_tui.tui.extension_ui import TuiExtensionUI
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ TRUST_CHOICES = [
     ("not-now", "Not now: start without them (ask again next time)"),
     ("never", "Never: do not load them and do not ask again"),
 ]
+TRUST_QUESTION = "This project folder has its own settings and resources. Load them?"
 
 
 class ExtensionBridge:
@@ -45,7 +47,8 @@ class ExtensionBridge:
         runner.sessions.switch = self._switch
         for line in self.setup.lines:
             self.app.say(line, "warning")
-        if self.setup.waiting:
+        trust = self.setup.trust
+        if trust is not None and trust.state == "ask":
             await self._ask_trust()
         await runner.finish_activation()
         runner.changed.append(self.refresh)
@@ -53,17 +56,23 @@ class ExtensionBridge:
         await runner.session_start("startup")
 
     async def _ask_trust(self) -> None:
+        """One question for everything the folder hands us; on "trust" it is saved and all of
+        it loads now (extensions here, the rest as /reload reads it)."""
         from pi_tui.config.paths import agent_dir
         from pi_tui.tui.screens.prompts import ChoiceMenu
+        from pi_tui.tui.slash_more import reload_resources
 
+        trust = self.setup.trust
+        assert trust is not None
         waiting = self.setup.waiting
         self.setup.waiting = []
-        names = ", ".join(source.name for source in waiting)
+        listed = ", ".join(trust.resources)
         files = "\n".join(f"  {source.entry}" for source in waiting)
+        code = f"\nExtensions are Python code that runs with your permissions:\n{files}" if waiting else ""
         menu = ChoiceMenu(
-            "This project has extensions. Load them?",
+            TRUST_QUESTION,
             TRUST_CHOICES,
-            message=f"{names}: Python code from this folder, which runs with your permissions:\n{files}",
+            message=f"{trust.cwd}/.agent: {listed}.{code}",
         )
         answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self.app.push_screen(menu, lambda value: answered.done() or answered.set_result(value))
@@ -75,12 +84,18 @@ class ExtensionBridge:
         except TrustError as error:
             self.app.say(str(error), "error")
         if answer == "trusted":
+            trust.grant()
             self.runner.load(waiting)
-            self.app.say(f"Loaded the project's extensions: {names}.")
+            _done, problems = await reload_resources(self.app, whole=False)
+            self.app.say(f"Trusted this folder; loaded the project's {listed}.")
+            for problem in problems:
+                self.app.say(problem.splitlines()[0], "warning")
         elif answer == "never":
-            self.app.say(f"The project's extensions ({names}) will not be loaded; {store.path} remembers it.")
+            trust.state, trust.why = "untrusted", f"this folder is marked never to be trusted in {store.path}"
+            self.app.say(f"The project's {listed} will not be loaded; {store.path} remembers it.")
         else:
-            self.app.say(f"Started without the project's extensions ({names}); pi-tui asks again next time.")
+            trust.state, trust.why = "untrusted", "not trusted for now (pi-tui asks again next time)"
+            self.app.say(f"Started without the project's {listed}; pi-tui asks again next time.")
 
     def refresh(self) -> None:
         """Extension commands in the registry (completion, palette, rpc), their keys bound."""

@@ -5,7 +5,8 @@ the user's files again without a restart, and saying what changed in this versio
   its own name) and continues in the copy, as pi does; the original is left untouched.
 - ``/reload`` re-reads settings, models.json and auth.json, context files (AGENTS.md/CLAUDE.md
   in the system prompt), rules, keybindings and the theme, and says what it reloaded; each
-  problem is one line and leaves the previous value in force.
+  problem is one line and leaves the previous value in force. The project's part of it
+  (:func:`reload_resources`) is also what loads a project folder once the user trusts it.
 - ``/changelog`` shows the packaged ``CHANGELOG.md`` as markdown, its newest version last (next
   to the editor), like pi's "What's New".
 """
@@ -131,19 +132,41 @@ async def import_session(app: CommandHost, args: str) -> None:
 
 @command("reload")
 async def reload_everything(app: CommandHost, args: str) -> None:
+    if app.busy:
+        app.say("Wait for the current response to finish before reloading.", "warning")
+        return
+    trust = app.started.trust if app.started is not None else None
+    if trust is not None:
+        trust.refresh()  # a folder that held nothing at start is judged now
+    done, problems = await reload_resources(app)
+    app.say("Reloaded " + ", ".join(done) + ".")
+    for problem in problems:
+        app.say(problem.splitlines()[0], "warning")
+
+
+async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[list[str], list[str]]:
+    """Read again what the user's and the project's files say; returns what was reloaded and
+    the problems (one line each; each leaves the previous value in force).
+
+    ``/reload`` reads everything (``whole``). Once the user trusts the project folder, the
+    trust question reads only what the project can hand us: settings, skills and templates,
+    the system prompt (SYSTEM.md, context files, rules), secrets and the theme (its
+    extensions are loaded by the question itself).
+    """
     from pi_tui.ai.errors import ConfigError
     from pi_tui.config.settings import SettingsError, load_settings
     from pi_tui.tui.run import loaded_summary
 
-    if app.busy:
-        app.say("Wait for the current response to finish before reloading.", "warning")
-        return
     started = app.started
     problems: list[str] = []
     done: list[str] = []
+    trusted = started.trust.trusted if started.trust is not None else None
+    skip = started.trust.skip_line() if started.trust is not None else None
+    if skip:
+        problems.append(skip)
 
     try:
-        settings = await asyncio.to_thread(load_settings, app.cwd)
+        settings = await asyncio.to_thread(load_settings, app.cwd, project=trusted)
     except SettingsError as error:
         problems.append(f"settings: {error} (the previous settings stay)")
         settings = started.settings
@@ -152,25 +175,27 @@ async def reload_everything(app: CommandHost, args: str) -> None:
         app.agent.settings = settings
         app.show_thinking = not settings.hide_thinking_block
         done.append("settings")
+        problems += settings.notes
 
-    try:
-        await asyncio.to_thread(started.registry.reload)
-        done.append("models.json")
-        problems.extend(started.registry.problems)  # what of pi's models.json is left out
-    except ConfigError as error:
-        problems.append(f"models.json: {error} (the previous models stay)")
-    started.registry.auth.reload()
-    if started.registry.auth.problem:
-        problems.append(f"auth.json: {started.registry.auth.problem} (no saved key is used)")
-    else:
-        done.append("auth.json")
+    if whole:
+        try:
+            await asyncio.to_thread(started.registry.reload)
+            done.append("models.json")
+            problems.extend(started.registry.problems)  # what of pi's models.json is left out
+        except ConfigError as error:
+            problems.append(f"models.json: {error} (the previous models stay)")
+        started.registry.auth.reload()
+        if started.registry.auth.problem:
+            problems.append(f"auth.json: {started.registry.auth.problem} (no saved key is used)")
+        else:
+            done.append("auth.json")
 
     resources_done = ""
     if started.options is not None:
         from pi_tui.resources.expander import register_commands
         from pi_tui.startup import load_prompt_resources
 
-        expander = await asyncio.to_thread(load_prompt_resources, started.options)
+        expander = await asyncio.to_thread(load_prompt_resources, started.options, bool(trusted))
         for command in [c for c in app.commands.all() if c.source in ("prompt", "skill")]:
             app.commands.unregister(command.name)
         app.agent.expander = expander
@@ -193,7 +218,7 @@ async def reload_everything(app: CommandHost, args: str) -> None:
     if resources_done:
         done.append(resources_done)
     bridge = app.extension_bridge
-    if bridge is not None and bridge.runner.sources:
+    if whole and bridge is not None and bridge.runner.sources:
         await bridge.runner.reload()  # failures are said by the runner, one line each
         done.append(f"extensions ({len(bridge.runner.extensions)} of {len(bridge.runner.sources)} loaded)")
 
@@ -207,16 +232,15 @@ async def reload_everything(app: CommandHost, args: str) -> None:
         setup = current_setup()
         count = len(setup.obfuscator.plain) + len(setup.obfuscator.patterns) if setup else 0
         done.append(f"secrets ({count} values and patterns)")
-    problems += [f"keybindings: {line}" for line in app.reload_keybindings()]
-    done.append("keybindings")
+    if whole:
+        problems += [f"keybindings: {line}" for line in app.reload_keybindings()]
+        done.append("keybindings")
     theme = settings.theme or app.pi_theme_name
     problems += [f"theme: {line}" for line in app.switch_theme(theme)]
     done.append(f"theme ({theme})")
 
     app.refresh_footer()
-    app.say("Reloaded " + ", ".join(done) + ".")
-    for problem in problems:
-        app.say(problem.splitlines()[0], "warning")
+    return done, problems
 
 
 # --- /extensions ------------------------------------------------------------------------------------

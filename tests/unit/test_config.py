@@ -50,7 +50,7 @@ def test_project_overrides_global_and_unknown_keys_are_kept(tmp_path: Path) -> N
         },
     )
     write(tmp_path / ".agent" / "settings.json", {"compaction": {"keepRecentTokens": 99}, "theme": "dark"})
-    settings = load_settings(str(tmp_path))
+    settings = load_settings(str(tmp_path), project=True)  # a trusted project folder
     assert settings.theme == "dark"
     assert settings.compaction.reserve_tokens == 1000  # merged key by key
     assert settings.compaction.keep_recent_tokens == 99
@@ -62,7 +62,7 @@ def test_broken_json_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / ".agent" / "settings.json"
     write(path, '{\n  "theme": "dark",\n  "compaction": {\n    "enabled": true,\n  }\n}\n')
     with pytest.raises(SettingsError) as caught:
-        load_settings(str(tmp_path))
+        load_settings(str(tmp_path), project=True)  # a trusted project folder
     assert str(path) in str(caught.value) and "line 5" in str(caught.value)
 
 

@@ -84,7 +84,7 @@ def test_settings_deep_merge_pi_then_ours_then_project(pi_dir: Path, agent_dir: 
     write_json(agent_dir / "settings.json", {"theme": "dark", "compaction": {"reserveTokens": 2000}})
     project = tmp_path / "project"
     write_json(project / ".agent" / "settings.json", {"compaction": {"enabled": False}})
-    settings = load_settings(str(project))
+    settings = load_settings(str(project), project=True)  # a trusted project folder
     assert (settings.default_provider, settings.default_model, settings.theme) == ("loop", "m", "dark")
     assert settings.compaction.reserve_tokens == 2000  # ours over pi's, key by key
     assert settings.compaction.keep_recent_tokens == 5000  # pi's where ours says nothing
