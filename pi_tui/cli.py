@@ -306,7 +306,7 @@ def _export_html(manager: SessionManager, output: Path | None, cwd: str, with_se
     from pi_tui.config.paths import agent_dir
     from pi_tui.config.settings import load_settings
     from pi_tui.html_export import default_html_name, export_html
-    from pi_tui.secrets.sources import build_secrets
+    from pi_tui.secrets.session_secrets import session_secrets
 
     settings = load_settings(cwd)
     hide = None
@@ -315,7 +315,7 @@ def _export_html(manager: SessionManager, output: Path | None, cwd: str, with_se
             registry: ModelRegistry | None = ModelRegistry()
         except ConfigError:
             registry = None  # a broken models.json only means fewer known keys
-        hide = build_secrets(settings, cwd, agent_dir(), registry).obfuscator
+        hide = session_secrets(manager, cwd, agent_dir(), registry).obfuscator  # the session's folder
     target = output if output is not None else Path(default_html_name(manager))
     return export_html(manager, Path(cwd) / target, theme=settings.theme, agent_dir=agent_dir(), hide=hide)
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.extensions.api import ExtensionError
 from pi_tui.extensions.context import AbortSignal
 from pi_tui.extensions.tool import content_blocks
+from pi_tui.secrets.child_env import child_environment
 from pi_tui.session.messages import CustomMessage, ImageContent, TextContent
 
 if TYPE_CHECKING:
@@ -180,6 +181,7 @@ class Actions:
             command,
             *args,
             cwd=cwd or str(self.agent.cwd),
+            env=child_environment(),  # without pi-tui's own credentials (docs/secrets.md)
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -9,6 +9,7 @@ no key at all) pays one ``None`` check.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,20 +52,17 @@ def add_credentials(values: Iterable[str], where: str = "request credentials") -
     new = {value for value in values if value and len(value) >= MIN_LENGTH and value not in _current.plain}
     if not new:
         return
-    from pi_tui.secrets.sources import base64_forms
+    from pi_tui.secrets.sources import with_derived_forms
 
-    plain = dict(_current.plain)
-    for value in new:
-        plain[value] = SecretEntry("plain", value, source=where)
-        plain.update(
-            (form, SecretEntry("plain", form, source=f"base64 of {where}")) for form in base64_forms(value)
-        )
+    added = with_derived_forms({value: SecretEntry("plain", value, source=where) for value in new})
+    plain = {**_current.plain, **{form: entry for form, entry in added.items() if form not in _current.plain}}
     old = _current
     _current = Obfuscator(old.key, plain, list(old.patterns), old.user_regexes)
     _current.adopt_placeholders(old)
     if _setup is not None:
         _setup.obfuscator = _current
         _setup.sources[where] = _setup.sources.get(where, 0) + len(new)
+        _setup.credentials.update(new)
 
 
 def refresh() -> None:
@@ -85,8 +83,22 @@ def outbound(body: Any, payload: bytes) -> bytes:
     obfuscator = _current
     if obfuscator is None or obfuscator.empty or not obfuscator.might_hide(payload):
         return payload
+    obfuscator.begin_request()
     hidden = obfuscator.hide(body)
+    _report(obfuscator.take_refusals())
     return payload if hidden is body else jsonio.dumps(hidden)
+
+
+def _report(refusals: list[tuple[str, str]]) -> None:
+    """A secrets.yml regex that ran over its budget: one warning line (on stderr, where start-up
+    warnings go), a problem ``/secrets`` lists, and left out when secrets are gathered again."""
+    from pi_tui.secrets.sources import REFUSED_REGEXES
+
+    for source, line in refusals:
+        print(f"pi-tui: warning: secrets: {line}", file=sys.stderr, flush=True)
+        if _setup is not None:
+            _setup.problems.append(line)
+        REFUSED_REGEXES[source] = line
 
 
 def inbound(arguments: dict[str, Any]) -> dict[str, Any]:

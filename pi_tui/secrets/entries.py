@@ -17,12 +17,19 @@ of the file still counts.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+import regex
 
 Mode = Literal["obfuscate", "replace"]
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE}
+PROBE_BUDGET = 0.1
+"""Seconds a secrets.yml regex may take over all its probes at load (a sound one takes
+microseconds: each probe is a few thousand characters)."""
+_PROBE_LENGTH = 4000
 _KEYS = frozenset({"type", "content", "mode", "replacement", "flags"})
 
 
@@ -126,14 +133,64 @@ def _entry(fields: dict[str, str], where: str) -> tuple[SecretEntry | None, str 
         flags |= _FLAGS[letter]
     if kind == "regex":
         try:
-            compiled = re.compile(content, flags)
-        except re.error as error:
+            compiled = compile_user_regex(content, flags)
+        except regex.error as error:
             return None, f"{where}: bad regex {content!r}: {error}"
         if compiled.match(""):
             return None, f"{where}: the regex {content!r} matches empty text"
+        if too_slow(compiled):
+            return None, (
+                f"{where}: the regex {content!r} backtracks without end (over {PROBE_BUDGET:g} s "
+                f"on a {_PROBE_LENGTH:,}-character probe); left out"
+            )
     elif flags:
         return None, f"{where}: flags are for regex entries"
     return SecretEntry(kind, content, mode, fields.get("replacement"), flags, where), None  # type: ignore[arg-type]
+
+
+def compile_user_regex(source: str, flags: int = 0) -> Any:
+    """A secrets.yml regex on the ``regex`` engine (``re``'s syntax), whose searches take a
+    ``timeout``: a user's pattern can be catastrophic, and ``re`` cannot be stopped."""
+    return regex.compile(source, flags)
+
+
+def _probes(source: str) -> list[str]:
+    """Texts that make a backtracking pattern show itself: a long run of each character the
+    pattern names (and of a few common ones), and of the pattern's letters in order, each
+    followed by a character that fits nowhere."""
+    literal = [char for char in dict.fromkeys(re.sub(r"\\.", "", source)) if char.isprintable()]
+    chars = dict.fromkeys([*literal, "a", "A", "0", " ", "_", "-", ".", "\t", "\n"])
+    runs = [char * _PROBE_LENGTH for char in chars]
+    word = "".join(char for char in re.sub(r"\\.", "", source) if char.isalnum())
+    if len(word) > 1:
+        runs.append((word * (_PROBE_LENGTH // len(word) + 1))[:_PROBE_LENGTH])
+    return [run + end for run in runs for end in ("\0", "!")]
+
+
+_verdicts: dict[tuple[str, int], bool] = {}
+"""Patterns already probed in this process (secrets are gathered again when a file changes)."""
+
+
+def too_slow(compiled: Any) -> bool:
+    """Whether ``compiled`` runs over :data:`PROBE_BUDGET` on the probes of :func:`_probes`."""
+    key = (compiled.pattern, compiled.flags)
+    if key not in _verdicts:
+        _verdicts[key] = _probe(compiled)
+    return _verdicts[key]
+
+
+def _probe(compiled: Any) -> bool:
+    deadline = time.perf_counter() + PROBE_BUDGET
+    for probe in _probes(compiled.pattern):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return True
+        try:
+            for _ in compiled.finditer(probe, timeout=left):
+                pass
+        except TimeoutError:
+            return True
+    return False
 
 
 def load_secret_files(paths: list[Path]) -> EntriesLoad:

@@ -17,8 +17,22 @@ part of either is left showing. A span becomes
 - in ``replace`` mode (any part of the span), the entry's replacement, or as many ``*`` as the
   value has characters: one way, never restored.
 
+Every plain value is also looked for in the shapes JSON gives it (:func:`escaped_forms`): escaped
+once (a value in a JSON file a tool printed, or in openai's ``function.arguments``, a JSON string
+inside the request's JSON), escaped twice (a JSON file inside tool-call arguments), each with
+non-ASCII and control characters as ``\\uXXXX`` or not. Such a form becomes the value's own
+placeholder: to the model the escaping is transparent, as it is in its own tool calls.
+
+Patterns are also looked for inside base64 text: each run of base64 characters is decoded and
+the patterns run over the bytes; a match hides the groups of four characters that hold it.
+The user's regexes (secrets.yml) run on the ``regex`` engine with a time budget per request
+(:data:`REGEX_BUDGET`): one that runs over it is dropped for the rest of the run and reported
+(:meth:`Obfuscator.take_refusals`), and the request goes on with the other patterns.
+
 Inbound, :meth:`reveal_text` turns every placeholder this obfuscator has handed out back into
-its value; one it does not know (the model made it up) stays as it is.
+its value; one it does not know (the model made it up) stays as it is. In a text that is JSON
+as a whole (a ``.json`` file the model writes), a placeholder sits inside a JSON string, so the
+value goes in JSON-escaped and the file stays valid.
 
 :meth:`might_hide` answers for an encoded request body with a single pass over its bytes (the
 plain values in their raw and JSON-escaped forms, the built-in patterns loosened so escaping
@@ -27,16 +41,21 @@ cannot hide a match), so a request with nothing to hide, the usual case, costs o
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import hmac
 import json
 import re
+import time
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
 from pi_tui.secrets.entries import SecretEntry
 
+_RUN_BYTE, _GAP_BYTE = ord("a"), ord(" ")
+_RUN, _GAP = _RUN_BYTE, _GAP_BYTE
 PLACEHOLDER = re.compile(r"<<secret:[0-9a-f]{10}>>")
 _LOOSE_ANCHORS = re.compile(r"\\b|\(\?!\[[^\]]*\]\)")
 TOKEN_CLASSES = ("A-Za-z0-9", "A-Za-z0-9_\\-", "A-Za-z0-9_\\-+/=.~")
@@ -48,6 +67,18 @@ _FEW_FORMS = 16
 a bytes check would cost as much as hiding itself, which then answers (remembered per text)."""
 _MEMO_CHARS = 256_000_000
 """Characters of text whose hidden form is remembered before the memory starts over."""
+REGEX_BUDGET = 0.25
+"""Seconds one secrets.yml regex may take over one request (every text of it, base64 included)
+before it is dropped: a catastrophic pattern costs one request a quarter of a second, once."""
+_BASE64_TABLE = bytes(
+    _RUN_BYTE if chr(code).isascii() and (chr(code).isalnum() or chr(code) in "+/_-") else _GAP_BYTE
+    for code in range(256)
+)
+"""Marks the characters of base64 runs (standard or URL-safe; padding is not part of a run)."""
+_BASE64_MIN_RUN = 20
+"""The shortest built-in pattern match (a Slack token, 15 bytes) fills 20 base64 characters;
+a user's regex may match less, so with one the runs looked at start at 16."""
+_URLSAFE = str.maketrans("-_", "+/")
 
 
 def trie_pattern(words: Iterable[AnyStr]) -> AnyStr | None:
@@ -104,9 +135,6 @@ def trie_pattern(words: Iterable[AnyStr]) -> AnyStr | None:
     return build(root)
 
 
-_RUN, _GAP = ord("a"), ord(" ")
-
-
 def _runs(marks: bytes, needle: bytes) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of every run of ``_RUN`` bytes at least as long as ``needle``."""
     find = marks.find
@@ -122,19 +150,34 @@ def _runs(marks: bytes, needle: bytes) -> Iterator[tuple[int, int]]:
         position = end
 
 
-def json_escaped(value: str) -> str:
-    """How ``value`` looks inside a JSON string as pi-tui writes request bodies (orjson)."""
-    return json.dumps(value, ensure_ascii=False)[1:-1]
+def json_escaped(value: str, ascii_only: bool = False) -> str:
+    """How ``value`` looks inside a JSON string as pi-tui writes request bodies (orjson), or with
+    ``ascii_only`` as Python's ``json.dumps`` writes it (``\\u00e9``, surrogate pairs)."""
+    return json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+
+
+def escaped_forms(value: str) -> set[str]:
+    """The shapes ``value`` takes inside JSON strings other than itself: escaped once and twice,
+    each level with or without ``\\uXXXX`` for what is not ASCII. Empty for a value JSON
+    leaves alone (letters, digits, most punctuation: keys and tokens)."""
+    once = {json_escaped(value), json_escaped(value, True)}
+    twice = {json_escaped(form, ascii_only) for form in once for ascii_only in (False, True)}
+    return (once | twice) - {value}
 
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
     name: str
-    regex: re.Pattern[str]
+    """The built-in's name, or the ``file:line`` of a secrets.yml entry."""
+    regex: Any
+    """A compiled ``re`` pattern (built-ins), or a ``regex`` one (the user's: it takes a timeout)."""
     mode: str = "obfuscate"
     replacement: str | None = None
     word_start: bool = False
     """A match counts only where a word starts (the built-ins)."""
+    timed: bool = False
+    """Runs within :data:`REGEX_BUDGET` per request (the user's regexes; ``regex`` must be a
+    ``regex`` module pattern)."""
 
 
 @dataclass(slots=True)
@@ -157,12 +200,23 @@ class Obfuscator:
     _memo: dict[str, str] = field(default_factory=dict)
     _memo_chars: int = 0
     _shortest: int = 1
+    _needles: dict[str, str] = field(default_factory=dict)
+    """Every form looked for (the values and their JSON-escaped forms) -> its value."""
+    _spent: dict[str, float] = field(default_factory=dict)
+    """Seconds each timed pattern took in the current request."""
+    _refusals: list[tuple[str, str]] = field(default_factory=list)
+    """``(regex source, report)`` of patterns dropped for running over budget, not yet taken."""
 
     def __post_init__(self) -> None:
+        needles = {value: value for value in self.plain}
+        for value in self.plain:
+            for form in escaped_forms(value):
+                needles.setdefault(form, value)
+        self._needles = needles
         classes: list[list[str]] = [[] for _ in TOKEN_CLASSES]
         other = []
         matchers = [re.compile(f"[{chars}]+") for chars in TOKEN_CLASSES]
-        for value in self.plain:
+        for value in needles:
             for index, matcher in enumerate(matchers):
                 if matcher.fullmatch(value):
                     classes[index].append(value)
@@ -181,14 +235,14 @@ class Obfuscator:
         forms = sorted(
             {
                 form.encode("utf-8", "surrogatepass")
-                for value in self.plain
-                for form in (value, json_escaped(value))
+                for needle in needles
+                for form in (needle, json_escaped(needle), json_escaped(needle, True))
             }
         )
         self._forms = forms if len(forms) <= _FEW_FORMS else None
         loose = [_LOOSE_ANCHORS.sub("", pattern.regex.pattern).encode("utf-8") for pattern in self.patterns]
         self._loose = [re.compile(source) for source in loose if source]
-        self._shortest = min((len(value) for value in self.plain), default=1) if not self.patterns else 1
+        self._shortest = min((len(value) for value in needles), default=1) if not self.patterns else 1
         for value, entry in self.plain.items():
             if entry.mode == "obfuscate":
                 self._placeholders[self.placeholder(value)] = value
@@ -225,12 +279,11 @@ class Obfuscator:
                     self._plain_spans(trie, text, start, end, found)
         if self._other is not None:
             self._plain_spans(self._other, text, 0, len(text), found)
-        for pattern in self.patterns:
+        for pattern in list(self.patterns):
             replace = pattern.mode == "replace"
-            for match in pattern.regex.finditer(text):
-                start, end = match.span()
-                if end > start and not (pattern.word_start and start and _WORD.match(text, start - 1)):
-                    found.append((start, end, replace))
+            found.extend((start, end, replace) for start, end in self._matches(pattern, text))
+        if self.patterns:
+            self._base64_spans(text, found)
         if len(found) < 2:
             return found
         found.sort()
@@ -243,19 +296,106 @@ class Obfuscator:
                 merged.append((start, end, replace))
         return merged
 
+    def _matches(self, pattern: Pattern, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` of ``pattern``'s matches in ``text``; a timed pattern stops at what is
+        left of its budget for this request, and is then dropped (what it found so far counts)."""
+        found: list[tuple[int, int]] = []
+        word_start = pattern.word_start
+        if not pattern.timed:
+            for match in pattern.regex.finditer(text):
+                start, end = match.span()
+                if end > start and not (word_start and start and _WORD.match(text, start - 1)):
+                    found.append((start, end))
+            return found
+        began = time.perf_counter()
+        left = REGEX_BUDGET - self._spent.get(pattern.name, 0.0)
+        try:
+            for match in pattern.regex.finditer(text, timeout=max(left, 0.001)):
+                start, end = match.span()
+                if end > start:
+                    found.append((start, end))
+        except TimeoutError:
+            self._refuse(pattern)
+        finally:
+            self._spent[pattern.name] = self._spent.get(pattern.name, 0.0) + time.perf_counter() - began
+        return found
+
+    def _refuse(self, pattern: Pattern) -> None:
+        if pattern in self.patterns:
+            self.patterns = [kept for kept in self.patterns if kept is not pattern]
+            source = pattern.regex.pattern
+            self._refusals.append(
+                (
+                    source,
+                    f"{pattern.name}: the regex {source!r} took over {REGEX_BUDGET:g} s on one "
+                    "request; it is left out from now on",
+                )
+            )
+
+    def begin_request(self) -> None:
+        """A new request: each timed pattern has its whole budget again."""
+        self._spent.clear()
+
+    def take_refusals(self) -> list[tuple[str, str]]:
+        """``(regex source, report)`` of the patterns dropped since the last call (the report is
+        one line naming the file and line)."""
+        refusals, self._refusals = self._refusals, []
+        return refusals
+
+    def _base64_spans(self, text: str, found: list[tuple[int, int, bool]]) -> None:
+        """Pattern matches inside base64 runs (``base64 token.txt``, a data URL, a Basic header).
+
+        Every run, taken from its start in groups of four (a trailing group of two or three is
+        completed with ``A``), is decoded in one call with ``AAAA`` (three zero bytes, which no
+        pattern spans) between runs; each match maps back to the groups holding its bytes."""
+        shortest = 16 if any(pattern.timed for pattern in self.patterns) else _BASE64_MIN_RUN
+        chunks: list[str] = []
+        starts: list[int] = []  # decoded offset of each run
+        places: list[tuple[int, int]] = []  # (start, end) of each run in the text
+        offset = 0
+        marks = text.encode("ascii", "replace").translate(_BASE64_TABLE)
+        for start, end in _runs(marks, bytes([_RUN]) * shortest):
+            chunk = text[start:end]
+            rest = len(chunk) % 4
+            if rest == 1:
+                chunk = chunk[:-1]
+            elif rest:
+                chunk += "A" * (4 - rest)
+            chunks.append(chunk)
+            starts.append(offset)
+            places.append((start, end))
+            offset += len(chunk) // 4 * 3 + 3
+        if not chunks:
+            return
+        try:
+            decoded = binascii.a2b_base64("AAAA".join(chunks).translate(_URLSAFE)).decode("latin-1")
+        except binascii.Error:
+            return
+        for pattern in list(self.patterns):
+            replace = pattern.mode == "replace"
+            for start, end in self._matches(pattern, decoded):
+                index = bisect_right(starts, start) - 1
+                base = starts[index]
+                run_start, run_end = places[index]
+                first = run_start + (start - base) // 3 * 4
+                last = min(run_end, run_start + -(-(end - base) // 3) * 4)
+                if first < last:
+                    found.append((first, last, replace))
+
     def _plain_spans(
         self, trie: re.Pattern[str], text: str, begin: int, stop: int, found: list[tuple[int, int, bool]]
     ) -> None:
+        needles = self._needles
         plain = self.plain
         for match in trie.finditer(text, begin, stop):
             start, end = match.span()
-            replace = plain[match.group()].mode == "replace"
+            replace = plain[needles[match.group()]].mode == "replace"
             position = start + 1
             while position < end:  # a value that starts inside this one and runs on
                 inner = trie.match(text, position, stop)
                 if inner is not None and inner.end() > end:
                     end = inner.end()
-                    replace = replace or plain[inner.group()].mode == "replace"
+                    replace = replace or plain[needles[inner.group()]].mode == "replace"
                 position += 1
             found.append((start, end, replace))
 
@@ -274,12 +414,13 @@ class Obfuscator:
         return "".join(parts)
 
     def _hide(self, value: str) -> str:
+        value = self._needles.get(value, value)  # an escaped form stands for its value
         placeholder = self.placeholder(value)
         self._placeholders[placeholder] = value
         return placeholder
 
     def _stand_in(self, value: str) -> str:
-        entry = self.plain.get(value)
+        entry = self.plain.get(self._needles.get(value, value))
         if entry is not None and entry.replacement is not None:
             return entry.replacement
         for pattern in self.patterns:
@@ -332,7 +473,18 @@ class Obfuscator:
         if "<<secret:" not in text:
             return text
         placeholders = self._placeholders
-        return PLACEHOLDER.sub(lambda m: placeholders.get(m.group(), m.group()), text)
+        revealed = PLACEHOLDER.sub(lambda m: placeholders.get(m.group(), m.group()), text)
+        if revealed == text or text.lstrip()[:1] not in ("{", "["):
+            return revealed
+        try:
+            json.loads(text)
+        except ValueError:
+            return revealed
+        # JSON as a whole: every placeholder is inside a JSON string, where a value holding a
+        # quote or a backslash must go in escaped for the file to stay what it was.
+        return PLACEHOLDER.sub(
+            lambda m: json_escaped(placeholders[m.group()]) if m.group() in placeholders else m.group(), text
+        )
 
     def reveal(self, value: Any) -> Any:
         """A copy of tool-call arguments with the placeholders turned back into the values."""

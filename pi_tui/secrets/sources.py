@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote, quote_plus
 
-from pi_tui.secrets.entries import SecretEntry, load_secret_files
+from pi_tui.secrets.entries import SecretEntry, compile_user_regex, load_secret_files
 from pi_tui.secrets.environment import MIN_LENGTH, dotenv_secrets, environment_secrets
 from pi_tui.secrets.obfuscator import Obfuscator, Pattern
 from pi_tui.secrets.patterns import BUILTIN_PATTERNS
@@ -42,6 +43,14 @@ class SecretsSetup:
     """Files whose change means gathering again (the project's .env files and secrets.yml)."""
     rebuild: Callable[[], SecretsSetup] | None = None
     cwd: Path | None = None
+    credentials: set[str] = field(default_factory=set)
+    """The credentials pi-tui itself holds (provider keys, ``--api-key``, auth.json, models.json):
+    kept out of the environment of every command it runs (:mod:`child_env`)."""
+
+
+REFUSED_REGEXES: dict[str, str] = {}
+"""secrets.yml regexes dropped for running over their budget in this process (source -> the
+report), left out when the secrets are gathered again."""
 
 
 def base64_forms(value: str) -> list[str]:
@@ -57,6 +66,41 @@ def base64_forms(value: str) -> list[str]:
         if len(encoded) >= MIN_LENGTH:
             forms.append(encoded)
     return forms
+
+
+def transformed_forms(value: str) -> list[tuple[str, str]]:
+    """``(form, how)`` for the cheap transforms a tool may print a value through: reversed
+    (``rev``), hex of its UTF-8 bytes (``xxd -p``, ``.hex()``; lower and upper case) and
+    URL-encoded (``%XX``, with ``+`` or ``%20`` for spaces). Forms equal to the value, or under
+    8 characters, are left out."""
+    data = value.encode("utf-8", "surrogatepass")
+    forms = [
+        (value[::-1], "reversed"),
+        (data.hex(), "hex"),
+        (data.hex().upper(), "hex"),
+        (quote(value, safe=""), "URL-encoded"),
+        (quote_plus(value, safe=""), "URL-encoded"),
+    ]
+    seen = {value}
+    kept = []
+    for form, how in forms:
+        if form not in seen and len(form) >= MIN_LENGTH:
+            seen.add(form)
+            kept.append((form, how))
+    return kept
+
+
+def with_derived_forms(plain: dict[str, SecretEntry]) -> dict[str, SecretEntry]:
+    """The plain secrets with their base64 and :func:`transformed_forms` (same mode; a
+    replacement does not carry over). Each form is a secret of its own: its placeholder stands
+    for the form, so a tool call that uses it gets the form back."""
+    result = with_base64_forms(plain)
+    for value, entry in plain.items():
+        for form, how in transformed_forms(value):
+            result.setdefault(
+                form, SecretEntry("plain", form, entry.mode, None, 0, f"{how} of {entry.source}")
+            )
+    return result
 
 
 def with_base64_forms(plain: dict[str, SecretEntry]) -> dict[str, SecretEntry]:
@@ -134,6 +178,7 @@ def build_secrets(
     for value, where in known_credentials(registry, cli_key, environ).items():
         plain[value] = SecretEntry("plain", value, source=where)
         sources[where] = sources.get(where, 0) + 1
+    credentials = set(plain)
     problems: list[str] = []
     patterns: list[Pattern] = []
     enabled = settings.secrets.enabled
@@ -156,12 +201,12 @@ def build_secrets(
         for entry in load.entries:
             if entry.kind == "plain":
                 plain[entry.content] = entry
+            elif entry.content in REFUSED_REGEXES:
+                problems.append(REFUSED_REGEXES[entry.content])
+                continue
             else:
-                patterns.append(
-                    Pattern(
-                        entry.source, re.compile(entry.content, entry.flags), entry.mode, entry.replacement
-                    )
-                )
+                compiled = compile_user_regex(entry.content, entry.flags)
+                patterns.append(Pattern(entry.source, compiled, entry.mode, entry.replacement, timed=True))
                 user_regexes = True
             sources["secrets.yml"] = sources.get("secrets.yml", 0) + 1
         off = set(settings.secrets.disabled_patterns)
@@ -176,8 +221,10 @@ def build_secrets(
                 sources["built-in patterns"] = sources.get("built-in patterns", 0) + 1
     else:
         watched = {}
-    obfuscator = Obfuscator(placeholder_key(agent_dir), with_base64_forms(plain), patterns, user_regexes)
-    setup = SecretsSetup(obfuscator, problems, sources, enabled, watched, cwd=Path(cwd))
+    obfuscator = Obfuscator(placeholder_key(agent_dir), with_derived_forms(plain), patterns, user_regexes)
+    setup = SecretsSetup(
+        obfuscator, problems, sources, enabled, watched, cwd=Path(cwd), credentials=credentials
+    )
     setup.rebuild = lambda: build_secrets(settings, cwd, agent_dir, registry, cli_key, environ)
     return setup
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pi_tui.secrets.child_env import child_environment
 from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import optional_number, require_str
@@ -243,7 +244,7 @@ async def run_command(
     killed at once and ``CancelledError`` goes on up. The returned buffer's temp file is closed but kept if
     the output was cut; the caller decides what to do with it.
     """
-    merged_env = {**os.environ, **(env or {})}
+    merged_env = child_environment(env)  # without pi-tui's own credentials (docs/secrets.md)
     shell = _chosen_shell(shell_path, merged_env)
     if command_prefix:
         command = f"{command_prefix}\n{command}"

@@ -217,9 +217,8 @@ def test_known_keys_are_secrets_even_when_the_setting_is_off(tmp_path: Path) -> 
         "SOME_TOKEN": "t0k3n-not-known",
     }
     setup = build_secrets(Settings(), str(tmp_path), tmp_path, registry, "cli-key-abcdefgh", environ)
-    named = {
-        value for value, entry in setup.obfuscator.plain.items() if not entry.source.startswith("base64 of")
-    }
+    derived = ("base64 of", "reversed of", "hex of", "URL-encoded of")
+    named = {value for value, entry in setup.obfuscator.plain.items() if not entry.source.startswith(derived)}
     assert named == {
         "cli-key-abcdefgh",
         "sk-ant-envkey-0000",
@@ -245,11 +244,12 @@ def test_request_credentials_join_the_secrets(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(active, "_current", obfuscator("first-secret-value"))
     active.add_credentials(["from-a-command-123", "short"])
     plain = active.current().plain
-    assert {v for v, e in plain.items() if not e.source.startswith("base64")} == {
+    derived = ("base64 of", "reversed of", "hex of", "URL-encoded of")
+    assert {v for v, e in plain.items() if not e.source.startswith(derived)} == {
         "first-secret-value",
         "from-a-command-123",
     }
-    assert len(plain) > 2  # with the base64 forms of the new one
+    assert len(plain) > 2  # with the base64 and other forms of the new one
     sent = active.outbound({"m": "key from-a-command-123"}, b'{"m":"key from-a-command-123"}')
     assert b"from-a-command" not in sent and b"<<secret:" in sent
     untouched = b'{"m":"nothing"}'
