@@ -37,7 +37,7 @@ from pi_tui.secrets import active  # noqa: E402
 from pi_tui.secrets.entries import SecretEntry  # noqa: E402
 from pi_tui.secrets.obfuscator import Obfuscator, Pattern  # noqa: E402
 from pi_tui.secrets.patterns import BUILTIN_PATTERNS  # noqa: E402
-from pi_tui.secrets.sources import SecretsSetup, with_base64_forms  # noqa: E402
+from pi_tui.secrets.sources import SecretsSetup, with_derived_forms  # noqa: E402
 from pi_tui.session.messages import TextContent, ToolResultMessage, UserMessage  # noqa: E402
 
 
@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     clean_body, clean_payload = build(without)
     built = best(lambda: build(with_secrets), args.runs)
 
-    # as pi-tui sets them up: each value with its base64 forms (800 values in all)
-    plain = with_base64_forms({value: SecretEntry("plain", value, source="bench") for value in values})
+    # as pi-tui sets them up: each value with its base64, reversed, hex and URL-encoded forms
+    plain = with_derived_forms({value: SecretEntry("plain", value, source="bench") for value in values})
     patterns = [Pattern(name, re.compile(text), word_start=True) for name, text in BUILTIN_PATTERNS.items()]
 
     def install(obfuscator: Obfuscator) -> None:

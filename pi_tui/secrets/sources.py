@@ -1,10 +1,11 @@
 """Gathering the secrets of a run into one :class:`Obfuscator`.
 
 Always: the credentials pi-tui itself holds (provider keys from the environment, ``--api-key``,
-auth.json, models.json ``apiKey`` and header values, literal or named environment variables;
-values from ``!commands`` are added when a request carries them, see :mod:`active`).
-With ``secrets.enabled``: secret-looking environment variables, ``secrets.yml`` entries (global,
-then the project's), and the built-in patterns not switched off.
+auth.json, models.json ``apiKey`` and header values, literal or named environment variables,
+``PI_TUI_SERVE_TOKEN``; values from ``!commands`` are added when a request carries them, see
+:mod:`active`). With ``secrets.enabled``: secret-looking environment variables, ``secrets.yml``
+entries (global, then the project's), and the built-in patterns not switched off. Every plain
+value comes with its base64, reversed, hex and URL-encoded forms (:func:`with_derived_forms`).
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ def known_credentials(
 
     add([cli_key or ""], "--api-key")
     add((environ.get(name, "") for name in ENV_VARS.values()), "provider environment variables")
+    add([environ.get("PI_TUI_SERVE_TOKEN", "")], "PI_TUI_SERVE_TOKEN")  # whoever has it drives the server
     if registry is not None:
         for provider in registry.auth.providers():
             add(_looked_up(registry.auth.api_key(provider), environ), "auth.json")
