@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     clean_200 = best(fresh_clean, args.runs)
     made = best(lambda: Obfuscator(b"k" * 32, plain, patterns), args.runs)
     names = [f"sk-provider-key-{n}-abcdefgh" for n in range(3)]
-    keys = {name: SecretEntry("plain", name) for name in names}
+    keys = with_derived_forms({name: SecretEntry("plain", name) for name in names})
     install(Obfuscator(b"k" * 32, keys, []))
     clean_keys = best(lambda: active.outbound(clean_body, clean_payload), args.runs)
     obfuscator = Obfuscator(b"k" * 32, plain, patterns)

@@ -62,7 +62,7 @@ TOKEN_CLASSES = ("A-Za-z0-9", "A-Za-z0-9_\\-", "A-Za-z0-9_\\-+/=.~")
 """Character classes of plain values, narrowest first: each value is looked for inside runs of
 the narrowest class that holds it (random keys: letters and digits, so the fewest runs)."""
 _WORD = re.compile(r"\w")
-_FEW_FORMS = 16
+_FEW_FORMS = 32
 """Up to this many plain forms, the bytes check is one ``find`` each (memchr speed); with more,
 a bytes check would cost as much as hiding itself, which then answers (remembered per text)."""
 _MEMO_CHARS = 256_000_000
