@@ -305,8 +305,9 @@ class RpcServer:
         if not raw.strip():
             return  # blank lines are not commands; answering them would only confuse clients
         try:
+            jsonio.check_depth(raw)  # a value nested deeper would be walked recursively later (see jsonio)
             command = orjson.loads(raw)
-        except orjson.JSONDecodeError as error:
+        except ValueError as error:  # orjson's JSONDecodeError and jsonio's TooDeepError
             self.respond("parse", None, error=f"Failed to parse command: {error}")
             return
         if not isinstance(command, dict):

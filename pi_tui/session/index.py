@@ -43,11 +43,11 @@ from typing import IO, Any
 import orjson
 
 from pi_tui.config.paths import cache_dir
-from pi_tui.jsonio import JSONDecodeError, dumps, loads
+from pi_tui.jsonio import MAX_DEPTH, JSONDecodeError, dumps, loads, too_deep
 from pi_tui.session.errors import SessionFileError
 from pi_tui.session.ids import parse_iso
 from pi_tui.session.listing import SessionInfo, counted_message, session_name
-from pi_tui.session.reader import BOM, parse_header
+from pi_tui.session.reader import BOM, NOT_OPENING, parse_header
 from pi_tui.session.reader import _title_slot as title_slot
 
 INDEX_VERSION = 1
@@ -264,15 +264,21 @@ def _read_entries(handle: IO[bytes], summary: Summary, exact: set[str] | None) -
     assert summary.resume_at is not None
     position = summary.resume_at
     pending = bytearray()
+    carried = 0  # opening brackets in what was left over (see reader._marked_lines)
     while True:
         block = handle.read(READ_BYTES)
         searched = len(pending)  # what was left over holds no newline
         pending += block
+        opening = block.translate(None, NOT_OPENING).split(b"\n")
+        piece = 0
         start = 0
         with memoryview(pending) as view:
             end = pending.find(b"\n", searched)
             while end >= 0:
-                _take(view, start, end + 1, summary, exact)
+                deep = carried + len(opening[piece]) > MAX_DEPTH
+                carried, piece = 0, piece + 1
+                if not (deep and too_deep(pending[start:end])):  # skipped as the reader skips it
+                    _take(view, start, end + 1, summary, exact)
                 position += end + 1 - start
                 summary.line += 1
                 if summary.resume_at is not None:
@@ -280,9 +286,14 @@ def _read_entries(handle: IO[bytes], summary: Summary, exact: set[str] | None) -
                 start = end + 1
                 end = pending.find(b"\n", start)
             if not block:
-                if start < len(pending) and _take(view, start, len(pending), summary, exact):
+                if (
+                    start < len(pending)
+                    and not too_deep(pending[start:])
+                    and _take(view, start, len(pending), summary, exact)
+                ):
                     summary.resume_at = None  # folded a line that may still grow: read whole next time
                 return
+        carried += len(opening[piece])
         del pending[:start]
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from pi_tui.gc_control import paused_gc, settle
-from pi_tui.jsonio import JSONDecodeError, loads
+from pi_tui.jsonio import MAX_DEPTH, JSONDecodeError, loads, too_deep
 from pi_tui.session.errors import SessionFileError
 
 RawEntry = dict[str, Any]
@@ -106,24 +106,45 @@ def split_lines(blocks: Iterable[bytes]) -> Iterator[tuple[Line, bool]]:
     Lines inside a block are views of it (no copy); only a line cut by a block boundary is
     joined, and its pieces are joined once, so a line of any length costs its own bytes.
     """
+    for line, complete, _maybe_deep in _marked_lines(blocks):
+        yield line, complete
+
+
+NOT_OPENING = bytes(byte for byte in range(256) if byte not in b"[{\n")
+"""Every byte but the opening brackets and the newline: deleted, a block leaves per line as
+many bytes as the line has opening brackets."""
+
+
+def _marked_lines(blocks: Iterable[bytes]) -> Iterator[tuple[Line, bool, bool]]:
+    """:func:`split_lines` with a third item: True when the line has more opening brackets than
+    :data:`MAX_DEPTH` (in strings or not), the only lines that can nest too deep. The brackets are
+    counted a block at a time (one ``translate``, a third of the cost of two ``count`` calls
+    per line, so reading stays as fast)."""
     pending: list[bytes] = []
+    pending_opening = 0
     for block in blocks:
         view = memoryview(block)
+        opening = block.translate(None, NOT_OPENING).split(b"\n")
+        piece = 0
         start = 0
         end = block.find(b"\n")
         if pending and end >= 0:
             pending.append(block[:end])
-            yield b"".join(pending), True
+            yield b"".join(pending), True, pending_opening + len(opening[0]) > MAX_DEPTH
             pending = []
+            pending_opening = 0
+            piece = 1
             start = end + 1
             end = block.find(b"\n", start)
         while end >= 0:
-            yield view[start:end], True
+            yield view[start:end], True, len(opening[piece]) > MAX_DEPTH
+            piece += 1
             start = end + 1
             end = block.find(b"\n", start)
         if start < len(block):
             pending.append(block[start:])
-    yield b"".join(pending), False
+            pending_opening += len(opening[piece])
+    yield b"".join(pending), False, pending_opening > MAX_DEPTH
 
 
 def _blank(line: Line) -> bool:
@@ -139,8 +160,8 @@ def _parse_blocks(blocks: Iterable[bytes], name: str) -> LoadedFile:
             size += len(block)
             yield block
 
-    lines = split_lines(counted())
-    first_line, first_complete = next(lines)
+    lines = _marked_lines(counted())
+    first_line, first_complete, _ = next(lines)
     if bytes(first_line[:3]) == BOM:
         first_line = first_line[3:]
     if not first_complete and not bytes(first_line).strip():
@@ -149,12 +170,12 @@ def _parse_blocks(blocks: Iterable[bytes], name: str) -> LoadedFile:
     title: RawEntry | None = None
     if first_complete:
         slot = _title_slot(first_line)
-        second, second_complete = next(lines)
+        second, second_complete, second_deep = next(lines)
         if slot is not None and second_complete:
             title, header_line, header_complete, header_number = slot, second, True, 2
             following = [next(lines)]
         else:
-            following = [(second, second_complete)]
+            following = [(second, second_complete, second_deep)]
     else:
         following = []
     header = parse_header(bytes(header_line), name, header_number)
@@ -169,11 +190,19 @@ def _parse_blocks(blocks: Iterable[bytes], name: str) -> LoadedFile:
     seen: set[str] = set()
     keep = loaded.entries.append
     skipped = False
-    for number, (line, complete) in enumerate(itertools.chain(following, lines), start=header_number + 1):
+    for number, (line, complete, maybe_deep) in enumerate(
+        itertools.chain(following, lines), start=header_number + 1
+    ):
         if not complete:
             if len(line):
                 _accept_tail(line, number, name, loaded, seen, skipped, size)
             break
+        if maybe_deep and too_deep(line):  # parsed, it would be walked recursively everywhere (see jsonio)
+            loaded.warnings.append(
+                f"{name}:{number}: skipped a line nested more than {MAX_DEPTH} levels deep"
+            )
+            skipped = True
+            continue
         try:
             raw = orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from pi_tui import jsonio
 from pi_tui.transcripts.common import (
     ZERO_COST,
     Converted,
@@ -209,7 +210,7 @@ def _item(build: _Builder, item: dict[str, Any], stamp: str) -> None:
         name = str(item.get("name") or ("shell" if kind == "local_shell_call" else "tool"))
         if kind == "function_call":
             try:
-                arguments = json.loads(item.get("arguments") or "{}")
+                arguments = jsonio.loads(item.get("arguments") or "{}")
             except ValueError:
                 arguments = {"arguments": item.get("arguments")}
         elif kind == "custom_tool_call":

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pi_tui import jsonio
 from pi_tui.argparsing import ArgumentsError, OneLineParser
 
 AGENTS = ("claude", "codex", "gemini")
@@ -50,7 +50,7 @@ def _codex_cwd(path: Path) -> str | None:
         return None
     for line in head.split(b"\n")[:40]:
         with contextlib.suppress(ValueError):
-            record = json.loads(line)
+            record = jsonio.loads(line)
             payload = record.get("payload") if isinstance(record, dict) else None
             if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
                 return payload["cwd"]

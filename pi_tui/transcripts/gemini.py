@@ -66,7 +66,7 @@ def convert_gemini(data: bytes, *, fallback_time: str) -> Converted:
 
 def _is_single_object(data: bytes) -> bool:
     try:
-        value = json.loads(data)
+        value = jsonio.loads(data)
     except ValueError:
         return False
     return isinstance(value, dict) and isinstance(value.get("messages"), list)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_tui import jsonio
 from pi_tui.config.private_files import replace_private_file
 from pi_tui.session.entries import CURRENT_SESSION_VERSION, UnreadableEntry, typed_entry
 from pi_tui.session.ids import file_stamp, iso_now
@@ -47,13 +48,14 @@ class ImportResult:
 
 
 def detect_agent(path: Path, head: bytes) -> str:
-    """Which agent wrote ``path``, from its first lines."""
+    """Which agent wrote ``path``, from its first lines (read whole: a first line longer than
+    ``head``, a huge or unreadable one, does not hide the lines after it)."""
     first = head.lstrip()[:1]
     if first == b"{" and (b'"projectHash"' in head[:4096] or path.suffix == ".json"):
         return "gemini"
-    for line in head.split(b"\n")[:20]:
+    for line in _first_lines(path, 20):
         try:
-            record = json.loads(line)
+            record = jsonio.loads(line)
         except ValueError:
             continue
         if not isinstance(record, dict):
@@ -63,6 +65,26 @@ def detect_agent(path: Path, head: bytes) -> str:
         if "parentUuid" in record or "sessionId" in record or record.get("type") in _CLAUDE_TYPES:
             return "claude-code"
     raise TranscriptImportError(f"{path}: not a transcript pi-tui knows (Claude Code, Codex or Gemini CLI)")
+
+
+def _first_lines(path: Path, count: int) -> list[bytes]:
+    """The first ``count`` lines of ``path``; a line longer than :data:`_LINE_CAP` counts as an
+    empty one (it is skipped as unreadable when the file is converted)."""
+    lines: list[bytes] = []
+    with contextlib.suppress(OSError), path.open("rb") as stream:
+        while len(lines) < count:
+            line = stream.readline(_LINE_CAP)
+            if not line:
+                break
+            if not line.endswith(b"\n") and len(line) == _LINE_CAP:
+                while (rest := stream.readline(_LINE_CAP)) and not rest.endswith(b"\n"):
+                    pass
+                line = b""
+            lines.append(line)
+    return lines
+
+
+_LINE_CAP = 1 << 22
 
 
 _CLAUDE_TYPES = frozenset({"summary", "file-history-snapshot", "user", "assistant", "queue-operation"})
@@ -81,7 +103,7 @@ def convert(agent: str, source: Path, fallback_time: str) -> Converted:
 
 def _state(agent_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads((agent_dir / STATE_FILE).read_text(encoding="utf-8"))
+        data = jsonio.loads((agent_dir / STATE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -97,7 +119,7 @@ def _session_entries(path: Path) -> set[str]:
     with contextlib.suppress(OSError), path.open("rb") as stream:
         for line in stream:
             with contextlib.suppress(ValueError):
-                record = json.loads(line)
+                record = jsonio.loads(line)
                 if (
                     isinstance(record, dict)
                     and isinstance(record.get("id"), str)

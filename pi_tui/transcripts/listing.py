@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pi_tui import jsonio
 from pi_tui.config.paths import cache_dir
 from pi_tui.config.private_files import replace_private_file
 from pi_tui.session.listing import SessionInfo
@@ -38,11 +39,11 @@ def first_prompt(path: Path) -> str:
         head = stream.read(HEAD_BYTES)
         for line in head.splitlines():
             with contextlib.suppress(ValueError):
-                text = _prompt_of(json.loads(line))
+                text = _prompt_of(jsonio.loads(line))
                 if text:
                     return " ".join(text.split())[:200]
         with contextlib.suppress(ValueError):  # a legacy Gemini .json file is one object
-            for message in json.loads(head).get("messages", []):
+            for message in jsonio.loads(head).get("messages", []):
                 text = _prompt_of(message)
                 if text:
                     return " ".join(text.split())[:200]
@@ -88,7 +89,7 @@ INDEX_FILE = "transcripts-index.json"
 
 def _load_index() -> dict[str, list[Any]]:
     with contextlib.suppress(OSError, ValueError):
-        data = json.loads((cache_dir() / INDEX_FILE).read_text(encoding="utf-8"))
+        data = jsonio.loads((cache_dir() / INDEX_FILE).read_text(encoding="utf-8"))
         if isinstance(data, dict):
             return data
     return {}
