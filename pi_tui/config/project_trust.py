@@ -111,7 +111,7 @@ def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
                 labels.append(name)
     for skills in agents_skill_folders(cwd):
         where = Path(os.path.relpath(skills, Path(cwd).resolve()))
-        labels.append(str(where) if not str(where).startswith("..") else str(skills))
+        labels.append(_printable(str(where) if not str(where).startswith("..") else str(skills)))
     return labels
 
 
@@ -125,12 +125,18 @@ def _lists_extensions(folder: Path) -> bool:
 
 
 def project_extension_names(cwd: str | Path) -> list[str]:
-    """Names of the project's extensions (its folder and its settings' list); only listed."""
+    """Names of the project's extensions (its folder and its settings' list); only listed.
+    They are file names from someone else's folder: control characters are shown escaped."""
     from pi_tui.config.paths import agent_dir
     from pi_tui.extensions.discovery import discover_extensions
 
     discovered = discover_extensions(cwd, agent_dir(), None)
-    return [source.name for source in discovered.untrusted()]
+    return [_printable(source.name) for source in discovered.untrusted()]
+
+
+def _printable(text: str) -> str:
+    """``text`` with anything a terminal would act on written as an escape (``\\x1b``)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 @dataclass(slots=True)

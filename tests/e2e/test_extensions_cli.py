@@ -43,8 +43,8 @@ def test_project_code_runs_only_once_the_folder_is_trusted(agent_dir: Path, proj
         plain = pi_tui(*BASE, "-p", "hi", cwd=project)
         assert plain.returncode == 0 and plain.stdout == "ok\n"
         assert not marker(project).exists()
-        assert "project extensions not loaded (evil): this folder is not trusted" in plain.stderr
-        assert "--trust" in plain.stderr and "Traceback" not in plain.stderr
+        assert "project resources not loaded (extensions: evil): this folder is not trusted" in plain.stderr
+        assert "-a/--approve" in plain.stderr and "Traceback" not in plain.stderr
 
         (agent_dir / "trust.json").write_text(json.dumps({"folders": {str(project.resolve()): "never"}}))
         never = pi_tui(*BASE, "--trust", "-p", "hi", cwd=project)

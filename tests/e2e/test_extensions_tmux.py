@@ -61,11 +61,13 @@ def test_examples_in_tmux_after_the_trust_question(agent_dir: Path, tmp_path: Pa
         )
         try:
             pane.wait_for(
-                lambda s: "This project has extensions" in s and "marker.py" in s, "the question", 20
+                lambda s: "This project folder has its own settings" in s and "marker.py" in s,
+                "the question",
+                20,
             )
             assert not marker.exists()
             pane.press("Enter")  # the first choice: trust the folder
-            pane.wait_for(lambda s: "Loaded the project's extensions: marker" in s, "loaded", 10)
+            pane.wait_for(lambda s: "loaded the project's extensions: marker" in s, "loaded", 10)
             assert marker.exists()
             pane.wait_for(ready, "the editor and the footer")
 

@@ -56,7 +56,7 @@ async def test_session_shows_file_id_messages_tokens_and_cost(project: Path, ser
 async def test_compact_summarises_and_shows_the_panel(project: Path, server: ModelServer) -> None:
     (project / ".agent").mkdir()
     (project / ".agent" / "settings.json").write_text('{"compaction": {"keepRecentTokens": 100}}')
-    app = make_app(project, provider="test", model="m")
+    app = make_app(project, provider="test", model="m", approve=True)  # the project's settings
     async with app.run_test(size=SIZE) as pilot:
         for n in range(3):
             server.queue(Scripted(text=f"answer {n} " + "words " * 200))

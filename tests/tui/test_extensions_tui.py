@@ -73,7 +73,7 @@ async def test_project_code_waits_for_the_users_answer(project: Path, agent_dir:
     app = background_app(project)
     async with app.run_test(size=SIZE) as pilot:
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
-        assert menu.title_text == "This project has extensions. Load them?"
+        assert menu.title_text == "This project folder has its own settings and resources. Load them?"
         await wait_until(pilot, lambda: "evil.py" in screen_text(app), "the file named in the question")
         await pilot.pause(0.3)
         assert not marker.exists()  # nothing imported while the question is open

@@ -111,3 +111,10 @@ def test_the_agent_dir_is_never_a_project(tmp_path: Path, monkeypatch: pytest.Mo
     write(home / ".agent" / "skills" / "s" / "SKILL.md", "---\nname: s\ndescription: d\n---\n")
     assert protected_resources(home) == []  # pi-tui started in the home folder
     assert load_settings(str(home)).shell_command_prefix == "mine"
+
+
+def test_names_from_the_folder_are_shown_as_data(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    write(project / ".agent" / "extensions" / "evil\x1b[2Jname.py", "def activate(pi): pass\n")
+    line = decide_trust(project).skip_line() or ""
+    assert "\x1b" not in line and "evil\\x1b[2Jname" in line
