@@ -69,6 +69,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("login", "Save an API key for a provider (auth.json)"),
     SlashCommand("logout", "Remove a saved API key"),
     SlashCommand("reload", "Reload settings, context files, rules, extensions, keybindings and themes"),
+    SlashCommand("trust", "Show and save whether this project folder's .agent resources load"),
     SlashCommand("extensions", "List the loaded extensions: where from, commands, tools, events"),
     SlashCommand("changelog", "Show what changed in each pi-tui version"),
 )

@@ -1,5 +1,6 @@
-"""``/import``, ``/reload`` and ``/changelog``: pi's commands for bringing a session in, reading
-the user's files again without a restart, and saying what changed in this version.
+"""``/import``, ``/reload``, ``/trust`` and ``/changelog``: pi's commands for bringing a session
+in, reading the user's files again without a restart, deciding about the project folder, and
+saying what changed in this version.
 
 - ``/import FILE.jsonl`` asks first, copies the file into this folder's session directory (under
   its own name) and continues in the copy, as pi does; the original is left untouched.
@@ -7,6 +8,8 @@ the user's files again without a restart, and saying what changed in this versio
   in the system prompt), rules, keybindings and the theme, and says what it reloaded; each
   problem is one line and leaves the previous value in force. The project's part of it
   (:func:`reload_resources`) is also what loads a project folder once the user trusts it.
+- ``/trust`` shows what this folder hands us and what is saved for it, and saves a new decision
+  (trusting loads the project's resources at once; pi_tui/config/project_trust.py).
 - ``/changelog`` shows the packaged ``CHANGELOG.md`` as markdown, its newest version last (next
   to the editor), like pi's "What's New".
 """
@@ -241,6 +244,91 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
 
     app.refresh_footer()
     return done, problems
+
+
+# --- /trust ----------------------------------------------------------------------------------------
+
+TRUST_COMMAND_CHOICES = [
+    ("trusted", "Trust this folder (saved; its resources load now)"),
+    ("never", "Never trust this folder (saved; takes effect at the next start)"),
+    ("forget", "Forget this folder's decision (ask again next time)"),
+]
+
+
+@command("trust")
+async def trust_command(app: CommandHost, args: str) -> None:
+    """pi's ``/trust``: what this folder hands us, what is saved for it, and a new decision for
+    future runs; trusting loads the project's resources at once."""
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.config.trust_store import TrustError, TrustStore
+    from pi_tui.tui.screens.prompts import ChoiceMenu
+
+    started = app.started
+    trust = started.trust if started is not None else None
+    if trust is None:
+        app.say("The session has not started yet.", "warning")
+        return
+    if app.busy:
+        app.say("Wait for the current response to finish before changing trust.", "warning")
+        return
+    trust.refresh()
+    store = TrustStore(agent_dir())
+    entry = store.entry(trust.cwd)
+    if entry is None:
+        saved = "nothing saved"
+    else:
+        through = "" if Path(entry.folder) == trust.cwd else f" (through {entry.folder})"
+        saved = f"saved: {'trusted' if entry.decision == 'trusted' else 'never'}{through}"
+    found = ", ".join(trust.resources) if trust.resources else "nothing that needs trust"
+    now = "loaded" if trust.trusted else "not loaded"
+    menu = ChoiceMenu(
+        "Project trust for this folder",
+        TRUST_COMMAND_CHOICES,
+        message=f"{trust.cwd}\n.agent: {found}; {now} in this run; {saved} in {store.path}.",
+    )
+    answer = await app.push_screen_wait(menu)
+    if answer is None:
+        return
+    try:
+        store.decide(trust.cwd, None if answer == "forget" else answer)
+    except TrustError as error:
+        app.say(str(error), "error")
+        return
+    if answer == "forget":
+        app.say(f"Forgot the decision for {trust.cwd}; pi-tui decides again at the next start.")
+    elif answer == "never":
+        later = " (what is loaded stays until pi-tui restarts)" if trust.trusted else ""
+        app.say(f"{trust.cwd} will not be trusted{later}.")
+    elif trust.trusted:
+        app.say(f"{trust.cwd} is trusted, and its resources are loaded.")
+    else:
+        trust.grant()
+        done, problems = await load_trusted_project(app)
+        app.say(f"Trusted {trust.cwd}; loaded " + ", ".join(done) + ".")
+        for problem in problems:
+            app.say(problem.splitlines()[0], "warning")
+
+
+async def load_trusted_project(app: CommandHost) -> tuple[list[str], list[str]]:
+    """The folder was just trusted mid-session: its extensions join the runner (all of them are
+    restarted, as /reload does) and its settings, skills, prompts and system prompt load."""
+    from pi_tui.config.paths import agent_dir
+    from pi_tui.extensions.discovery import discover_extensions
+
+    options = app.started.options if app.started is not None else None
+    bridge = app.extension_bridge
+    extensions: list[str] = []
+    if bridge is not None and options is not None:
+        found = discover_extensions(
+            options.cwd, agent_dir(), options.extensions, no_extensions=options.no_extensions
+        ).untrusted()
+        fresh = [source for source in found if source not in bridge.runner.sources]
+        if fresh:
+            bridge.runner.sources.extend(fresh)
+            await bridge.runner.reload()
+            extensions = [f"extensions ({', '.join(source.name for source in fresh)})"]
+    done, problems = await reload_resources(app, whole=False)
+    return extensions + done, problems
 
 
 # --- /extensions ------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ def test_builtins_are_the_documented_set() -> None:
         "login",
         "logout",
         "reload",
+        "trust",
         "changelog",
         "scoped-models",
         "extensions",
@@ -84,7 +85,7 @@ def test_complete_puts_name_matches_before_alias_matches() -> None:
     registry.register(SlashCommand("extract", "Pull out a function", source="extension"))
     completed = [command.name for command in registry.complete("/ex")]
     assert completed == ["export", "extensions", "extract", "quit"]
-    assert [command.name for command in registry.complete("t")] == ["thinking", "tree"]
+    assert [command.name for command in registry.complete("t")] == ["thinking", "tree", "trust"]
     names = [command.name for command in registry.complete("/S")]
     assert names == ["scoped-models", "secrets", "session", "settings", "share"]
     assert len(registry.complete("/")) == len(BUILTIN_COMMANDS) + 1
