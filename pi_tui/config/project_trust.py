@@ -93,8 +93,9 @@ def agents_skill_folders(cwd: str | Path) -> list[Path]:
 def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
     """What of the project's needs trust, as the user is told it (``settings.json``,
     ``extensions: a, b``, ``skills``, ``.agents/skills``...); empty for a bare folder.
-    ``names=False`` leaves the extensions' names out (listing them imports the extension
-    machinery, too slow before the first frame)."""
+    ``names=False`` leaves the extensions listed only in the settings out (finding them imports
+    the extension machinery, too slow before the first frame; the settings file needs trust
+    anyway, so the decision is the same)."""
     folder = project_dir(cwd)
     labels: list[str] = []
     if folder is not None:
@@ -107,21 +108,12 @@ def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
             found = project_extension_names(cwd) if listed and names else []
             if found:
                 labels.append(f"extensions: {', '.join(found)}")
-            elif (folder / name).exists() or (listed and not names and _lists_extensions(folder)):
+            elif (folder / name).exists():
                 labels.append(name)
     for skills in agents_skill_folders(cwd):
         where = Path(os.path.relpath(skills, Path(cwd).resolve()))
         labels.append(_printable(str(where) if not str(where).startswith("..") else str(skills)))
     return labels
-
-
-def _lists_extensions(folder: Path) -> bool:
-    """Whether the project's settings list extensions (without looking at them)."""
-    try:
-        data = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and bool(data.get("extensions"))
 
 
 def project_extension_names(cwd: str | Path) -> list[str]:
