@@ -197,6 +197,10 @@ def fail(message: str, code: int = 2) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the pi-tui program itself (not code calling main): see process_tree
+        from pi_tui.tools.process_tree import become_subreaper
+
+        become_subreaper()
     try:
         return _main(argv)
     except KeyboardInterrupt:

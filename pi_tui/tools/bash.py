@@ -33,7 +33,7 @@ from pi_tui.secrets.child_env import child_environment
 from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import optional_number, require_str
-from pi_tui.tools.process_tree import kill_trees
+from pi_tui.tools.process_tree import kill_trees, reap_orphans, start_time
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size, truncate_tail
 
 UPDATE_INTERVAL = 0.1
@@ -91,6 +91,13 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
 
 _RUNNING: set[int] = set()
 """Shell pids (each also its group and session id) of the commands running now."""
+_STARTED: dict[int, int] = {}
+"""Each running shell's start time (clock ticks since boot): the orphans adopted since then are
+that command's (see :mod:`pi_tui.tools.process_tree`)."""
+_OVERLAPPED: set[int] = set()
+"""Running shells that ran at the same time as another command (parallel tool calls, sessions
+of ``pi-tui serve``): an orphan adopted meanwhile could be either's, so stopping one of them
+leaves the orphans to pi-tui's exit instead of guessing."""
 _RUNNING_LOCK = threading.RLock()
 """The forced exit reads the registry from a watchdog thread, and a signal handler may read it
 in the main thread in the middle of an update (hence re-entrant)."""
@@ -106,8 +113,25 @@ def kill_running_commands() -> int:
     """SIGKILL every running command with everything it started; returns how many processes
     were signalled. Synchronous and safe to call more than once: the exit paths call it first,
     before anything that could hang, so no child outlives pi-tui whatever happens next."""
-    leaders = running_commands()
-    return kill_trees(leaders) if leaders else 0
+    # At an exit: and every orphan pi-tui adopted as a subreaper (what finished commands left
+    # running, double-forked daemons too); without the subreaper this is the running trees only.
+    return kill_trees(running_commands(), orphans_since=0)
+
+
+def _kill_command(pid: int) -> None:
+    """Kill one command's tree and the orphans adopted since its shell started (a daemon it
+    double-forked), sparing the other commands still running."""
+    with _RUNNING_LOCK:
+        since = None if pid in _OVERLAPPED else _STARTED.get(pid)
+        others = _RUNNING - {pid}
+    kill_trees([pid], orphans_since=since, spare=others)
+
+
+def _forget(pid: int) -> None:
+    with _RUNNING_LOCK:
+        _RUNNING.discard(pid)
+        _STARTED.pop(pid, None)
+        _OVERLAPPED.discard(pid)
 
 
 class OutputBuffer:
@@ -280,8 +304,8 @@ async def run_command(
     try:
         return await _collect(process, read_fd, buffer, timeout, on_output)
     finally:
-        with _RUNNING_LOCK:
-            _RUNNING.discard(process.pid)
+        _forget(process.pid)
+        reap_orphans(running_commands())  # adopted orphans that died meanwhile (see process_tree)
 
 
 async def _started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> asyncio.subprocess.Process:
@@ -302,14 +326,18 @@ async def _started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> asyncio
             if spawn.done():
                 process = spawn.result()  # an OSError goes on up as usual
                 break
+    started = start_time(process.pid)
     with _RUNNING_LOCK:
+        if _RUNNING:
+            _OVERLAPPED.update(_RUNNING, (process.pid,))
         _RUNNING.add(process.pid)
+        if started is not None:
+            _STARTED[process.pid] = started
     if cancelled:
-        kill_trees([process.pid])
+        _kill_command(process.pid)
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(process.wait(), 0.1)
-        with _RUNNING_LOCK:
-            _RUNNING.discard(process.pid)
+        _forget(process.pid)
         raise asyncio.CancelledError
     return process
 
@@ -343,7 +371,7 @@ async def _collect(
             kill_trees([process.pid])
             code = await process.wait()
     except asyncio.CancelledError:
-        kill_trees([process.pid])
+        _kill_command(process.pid)
         # Reap the shell (it dies at once) so no "still running" warning is left behind.
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(process.wait(), 0.1)
