@@ -59,16 +59,69 @@ class AgentEvent:
     def to_json(self) -> dict[str, Any]:
         """pi's JSON shape: ``{"type": ..., <camelCase fields>}``.
 
-        ``message_update`` carries only the stream event in Python (building the partial message
-        for every token would be wasteful); its JSON adds ``message``, built here.
+        ``message_update`` is delta-only on the wire, as pi 1.x's JSON/RPC output: the latest
+        cumulative ``usage`` and the stream event without its ``partial`` message. Carrying the
+        partial message on every token would make a reply's events quadratic in its length (a
+        100 KB reply was gigabytes on the server's stream); a consumer rebuilds the message from
+        the deltas by ``contentIndex`` and takes ``message_end``'s message as the final word.
         """
-        out: dict[str, Any] = {"type": self.type}
         stream_event = self.data.get("assistantMessageEvent")
         if self.type == "message_update" and isinstance(stream_event, StreamEvent):
-            out["message"] = stream_event.partial.to_json_dict()
+            return {
+                "type": "message_update",
+                "usage": _stream_usage(stream_event),
+                "assistantMessageEvent": stream_event_json(stream_event),
+            }
+        out: dict[str, Any] = {"type": self.type}
         for key, value in self.data.items():
             out[key] = _jsonable(value)
         return out
+
+
+def _builder(stream_event: StreamEvent) -> Any:
+    """The live message builder behind a stream event (its ``snapshot`` is the builder's bound
+    method), read for usage and tool-call names without assembling the whole message."""
+    return getattr(stream_event.snapshot, "__self__", None)
+
+
+def _stream_usage(stream_event: StreamEvent) -> dict[str, Any]:
+    builder = _builder(stream_event)
+    usage = getattr(builder, "usage", None)
+    if usage is None or stream_event.message is not None:
+        usage = stream_event.partial.usage
+    return usage.model_dump(by_alias=True, mode="json")
+
+
+def stream_event_json(stream_event: StreamEvent) -> dict[str, Any]:
+    """One stream event as pi 1.x's wire writes it inside ``message_update``: its own fields and
+    no ``partial`` (``toolcall_start`` names the call: ``id`` and ``toolName``)."""
+    kind = stream_event.type
+    data: dict[str, Any] = {"type": kind}
+    if stream_event.content_index >= 0:
+        data["contentIndex"] = stream_event.content_index
+    if kind.endswith("_delta"):
+        data["delta"] = stream_event.delta
+    elif kind in ("text_end", "thinking_end"):
+        data["content"] = stream_event.content
+    elif kind == "toolcall_end" and stream_event.tool_call is not None:
+        data["toolCall"] = stream_event.tool_call.to_json_dict()
+    elif kind == "toolcall_start":
+        block = None
+        blocks = getattr(_builder(stream_event), "blocks", None)
+        if isinstance(blocks, list) and 0 <= stream_event.content_index < len(blocks):
+            block = blocks[stream_event.content_index]
+        if block is not None:
+            data["id"], data["toolName"] = block.call_id, block.name
+        else:
+            call = stream_event.partial.content[stream_event.content_index]
+            data["id"], data["toolName"] = getattr(call, "id", ""), getattr(call, "name", "")
+    elif kind == "done":
+        data["reason"] = stream_event.reason
+        data["message"] = stream_event.partial.to_json_dict()
+    elif kind == "error":
+        data["reason"] = stream_event.reason
+        data["error"] = stream_event.partial.to_json_dict()
+    return data
 
 
 def _jsonable(value: Any) -> Any:

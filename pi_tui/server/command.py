@@ -17,10 +17,13 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pi_tui.argparsing import ArgumentsError, OneLineParser
 
 DEFAULT_PORT = 4217
+HEADER_TIMEOUT_SECONDS = 10.0
+"""A request's headers must be complete this long after its connection (or its first byte)."""
 TOKEN_ENV = "PI_TUI_SERVE_TOKEN"
 
 
@@ -58,6 +61,13 @@ def run_serve(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     parser.add_argument(
         "--token", help=f"the bearer token clients send (default: ${TOKEN_ENV}, else a random one)"
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients may use besides IP addresses and localhost (repeatable)",
+    )
     try:
         args = parser.parse_args(list(argv))
     except ArgumentsError as problem:
@@ -79,14 +89,87 @@ def run_serve(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
         sock = bind(args.host, args.port)
     except OSError as problem:
         return say_error(f"serve: cannot listen on {args.host}:{args.port}: {problem.strerror or problem}", 2)
-    return serve_on(sock, token or secrets.token_urlsafe(24), printed_token=token is None)
+    hosts = [name.strip().lower() for name in args.allow_host if name.strip()]
+    return serve_on(sock, token or secrets.token_urlsafe(24), printed_token=token is None, hosts=hosts)
 
 
-def serve_on(sock: socket.socket, token: str, *, printed_token: bool = True) -> int:
+def _env_number(name: str, default: float) -> float:
+    """A tuning knob from the environment (tests and benchmarks), the default when unset."""
+    value = os.environ.get(name)
+    return float(value) if value else default
+
+
+def protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a deadline for request headers and the transport in scope.
+
+    uvicorn times out an idle keep-alive connection but not one that sends its headers a byte at
+    a time (or nothing at all): a hundred such connections were held for as long as the client
+    liked. Here each request's headers must be complete ``header_timeout`` seconds after the
+    connection opened or, on a kept-alive connection, after the request's first byte; else the
+    connection is closed. The ASGI scope also gets the connection's transport (under
+    :data:`~pi_tui.server.app.TRANSPORT_KEY`) so an event stream can drop a client that stopped
+    reading.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from pi_tui.server.app import TRANSPORT_KEY
+
+    class GuardedH11Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            inner = self.app
+
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                scope[TRANSPORT_KEY] = transport
+                await inner(scope, receive, send)
+
+            self.app = app
+            self._arm()
+
+        def _arm(self) -> None:
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(header_timeout, self._headers_late)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_late(self) -> None:
+            self._header_timer = None
+            if self.cycle is None or self.cycle.response_complete:  # still no complete request
+                self.transport.abort()
+
+        def data_received(self, data: bytes) -> None:
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete:
+                self._arm()  # a new request starts: its headers have until the deadline
+            super().data_received(data)
+            if self.cycle is not cycle:
+                self._disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return GuardedH11Protocol
+
+
+def serve_on(
+    sock: socket.socket, token: str, *, printed_token: bool = True, hosts: Sequence[str] = ()
+) -> int:
     import uvicorn
 
-    from pi_tui.server.app import IDLE_CLOSE_SECONDS, build_app
-    from pi_tui.server.event_log import HEARTBEAT_SECONDS, RING_SIZE
+    from pi_tui.server.app import (
+        BODY_TIMEOUT_SECONDS,
+        CLIENT_BUDGET_BYTES,
+        IDLE_CLOSE_SECONDS,
+        MAX_BODY_BYTES,
+        build_app,
+    )
+    from pi_tui.server.event_log import HEARTBEAT_SECONDS, RING_BYTES, RING_SIZE
     from pi_tui.server.hub import SessionHub
     from pi_tui.start_options import StartOptions
     from pi_tui.tools.bash import kill_running_commands
@@ -94,13 +177,25 @@ def serve_on(sock: socket.socket, token: str, *, printed_token: bool = True) -> 
     host, port = sock.getsockname()[:2]
     shown_host = f"[{host}]" if ":" in host else host
     base = f"http://{shown_host}:{port}"
-    # Tuning knobs for tests and benchmarks: seconds between heartbeats, events kept for replay,
-    # seconds before an unused session is closed.
-    heartbeat = float(os.environ.get("PI_TUI_SERVE_HEARTBEAT") or HEARTBEAT_SECONDS)
-    ring = int(os.environ.get("PI_TUI_SERVE_RING") or RING_SIZE)
-    hub = SessionHub(os.getcwd(), StartOptions(cwd=os.getcwd()), ring_size=ring)
-    idle_close = float(os.environ.get("PI_TUI_SERVE_IDLE_CLOSE") or IDLE_CLOSE_SECONDS)
-    app = build_app(hub, token, heartbeat=heartbeat, idle_close=idle_close)
+    # Tuning knobs for tests and benchmarks (docs/server.md): seconds between heartbeats,
+    # events and bytes kept for replay, seconds before an unused session is closed, the body
+    # limit, the header and body deadlines, how far an event-stream client may fall behind.
+    heartbeat = _env_number("PI_TUI_SERVE_HEARTBEAT", HEARTBEAT_SECONDS)
+    ring = int(_env_number("PI_TUI_SERVE_RING", RING_SIZE))
+    ring_bytes = int(_env_number("PI_TUI_SERVE_RING_BYTES", RING_BYTES))
+    hub = SessionHub(os.getcwd(), StartOptions(cwd=os.getcwd()), ring_size=ring, ring_bytes=ring_bytes)
+    idle_close = _env_number("PI_TUI_SERVE_IDLE_CLOSE", IDLE_CLOSE_SECONDS)
+    header_timeout = _env_number("PI_TUI_SERVE_HEADER_TIMEOUT", HEADER_TIMEOUT_SECONDS)
+    app = build_app(
+        hub,
+        token,
+        heartbeat=heartbeat,
+        idle_close=idle_close,
+        max_body=int(_env_number("PI_TUI_SERVE_MAX_BODY", MAX_BODY_BYTES)),
+        body_timeout=_env_number("PI_TUI_SERVE_BODY_TIMEOUT", BODY_TIMEOUT_SECONDS),
+        client_budget=int(_env_number("PI_TUI_SERVE_CLIENT_BUDGET", CLIENT_BUDGET_BYTES)),
+        hosts=hosts,
+    )
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -115,6 +210,7 @@ def serve_on(sock: socket.socket, token: str, *, printed_token: bool = True) -> 
         lifespan="on",
         timeout_graceful_shutdown=5,
         ws="none",
+        http=protocol_class(header_timeout),
     )
     server = Server(config)
     print(f"pi-tui serve: listening on {base}", flush=True)

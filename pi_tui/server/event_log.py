@@ -21,6 +21,12 @@ from pi_tui import jsonio
 
 RING_SIZE = 4096
 """Events kept for replay; a client further behind than this gets a new snapshot."""
+RING_BYTES = 8 * 1024 * 1024
+"""Bytes of encoded events kept for replay per session (8 MB): whichever of this and
+:data:`RING_SIZE` is reached first trims the ring, so a session's ring never holds more than
+this however large its events are."""
+CHUNK_BYTES = 256 * 1024
+"""The most a follower joins into one write: what one client can hold back from a session."""
 HEARTBEAT_SECONDS = 15.0
 
 
@@ -46,26 +52,54 @@ def first_seq() -> int:
     return time.time_ns() // 1000
 
 
+@dataclass(slots=True)
+class Cursor:
+    """Where one follower stands: the seq of the last event handed to its connection."""
+
+    seq: int
+
+
 class EventLog:
-    def __init__(self, ring_size: int = RING_SIZE, start: int | None = None) -> None:
+    def __init__(
+        self, ring_size: int = RING_SIZE, start: int | None = None, ring_bytes: int = RING_BYTES
+    ) -> None:
         self.start = first_seq() if start is None else start
         """The seq before the first event: what a client that saw nothing has seen."""
         self.seq = self.start
         self.ring_size = ring_size
+        self.ring_bytes = ring_bytes
         self._frames: list[bytes] = []
-        self._first = self.start + 1
+        self._ends: list[int] = []
+        """Bytes published up to the end of each frame (``total`` after it was published)."""
+        self._base = self.start + 1
         """The sequence number of ``_frames[0]``."""
+        self._head = 0
+        """Frames before this index have left the ring (dropped in batches, O(1) per publish)."""
+        self.total = 0
+        """Bytes of every event published so far (the ring holds the tail of them)."""
         self._wake = asyncio.Event()
         self.closed = False
 
     def publish(self, name: str, data: Any) -> int:
         """Number, encode and keep one event; wake every follower. Returns its seq."""
         self.seq += 1
-        self._frames.append(sse_frame(self.seq, name, data))
-        if len(self._frames) > self.ring_size * 2:  # trim in batches: O(1) per publish on average
-            drop = len(self._frames) - self.ring_size
-            del self._frames[:drop]
-            self._first += drop
+        frame = sse_frame(self.seq, name, data)
+        self.total += len(frame)
+        self._frames.append(frame)
+        self._ends.append(self.total)
+        frames, head = self._frames, self._head
+        # The newest event always stays, so a follower can be handed what it just missed.
+        while len(frames) - head > 1 and (
+            len(frames) - head > self.ring_size
+            or self.total - self._ends[head] + len(frames[head]) > self.ring_bytes
+        ):
+            frames[head] = b""
+            head += 1
+        if head > 256 and head * 2 > len(frames):
+            del frames[:head], self._ends[:head]
+            self._base += head
+            head = 0
+        self._head = head
         self._wake.set()
         self._wake = asyncio.Event()
         return self.seq
@@ -73,15 +107,42 @@ class EventLog:
     @property
     def oldest(self) -> int:
         """The lowest seq that can still be replayed."""
-        return max(self._first, self.seq - self.ring_size + 1)
+        return self._base + self._head
+
+    @property
+    def ring_held(self) -> int:
+        """Bytes of the events the ring holds now (at most ``ring_bytes`` plus the newest one)."""
+        if self._head >= len(self._frames):
+            return 0
+        return self.total - self._ends[self._head] + len(self._frames[self._head])
 
     def can_replay_after(self, seq: int) -> bool:
         """Whether every event after ``seq`` is still in the ring (``seq`` itself was seen)."""
         return self.start <= seq <= self.seq and seq + 1 >= self.oldest
 
+    def bytes_after(self, seq: int) -> int | None:
+        """Bytes published after ``seq``, or None when they are no longer all in the ring."""
+        if seq >= self.seq:
+            return 0
+        if not self.can_replay_after(seq):
+            return None
+        if seq < self._base:
+            return self.total
+        return self.total - self._ends[seq - self._base]
+
     def frames_after(self, seq: int) -> bytes:
-        start = seq + 1 - self._first
-        return b"".join(self._frames[start:])
+        """Every frame after ``seq`` (which must be replayable), joined."""
+        return b"".join(self._frames[seq + 1 - self._base :])
+
+    def chunk_after(self, seq: int, limit: int = CHUNK_BYTES) -> tuple[bytes, int]:
+        """The frames after ``seq``, whole ones up to about ``limit`` bytes (at least one), and
+        the seq of the last of them."""
+        start = seq + 1 - self._base
+        before = self._ends[start] - len(self._frames[start])
+        stop = start + 1
+        while stop < len(self._frames) and self._ends[stop] - before <= limit:
+            stop += 1
+        return b"".join(self._frames[start:stop]), self._base + stop - 1
 
     def close(self) -> None:
         """The session went away: followers end after what they have."""
@@ -93,22 +154,26 @@ class EventLog:
         after: int,
         snapshot: Callable[[], bytes],
         heartbeat: float = HEARTBEAT_SECONDS,
+        cursor: Cursor | None = None,
     ) -> AsyncIterator[bytes]:
         """Frames after ``after``, as they come, forever (until :meth:`close`).
 
         ``snapshot`` makes a snapshot frame for the current seq (it must not await, so nothing
         can be published between the snapshot and the cursor it sets). A follower that falls
         behind the ring gets a new snapshot instead of a gap; an idle one gets a comment line
-        every ``heartbeat`` seconds so proxies and clients know the stream is alive.
+        every ``heartbeat`` seconds so proxies and clients know the stream is alive. A chunk
+        holds at most about :data:`CHUNK_BYTES`, so a follower stuck on a slow connection holds
+        no more than that; ``cursor``, when given, always says the last seq handed out.
         """
-        cursor = after
+        position = cursor if cursor is not None else Cursor(after)
+        position.seq = after
         while True:
-            if cursor < self.seq:
-                if not self.can_replay_after(cursor):
-                    cursor = self.seq
+            if position.seq < self.seq:
+                if not self.can_replay_after(position.seq):
+                    position.seq = self.seq
                     yield snapshot()
                     continue
-                cursor, chunk = self.seq, self.frames_after(cursor)
+                chunk, position.seq = self.chunk_after(position.seq)
                 yield chunk
                 continue
             if self.closed:

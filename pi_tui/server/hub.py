@@ -41,9 +41,16 @@ class Forked:
 
 
 class SessionHub:
-    def __init__(self, cwd: str, options: StartOptions | None = None, ring_size: int | None = None) -> None:
+    def __init__(
+        self,
+        cwd: str,
+        options: StartOptions | None = None,
+        ring_size: int | None = None,
+        ring_bytes: int | None = None,
+    ) -> None:
         self.cwd = cwd
         self.ring_size = ring_size
+        self.ring_bytes = ring_bytes
         self.options = options
         """Start options every session is made with (the CLI's, minus the session choice)."""
         self.sessions: dict[str, LiveSession] = {}
@@ -61,8 +68,15 @@ class SessionHub:
         return await self.open_path(path)
 
     async def find(self, session_id: str) -> Path:
-        """The file of the session whose id is ``session_id`` (or starts with it, if only one)."""
+        """The file of the session whose id is ``session_id`` (or starts with it, if only one);
+        ``<id>~<path tag>`` names one file among copies sharing an id."""
         infos = await asyncio.to_thread(list_all_sessions)
+        if "~" in session_id:
+            wanted, _, _ = session_id.partition("~")
+            for info in infos:
+                if info.id == wanted and copy_key(info.id, info.path) == session_id:
+                    return info.path
+            raise HubError(404, f"No session {session_id}")
         exact = [info.path for info in infos if info.id == session_id]
         if exact:
             return exact[0]
@@ -86,6 +100,15 @@ class SessionHub:
             if live.agent.manager.session_file is not None
         }
         rows = [_info_row(info, live_by_path.get(str(info.path))) for info in infos]
+        counts: dict[str, int] = {}
+        for info in infos:
+            counts[info.id] = counts.get(info.id, 0) + 1
+        for row, info in zip(rows, infos, strict=True):
+            live = live_by_path.get(str(info.path))
+            if live is not None:
+                row["id"] = live.id
+            elif counts[info.id] > 1:  # copies of one session: each row names its own file
+                row["id"] = copy_key(info.id, info.path)
         texts = [info.all_messages_text.lower() for info in infos]
         seen = {row["id"] for row in rows}
         for live in self.sessions.values():
@@ -164,10 +187,23 @@ class SessionHub:
         except StartupError as error:
             manager.close()
             raise HubError(400, str(error)) from None
-        live = LiveSession(started, read_only_reason=reason, ring_size=self.ring_size)
+        live = LiveSession(
+            started, read_only_reason=reason, ring_size=self.ring_size, ring_bytes=self.ring_bytes
+        )
+        live.id = self._key_for(live)
         await live.start()
         self.sessions[live.id] = live
         return live
+
+    def _key_for(self, live: LiveSession) -> str:
+        """The key a live session is known by: its session id, unless a live session from
+        another file already has that id (a copy of a session file), which gets
+        ``<id>~<path tag>`` instead. The copy is then its own session: neither hides the other,
+        nor opens the other read-only against our own lock."""
+        if live.id not in self.sessions:
+            return live.id
+        path = live.agent.manager.session_file
+        return copy_key(live.id, path) if path is not None else f"{live.id}~{id(live):x}"
 
     # --- copies -----------------------------------------------------------------------------
 
@@ -248,6 +284,15 @@ class SessionHub:
         """The server stops: every session at once (their aborts wait in parallel)."""
         closing = [self.sessions.pop(key) for key in list(self.sessions)]
         await asyncio.gather(*(live.close() for live in closing), return_exceptions=True)
+
+
+def copy_key(session_id: str, path: str | Path) -> str:
+    """The key of one of several files holding the same session id: the id and a tag of the
+    file's resolved path (stable across restarts, so a client's key stays good)."""
+    import hashlib
+
+    tag = hashlib.sha256(str(Path(path).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"{session_id}~{tag}"
 
 
 def _options_for(base: StartOptions | None, cwd: str) -> StartOptions:

@@ -27,7 +27,7 @@ from pi_tui.modes.rpc_mode import (
     response_record,
 )
 from pi_tui.server.commands import Outcome, SessionCommands
-from pi_tui.server.event_log import RING_SIZE, EventLog, sse_frame
+from pi_tui.server.event_log import RING_BYTES, RING_SIZE, EventLog, sse_frame
 from pi_tui.session.messages import AssistantMessage
 from pi_tui.startup import Started
 
@@ -57,21 +57,26 @@ class PendingCommand:
 
 class LiveSession:
     def __init__(
-        self, started: Started, *, read_only_reason: str | None = None, ring_size: int | None = None
+        self,
+        started: Started,
+        *,
+        read_only_reason: str | None = None,
+        ring_size: int | None = None,
+        ring_bytes: int | None = None,
     ) -> None:
         self.started = started
         self.agent = started.agent
         self.id = self.agent.manager.session_id
         self.read_only_reason = read_only_reason
-        self.log = EventLog(ring_size or RING_SIZE)
+        self.log = EventLog(ring_size or RING_SIZE, ring_bytes=ring_bytes or RING_BYTES)
         self.commands = SessionCommands(started, _EventOutput(self), read_only_reason)
         self.commands.session_changed = self._on_session_changed
         self.queue: deque[PendingCommand] = deque()
         self._queue_wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
         self._beside: set[asyncio.Task[Any]] = set()
-        self.draft: dict[str, Any] | None = None
-        """The assistant message being streamed (pi's partial message JSON), None between."""
+        self.draft: Draft | None = None
+        """The assistant message being streamed, rebuilt from the events sent, None between."""
         self.running_tools: dict[str, dict[str, Any]] = {}
         self.dialogs: dict[str, str] = {}
         """Open extension dialogs: request id -> method."""
@@ -196,10 +201,13 @@ class LiveSession:
         self.last_used = time.monotonic()
         data = event.to_json()
         kind = event.type
-        if kind in ("message_start", "message_update"):
+        if kind == "message_start":
             message = data.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
-                self.draft = message
+                self.draft = Draft(message)
+        elif kind == "message_update":
+            if self.draft is not None:
+                self.draft.apply(data, event.get("assistantMessageEvent"))
         elif kind == "message_end":
             self.draft = None
             message = event.get("message")
@@ -287,9 +295,13 @@ class LiveSession:
                 "steering": [_queued_text(item) for item in agent.steering],
                 "followUp": [_queued_text(item) for item in agent.follow_ups],
             },
-            "draft": {"message": self.draft, "tools": list(self.running_tools.values())},
+            "draft": {"message": self.draft_message(), "tools": list(self.running_tools.values())},
             "dialogs": [{"id": key, "method": method} for key, method in self.dialogs.items()],
         }
+
+    def draft_message(self) -> dict[str, Any] | None:
+        """The assistant message being streamed as it stands now (pi's message JSON), or None."""
+        return self.draft.message() if self.draft is not None else None
 
     def snapshot_frame(self) -> bytes:
         return sse_frame(self.log.seq, "snapshot", self.snapshot())
@@ -319,6 +331,80 @@ class LiveSession:
     def busy(self) -> bool:
         """Something runs or waits: deleting or closing the session now would cut it off."""
         return bool(self.queue) or self.runtime_now() not in ("idle", "error")
+
+
+class Draft:
+    """The streamed assistant message, rebuilt from the ``message_update`` deltas exactly as a
+    client does (so a snapshot holds what the events up to its seq said, no more, no less).
+
+    Text is kept as a list of parts, joined only for a snapshot: appending stays O(1) per
+    delta, and the whole reply is held once (events no longer carry the partial message).
+    """
+
+    def __init__(self, start: dict[str, Any]) -> None:
+        self.base = {key: value for key, value in start.items() if key != "content"}
+        self.blocks: list[dict[str, Any]] = []
+        self.parts: list[list[str]] = []
+        self.calls: dict[int, Any] = {}
+        """Tool-call blocks: the stream's own ToolCall (its arguments parsed as far as they go)."""
+        for block in start.get("content") or []:
+            self._put(len(self.blocks), dict(block))
+
+    def _put(self, index: int, block: dict[str, Any]) -> None:
+        while len(self.blocks) <= index:
+            self.blocks.append({"type": "text", "text": ""})
+            self.parts.append([])
+        self.blocks[index] = block
+        self.parts[index] = []
+        self.calls.pop(index, None)
+
+    def apply(self, data: dict[str, Any], source: Any) -> None:
+        usage = data.get("usage")
+        if usage is not None:
+            self.base["usage"] = usage
+        event = data.get("assistantMessageEvent")
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
+        index = event.get("contentIndex")
+        if not isinstance(index, int) or index < 0:
+            return
+        if kind == "text_start":
+            self._put(index, {"type": "text", "text": ""})
+        elif kind == "thinking_start":
+            self._put(index, {"type": "thinking", "thinking": ""})
+        elif kind == "toolcall_start":
+            self._put(
+                index,
+                {"type": "toolCall", "id": event.get("id"), "name": event.get("toolName"), "arguments": {}},
+            )
+        elif index >= len(self.blocks):
+            return
+        elif kind in ("text_delta", "thinking_delta"):
+            self.parts[index].append(str(event.get("delta") or ""))
+        elif kind == "toolcall_delta":
+            call = getattr(source, "tool_call", None)
+            if call is not None:
+                self.calls[index] = call
+        elif kind == "text_end":
+            self._put(index, {"type": "text", "text": str(event.get("content") or "")})
+        elif kind == "thinking_end":
+            self._put(index, {"type": "thinking", "thinking": str(event.get("content") or "")})
+        elif kind == "toolcall_end" and isinstance(event.get("toolCall"), dict):
+            self._put(index, dict(event["toolCall"]))
+
+    def message(self) -> dict[str, Any]:
+        content = []
+        for index, block in enumerate(self.blocks):
+            parts = self.parts[index]
+            call = self.calls.get(index)
+            if parts:
+                field = "thinking" if block.get("type") == "thinking" else "text"
+                block = {**block, field: str(block.get(field) or "") + "".join(parts)}
+            elif call is not None:
+                block = {**block, "arguments": dict(call.arguments)}
+            content.append(block)
+        return {**self.base, "content": content}
 
 
 def _queued_text(item: Any) -> str:

@@ -3,7 +3,8 @@
 No build step and no CDN: the page is the export page's modules (rendering entries, laying out
 the tree, markdown, highlighting, all of them DOM-only) plus ``web/app.js``, joined here. The
 Content-Security-Policy allows scripts and styles only with this response's nonce, requests
-only to this server, images only from ``data:`` URIs.
+only to this server, images only from ``data:`` URIs, and no page may frame it
+(``frame-ancestors 'none'``: another port of this host is another origin but the same site).
 """
 
 from __future__ import annotations
@@ -45,12 +46,14 @@ def _palettes() -> bytes:
 
 def render_page(token: str) -> tuple[str, str]:
     """The page and its Content-Security-Policy (also sent as a header). The page carries the
-    token its script sends with every request (it is served only to requests that had it)."""
+    token its script sends with every request when the request showed it (``?token=``), else
+    ``""`` and the script takes the one its tab kept."""
     nonce = secrets.token_urlsafe(18)
     policy = (
         "default-src 'none'; "
         f"script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
-        "connect-src 'self'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
+        "connect-src 'self'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
     )
     parts = {
         "STYLE": export_asset("page.css") + "\n" + _web_asset("app.css"),

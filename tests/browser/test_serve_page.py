@@ -198,6 +198,10 @@ def test_the_address_names_the_session_shown_and_a_reload_keeps_it(
     wait(browser, "return window.piServe && window.piServe.state.drawn")  # the new document, drawn
     wait(browser, "return document.getElementById('conversation').innerText.includes('echo: beta question')")
     assert "alpha" not in browser.execute_script("return document.getElementById('conversation').innerText")
+    # The reload opened through the tab's own sessionStorage (kept per origin, port included),
+    # not a cookie, which the browser would send to every port of the host.
+    assert browser.get_cookies() == []
+    assert browser.execute_script("return sessionStorage.getItem('pi-serve-token')") == served.token
 
 
 def test_long_tool_output_folds_and_unfolds(

@@ -158,7 +158,14 @@ def test_json_mode_prints_header_then_events_in_order(agent_dir: Path, project: 
         remaining = iter(kinds)
         assert all(kind in remaining for kind in expected), kinds  # in this order (a subsequence)
         update = next(r for r in records if r["type"] == "message_update")
-        assert {"message", "assistantMessageEvent"} <= set(update)
+        assert list(update) == ["type", "usage", "assistantMessageEvent"]  # pi 1.x: delta-only
+        assert "partial" not in update["assistantMessageEvent"] and "totalTokens" in update["usage"]
+        call = next(
+            r["assistantMessageEvent"]
+            for r in records
+            if r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "toolcall_start"
+        )
+        assert call["toolName"] == "read" and call["id"]
         end = next(r for r in records if r["type"] == "tool_execution_end")
         assert end["toolName"] == "read" and end["isError"] is False and "Demo" in json.dumps(end["result"])
         assert records[-1]["type"] == "agent_end" and len(records[-1]["messages"]) == 4

@@ -226,7 +226,13 @@ def test_prompt_streams_events_in_order(rpc: RpcClient, server: ModelServer) -> 
     # xfail test below), so either place is accepted here and everything else is exact.
     assert lifecycle in (PI_ORDER, USER_BEFORE_TURN_ORDER)
     updates = [r for r in records if r["type"] == "message_update"]
-    assert updates and all(r["message"]["role"] == "assistant" for r in updates)
+    # pi 1.x's wire: delta-only (cumulative usage, the stream event without its partial).
+    assert updates and all(set(r) == {"type", "usage", "assistantMessageEvent"} for r in updates)
+    assert all("partial" not in r["assistantMessageEvent"] for r in updates)
+    deltas = [
+        r["assistantMessageEvent"] for r in updates if r["assistantMessageEvent"]["type"] == "text_delta"
+    ]
+    assert "".join(d["delta"] for d in deltas) == "echo: hello\u2028world"
     assert any(r["assistantMessageEvent"]["type"] == "text_delta" for r in updates)
     final = [r for r in records if r["type"] == "message_end"][-1]["message"]
     assert final["stopReason"] == "stop"

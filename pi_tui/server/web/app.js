@@ -41,15 +41,23 @@ const themes = new P.ThemeSwitch(JSON.parse(document.getElementById("pi-themes")
 
 // ---------------------------------------------------------------- requests
 
-// The token comes with the page (served only to a request that had it). An address that
-// carried it as ?token= loses it from the bar and the history; the cookie the page set opens
-// it again on a reload.
+// The token: the page is served with it only when its address carried it as ?token= (the
+// address then loses it from the bar and the history); the tab keeps it in sessionStorage,
+// which browsers keep per origin, port included, so a reload opens the page again and no
+// other server on this host (another port) is ever sent it. No cookie: a cookie of 127.0.0.1
+// goes to every port.
+const TOKEN_KEY = "pi-serve-token";
 function takeToken() {
   const given = JSON.parse(document.getElementById("pi-serve").textContent || "{}").token || "";
   if (new URLSearchParams(location.search).has("token")) {
     history.replaceState(null, "", location.pathname + location.hash);
   }
-  return given;
+  try {
+    if (given) sessionStorage.setItem(TOKEN_KEY, given);
+    return given || sessionStorage.getItem(TOKEN_KEY) || "";
+  } catch (error) {
+    return given;
+  }
 }
 
 async function api(path, options) {
@@ -468,12 +476,49 @@ function onFrame(frame) {
   return true;
 }
 
+// The streamed message, rebuilt from message_update deltas (pi 1.x's wire carries no partial
+// message): deltas are appended to their block by contentIndex, a block's *_end replaces it
+// with its final content, message_end replaces the whole message.
+function startDraft(message) {
+  const draft = Object.assign({}, message);
+  draft.content = Array.isArray(message.content) ? message.content.map((block) => Object.assign({}, block)) : [];
+  draft.toolJson = {};
+  return draft;
+}
+
+function applyDelta(draft, event) {
+  if (event.usage) draft.usage = event.usage;
+  const delta = event.assistantMessageEvent;
+  if (!delta || typeof delta.contentIndex !== "number") return false;
+  const index = delta.contentIndex;
+  const blocks = draft.content;
+  while (blocks.length <= index) blocks.push({ type: "text", text: "" });
+  switch (delta.type) {
+    case "text_start": blocks[index] = { type: "text", text: "" }; break;
+    case "thinking_start": blocks[index] = { type: "thinking", thinking: "" }; break;
+    case "toolcall_start":
+      blocks[index] = { type: "toolCall", id: delta.id, name: delta.toolName, arguments: {} };
+      draft.toolJson[index] = "";
+      break;
+    case "text_delta": blocks[index].text = (blocks[index].text || "") + (delta.delta || ""); break;
+    case "thinking_delta": blocks[index].thinking = (blocks[index].thinking || "") + (delta.delta || ""); break;
+    case "toolcall_delta":  // the arguments' JSON so far; toolcall_end brings them parsed
+      draft.toolJson[index] = (draft.toolJson[index] || "") + (delta.delta || "");
+      break;
+    case "text_end": blocks[index] = { type: "text", text: delta.content || "" }; break;
+    case "thinking_end": blocks[index] = { type: "thinking", thinking: delta.content || "" }; break;
+    case "toolcall_end": if (delta.toolCall) blocks[index] = delta.toolCall; break;
+    default: return false;
+  }
+  return true;
+}
+
 function onEvent(name, event) {
   switch (name) {
     case "snapshot":
       state.snapshots += 1;
       state.info = event.session;
-      state.draft = event.draft && event.draft.message ? event.draft.message : null;
+      state.draft = event.draft && event.draft.message ? startDraft(event.draft.message) : null;
       state.tools = new Map((event.draft ? event.draft.tools : []).map((tool) => [tool.toolCallId, tool]));
       setRuntime(event.runtime);
       if (event.session && event.session.notice) toast(event.session.notice);
@@ -484,13 +529,15 @@ function onEvent(name, event) {
       if (event.runtime === "error" && event.error) toast(event.error);
       break;
     case "message_start":
-    case "message_update":
       if (event.message && event.message.role === "assistant") {
-        state.draft = event.message;
+        state.draft = startDraft(event.message);
         renderDraft();
-      } else if (name === "message_start") {
+      } else {
         scheduleReload();
       }
+      break;
+    case "message_update":
+      if (state.draft && applyDelta(state.draft, event)) renderDraft();
       break;
     case "message_end":
       if (event.message && event.message.role === "assistant") state.draft = null;
