@@ -14,7 +14,10 @@ rewound prompts are siblings; a ``compact_boundary`` starts a new root but names
 - every other record with a uuid (progress, hook summaries, attachments, local commands) and
   every record without one (file-history snapshots, queue operations) is kept as a ``custom``
   entry ``claude-code/<type>`` holding the record, so nothing is lost;
-- sidechain (sub-agent) lines stay out of the conversation: one ``custom`` entry each.
+- sidechain (sub-agent) lines in a session's own file stay out of the conversation: one
+  ``custom`` entry each. A sub-agent's own file (``agent-<id>.jsonl``, every line a sidechain)
+  is converted as a conversation with ``sidechain=True``; the importer hangs it on its parent
+  session's ``Task`` call (``call_entries``, ``agent_calls``, ``prompt_calls`` say where).
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "sto
 
 
 class _Builder:
-    def __init__(self, result: Converted) -> None:
+    def __init__(self, result: Converted, sidechain: bool = False) -> None:
         self.result = result
+        self.sidechain = sidechain
+        """Sidechain lines are the conversation (a sub-agent's own file)."""
         self.ids: dict[str, str] = {}
         """Source uuid -> the pi entry standing for it (merged lines and summaries map too)."""
         self.tool_names: dict[str, str] = {}
@@ -90,10 +95,11 @@ class _Builder:
         self.result.count("custom")
 
 
-def convert_claude(lines: Iterable[bytes], *, fallback_time: str) -> Converted:
-    """The pi entries of a Claude Code transcript; unreadable lines are counted, never fatal."""
+def convert_claude(lines: Iterable[bytes], *, fallback_time: str, sidechain: bool = False) -> Converted:
+    """The pi entries of a Claude Code transcript; unreadable lines are counted, never fatal.
+    ``sidechain``: the file is a sub-agent's, whose sidechain lines are its conversation."""
     result = Converted(AGENT, "", "", fallback_time)
-    build = _Builder(result)
+    build = _Builder(result, sidechain)
     for record in json_records(lines, result):
         _record(build, record, fallback_time)
     # The source's current branch ends at its last conversation entry; records kept after it
@@ -123,9 +129,12 @@ def _record(build: _Builder, record: dict[str, Any], fallback_time: str) -> None
         build.custom(record, "summary", stamp, None)
         return
     if record.get("isSidechain"):
-        build.custom(record, "sidechain", stamp, None)
         result.count("sidechain")
-        return
+        if not build.sidechain:
+            build.custom(record, "sidechain", stamp, None)
+            return
+        if result.sub_agent is None and isinstance(record.get("agentId"), str):
+            result.sub_agent = record["agentId"]
     if kind == "system" and record.get("subtype") == "compact_boundary" and uuid:
         metadata = record.get("compactMetadata") if isinstance(record.get("compactMetadata"), dict) else {}
         own = entry_id(AGENT, uuid)
@@ -221,6 +230,10 @@ def _user(
                 if image is not None:
                     blocks.append(image)
     key = uuid or f"user:{build.last}:{len(result.entries)}"
+    outcome = record.get("toolUseResult")
+    if len(results) == 1 and isinstance(outcome, dict) and isinstance(outcome.get("agentId"), str):
+        # A Task / Agent call's result names the sub-agent it ran (its agent-<id>.jsonl).
+        result.agent_calls.setdefault(outcome["agentId"], str(results[0].get("tool_use_id") or ""))
     for number, block in enumerate(results):
         call_id = str(block.get("tool_use_id") or "")
         name = build.tool_names.get(call_id, "tool")
@@ -277,11 +290,16 @@ def _assistant(
             arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
             blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
             result.count("tool_calls")
+            if isinstance(arguments.get("prompt"), str):  # Task / Agent: a sub-agent's first prompt
+                result.prompt_calls.setdefault(arguments["prompt"], call_id)
     message_id = message.get("id") if isinstance(message.get("id"), str) else None
     parent = build.parent_of(record)
     open_entry = build.open_assistant.get(message_id) if message_id else None
     stop = _STOP.get(str(message.get("stop_reason")), "stop")
+    calls = [block["id"] for block in blocks if block["type"] == "toolCall"]
     if open_entry is not None and build.named_parent(record) == open_entry["id"]:
+        for call_id in calls:
+            result.call_entries.setdefault(call_id, open_entry["id"])
         open_entry["message"]["content"].extend(blocks)
         if any(block["type"] == "toolCall" for block in open_entry["message"]["content"]):
             stop = "toolUse"
@@ -311,6 +329,8 @@ def _assistant(
         },
     }
     _add_usage(entry["message"], message.get("usage"))
+    for call_id in calls:
+        result.call_entries.setdefault(call_id, entry["id"])
     build.add(entry, uuid)
     if message_id:
         build.open_assistant = {message_id: entry}

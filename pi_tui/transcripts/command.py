@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -119,6 +120,8 @@ def run_import(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int
         except (TranscriptImportError, SessionError) as error:
             status = say_error(str(error), 2)
             continue
+        for warning in result.warnings:
+            print(f"pi-tui: {source}: {warning}", file=sys.stderr)
         if result.added == 0:
             print(f"Nothing new in {source} (session {result.session})")
             continue

@@ -58,10 +58,48 @@ class Converted:
     """users, assistants, tool_calls, tool_results, paired, compactions, custom, skipped..."""
     title: str | None = None
     forked_from: str | None = None
-    """The source session this one was forked from (Codex ``forked_from_id``)."""
+    """The source session this one was forked from (Codex ``forked_from_id``; the parent
+    session of a Claude Code sub-agent file imported on its own)."""
+    sub_agent: str | None = None
+    """The agent id of a Claude Code sub-agent conversation (``agent-<id>.jsonl``)."""
+    call_entries: dict[str, str] = field(default_factory=dict)
+    """Tool call id -> the entry holding the call (where a sub-agent's branch starts)."""
+    agent_calls: dict[str, str] = field(default_factory=dict)
+    """Sub-agent id -> the id of the tool call that started it (from the call's result)."""
+    prompt_calls: dict[str, str] = field(default_factory=dict)
+    """A sub-agent call's prompt -> its call id (for results that do not name the agent)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user should hear about the conversion (one line each)."""
 
     def count(self, what: str, by: int = 1) -> None:
         self.counts[what] = self.counts.get(what, 0) + by
+
+
+def break_cycles(entries: list[dict[str, Any]]) -> list[str]:
+    """Cut every cycle of ``parentId`` links (a source's parent uuids can form one: each entry
+    of it has a parent, so none is reached from a root and all would be lost). Each cycle is
+    cut at the member that comes first in ``entries``: it becomes a root, the others follow it.
+    Deterministic; returns the ids cut. Iterative, as long chains are."""
+    by_id = {entry["id"]: entry for entry in entries}
+    order = {entry["id"]: index for index, entry in enumerate(entries)}
+    done: set[str] = set()
+    cut: list[str] = []
+    for entry in entries:
+        path: list[dict[str, Any]] = []
+        on_path: set[str] = set()
+        current: dict[str, Any] | None = entry
+        while current is not None and current["id"] not in done and current["id"] not in on_path:
+            path.append(current)
+            on_path.add(current["id"])
+            parent = current.get("parentId")
+            current = by_id.get(parent) if isinstance(parent, str) else None
+        if current is not None and current["id"] in on_path:
+            members = path[next(i for i, item in enumerate(path) if item is current) :]
+            first = min(members, key=lambda item: order[item["id"]])
+            first["parentId"] = None
+            cut.append(first["id"])
+        done.update(on_path)
+    return cut
 
 
 def append_order(entries: Iterable[dict[str, Any]], leaf: str | None) -> list[dict[str, Any]]:

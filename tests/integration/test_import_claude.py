@@ -37,8 +37,18 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 
 def source_counts(path: Path) -> dict[str, int]:
-    """What the source holds, counted from its lines (sidechain lines are not the conversation)."""
-    main = [r for r in records(path) if not r.get("isSidechain")]
+    """What the source holds, counted from its lines: sidechain lines are not the conversation,
+    except in a sub-agent's own file (every line a sidechain); a session's sub-agent files
+    (``<session>/subagents/agent-*.jsonl``) are imported with it as branches."""
+    every = records(path)
+    counts = line_counts([r for r in every if not r.get("isSidechain")] or every)
+    for sub in sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl")):
+        for what, number in line_counts(records(sub)).items():
+            counts[what] += number
+    return counts
+
+
+def line_counts(main: list[dict[str, Any]]) -> dict[str, int]:
     by_uuid = {r["uuid"]: r for r in main if r.get("uuid")}
     users = calls = results = assistants = 0
     for r in main:
