@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,44 @@ def test_rpc_abort_stops_the_daemon_of_the_aborted_command(tmp_path: Path, agent
             assert process.returncode == 0, err
     finally:
         daemon.cleanup()
+
+
+REAPER = """
+import os, subprocess, sys, time
+from pi_tui.tools import process_tree as pt
+assert pt.become_subreaper()
+helper = subprocess.Popen(["sleep", "30"])  # pi-tui's own child in its session: never reaped by us
+pid_file = sys.argv[1]
+script = f"(setsid sh -c 'sleep 0.2 & echo $! > {pid_file}' &); sleep 0.05"
+subprocess.run(["sh", "-c", script], check=True)
+orphan = int(open(pid_file).read())
+def stat(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+assert int(stat(orphan)[1]) == os.getpid()  # adopted
+deadline = time.monotonic() + 10
+while stat(orphan)[0] != "Z":  # it ended: our zombie now
+    assert time.monotonic() < deadline
+    time.sleep(0.02)
+assert pt.reap_orphans() == 0  # a zombie just seen may be another waiter's: not yet
+time.sleep(pt.ZOMBIE_GRACE + 0.1)
+assert pt.reap_orphans() >= 1
+assert stat(orphan) is None  # collected
+assert helper.poll() is None  # the helper was not touched (no status taken from its waiter)
+helper.kill()
+assert helper.wait() == -9
+print("ok")
+"""
+
+
+def test_adopted_orphans_that_end_are_collected_and_no_other_child_is(tmp_path: Path) -> None:
+    """A subreaper must wait for its adopted orphans (else they stay zombies), and only for them."""
+    done = subprocess.run(
+        [sys.executable, "-c", REAPER, str(tmp_path / "orphan.pid")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
