@@ -1,6 +1,11 @@
-"""``pi-tui serve`` under load (issue 19), all on loopback, every loop bounded.
+"""``pi-tui serve`` under load (issues 19 and 28), all on loopback, every loop bounded.
 
-Three scenarios, each against a fresh ``pi-tui serve`` process:
+First, memory (issue 28): the server's RSS (``/proc/<pid>/status`` VmRSS, and VmHWM, the peak)
+before and after one 100 KB reply streamed in small deltas, and again with 100 SSE clients on
+raw sockets that never read. Targets: under 300 MB after the reply, under 500 MB with the 100
+clients (each figure from a fresh server). ``--memory-only`` stops there.
+
+Then three latency scenarios, each against a fresh ``pi-tui serve`` process:
 
 1. ``--sessions`` sessions streaming at once (default 20), one SSE client on each;
 2. ``--clients`` SSE clients on one session (default 50);
@@ -18,7 +23,9 @@ Figures printed: events delivered, delay p50 / p95 / p99 / max, the checks, and 
 time. Target: p99 <= 50 ms on 2 cores. Last, the 50,000-entry session of benchmarks/big_session.py
 opened through the server: the open, the page's tree fetch and a client's first snapshot.
 
-Run: ``python benchmarks/serve_load.py [--sessions 20] [--clients 50] [--deltas 200] [--interval 0.02]``.
+Run: ``python benchmarks/serve_load.py [--memory-only] [--sessions 20] [--clients 50] [--deltas 200]
+[--interval 0.02]``. The server is ``python -m pi_tui`` of this interpreter, so ``PYTHONPATH``
+pointing at another checkout measures that one (the "before" figures of issue 28).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import asyncio
 import json
 import multiprocessing
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -92,6 +100,49 @@ def provider(port_queue: Any, deltas: int, interval: float) -> None:
     server.serve_forever()
 
 
+def reply_provider(port_queue: Any, size: int, delta: int) -> None:
+    """A Chat Completions streaming server: every reply is ``size`` characters of words in
+    deltas of ``delta`` characters, written as fast as the socket takes them."""
+    text = "".join(f"w{n:07d} " for n in range(size // 9 + 1))[:size]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            base = {"id": "chatcmpl-mem", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+
+            def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+                payload = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+            events = [chunk({"role": "assistant", "content": ""})]
+            events += [chunk({"content": text[i : i + delta]}) for i in range(0, len(text), delta)]
+            events.append(chunk({}, "stop"))
+            events.append(b"data: [DONE]\n\n")
+            try:
+                for start in range(0, len(events), 50):  # a few network writes' worth at a time
+                    body = b"".join(events[start : start + 50])
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    port_queue.put(server.server_address[1])
+    server.serve_forever()
+
+
 # --- the server --------------------------------------------------------------------------------
 
 
@@ -108,6 +159,76 @@ def start_server(agent_dir: Path, project: Path) -> tuple[subprocess.Popen[str],
     line = process.stdout.readline()
     url = line.split("listening on ", 1)[1].strip()
     return process, url
+
+
+def vm_mb(pid: int, field: str) -> float:
+    """``VmRSS`` (resident now) or ``VmHWM`` (the peak) of ``pid``, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/{pid}/status")
+
+
+def wait_idle(http: httpx.Client, session: str, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    time.sleep(0.2)
+    while http.get(f"/sessions/{session}").json()["runtime"] != "idle":
+        if time.monotonic() > deadline:
+            raise RuntimeError("the reply did not end")
+        time.sleep(0.1)
+
+
+def silent_clients(url: str, session: str, count: int) -> list[socket.socket]:
+    """``count`` event-stream requests on raw sockets that will never read a byte."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    sockets = []
+    for _ in range(count):
+        raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.connect((host, int(port)))
+        raw.sendall(
+            f"GET /sessions/{session}/events HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\n\r\n".encode()
+        )
+        sockets.append(raw)
+    return sockets
+
+
+def memory(agent_dir: Path, project: Path, clients: int) -> None:
+    """Issue 28's figures: RSS after one 100 KB reply, and with ``clients`` silent SSE clients."""
+    print("\nmemory: one 100 KB reply in 20-character deltas (VmRSS now / VmHWM peak, MB)")
+    for silent in (0, clients):
+        process, url = start_server(agent_dir, project)
+        held: list[socket.socket] = []
+        try:
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            with httpx.Client(base_url=url, headers=headers, timeout=600) as http:
+                session = http.post("/sessions", json={}).json()["id"]
+                if silent:
+                    held = silent_clients(url, session, silent)
+                    time.sleep(1)  # their snapshots are sent (or stuck) before the reply
+                before = vm_mb(process.pid, "VmRSS")
+                started = time.perf_counter()
+                http.post(f"/sessions/{session}/commands", json={"type": "prompt", "message": "go"})
+                wait_idle(http, session)
+                elapsed = time.perf_counter() - started
+                time.sleep(1)
+                after, peak = vm_mb(process.pid, "VmRSS"), vm_mb(process.pid, "VmHWM")
+            target = 500 if silent else 300
+            who = f"{silent} SSE clients that never read" if silent else "no client"
+            print(
+                f"  {who:<32} before {before:7.0f}  after {after:7.0f}  peak {peak:7.0f}"
+                f"   ({elapsed:.1f} s; target < {target} MB: {'yes' if max(after, peak) < target else 'NO'})"
+            )
+        finally:
+            for raw in held:
+                raw.close()
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -267,6 +388,22 @@ def page_paint(url: str, session: str) -> str:
         return f"{painted:.2f} s to the last reply and the tree ({count} entries in the document)"
 
 
+def write_models(agent_dir: Path, port: int) -> None:
+    """The agent dir's models.json and settings.json: the one model is the provider on ``port``."""
+    models = {
+        "providers": {
+            "load": {
+                "baseUrl": f"http://127.0.0.1:{port}",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "m", "name": "Load"}],
+            }
+        }
+    }
+    (agent_dir / "models.json").write_text(json.dumps(models))
+    (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "load", "defaultModel": "m"}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sessions", type=int, default=20)
@@ -274,7 +411,22 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between deltas")
     parser.add_argument("--big-only", action="store_true", help="only the 50,000-entry session part")
+    parser.add_argument("--memory-only", action="store_true", help="only the memory figures (issue 28)")
+    parser.add_argument("--silent", type=int, default=100, help="SSE clients that never read (memory)")
     args = parser.parse_args()
+    if not args.big_only:
+        mem_ports: Any = multiprocessing.Queue()
+        mem_model = multiprocessing.Process(target=reply_provider, args=(mem_ports, 100_000, 20), daemon=True)
+        mem_model.start()
+        with tempfile.TemporaryDirectory(prefix="pi-tui-serve-mem-") as work:
+            agent_dir, project = Path(work) / "agent", Path(work) / "project"
+            agent_dir.mkdir()
+            project.mkdir()
+            write_models(agent_dir, mem_ports.get(timeout=10))
+            memory(agent_dir, project, args.silent)
+        mem_model.terminate()
+        if args.memory_only:
+            return
     ports: Any = multiprocessing.Queue()
     model = multiprocessing.Process(target=provider, args=(ports, args.deltas, args.interval), daemon=True)
     model.start()
@@ -288,18 +440,7 @@ def main() -> None:
         agent_dir, project = root / "agent", root / "project"
         agent_dir.mkdir()
         project.mkdir()
-        models = {
-            "providers": {
-                "load": {
-                    "baseUrl": f"http://127.0.0.1:{port}",
-                    "api": "openai-completions",
-                    "apiKey": "k",
-                    "models": [{"id": "m", "name": "Load"}],
-                }
-            }
-        }
-        (agent_dir / "models.json").write_text(json.dumps(models))
-        (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "load", "defaultModel": "m"}))
+        write_models(agent_dir, port)
         both = [args.clients] + [1] * (args.sessions - 1)
         scenarios = (
             []
