@@ -16,10 +16,11 @@ Discovery only lists files; nothing is imported here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from pi_tui import jsonio
 
 Origin = Literal["cli", "settings", "user", "project-settings", "project"]
 
@@ -128,7 +129,7 @@ def _settings_sources(
 ) -> list[ExtensionSource]:
     """The ``extensions`` list of one settings file (a broken file is reported by settings)."""
     try:
-        data = json.loads(settings.read_text(encoding="utf-8"))
+        data = jsonio.loads(settings.read_text(encoding="utf-8"))  # too deep: a ValueError
     except (OSError, ValueError):
         return []
     listed = data.get("extensions") if isinstance(data, dict) else None

@@ -18,12 +18,12 @@ what to run, so a cloned repository's skills are as much the project's say as it
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from pi_tui import jsonio
 from pi_tui.ttsr.rules import parse_front_matter
 
 SKILL_FILE = "SKILL.md"
@@ -105,7 +105,7 @@ def discover_skills(
 
 def _listed(settings: Path, key: str, found: SkillSet) -> list[str]:
     try:
-        data = json.loads(settings.read_text(encoding="utf-8"))
+        data = jsonio.loads(settings.read_text(encoding="utf-8"))  # too deep: a ValueError
     except (OSError, ValueError):
         return []
     items = data.get(key) if isinstance(data, dict) else None
