@@ -411,6 +411,7 @@ class EventStream(Response):
         cursor = Cursor(self.after if self.after is not None else self.live.log.seq)
         log = self.live.log
         stream = _event_stream(self.live, self.after, self.heartbeat, cursor)
+        writing: asyncio.Future[None] | None = None
         try:
             async for chunk in stream:
                 writing = asyncio.ensure_future(
@@ -429,6 +430,8 @@ class EventStream(Response):
                             transport.abort()  # close() would wait to flush to a client that never reads
                         return False
         finally:
+            if writing is not None and not writing.done():
+                writing.cancel()
             await stream.aclose()
         return True
 

@@ -344,6 +344,25 @@ def test_slow_or_silent_headers_are_dropped_after_the_header_timeout(
             assert client.get("/sessions").status_code == 200
 
 
+def test_a_body_that_does_not_arrive_in_time_gets_408(
+    project: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    with serve(project, agent_dir, model_server, body_timeout="1") as server:
+        host = server.url.removeprefix("http://")
+        raw = connect(server)
+        raw.sendall(
+            f"POST /sessions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {server.token}\r\n"
+            'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"cwd": '.encode()
+        )
+        started = time.monotonic()
+        status, body = response_of(raw, timeout=10)
+        raw.close()
+        assert status == 408 and b"in time" in body
+        assert time.monotonic() - started < 5
+
+
 def test_the_page_is_bound_to_its_origin_and_not_frameable(
     project: Path,
     agent_dir: Path,
