@@ -138,7 +138,11 @@ class TokenGate:
                 f"Host {host!r} is not this server's: use its address or localhost "
                 "(names listed with --allow-host are accepted too)",
             )
-        if scope.get("method") not in ("GET", "HEAD", "OPTIONS") and origin and origin != f"http://{host}":
+        if (
+            scope.get("method") not in ("GET", "HEAD", "OPTIONS")
+            and origin
+            and origin not in (f"http://{host}", f"https://{host}")
+        ):
             return error(403, f"Cross-origin request refused (Origin {origin!r})")
         if length > self.max_body:
             response = error(413, f"The body is {length} bytes; the limit is {self.max_body}")

@@ -65,7 +65,7 @@ class SessionHub:
             live.last_used = time.monotonic()
             return live
         path = await self.find(session_id)
-        return await self.open_path(path)
+        return await self.open_path(path, key=session_id if "~" in session_id else None)
 
     async def find(self, session_id: str) -> Path:
         """The file of the session whose id is ``session_id`` (or starts with it, if only one);
@@ -148,7 +148,9 @@ class SessionHub:
             raise HubError(400, str(error)) from None
         return await self._launch(manager, None)
 
-    async def open_path(self, path: str | Path) -> LiveSession:
+    async def open_path(self, path: str | Path, key: str | None = None) -> LiveSession:
+        """The session of the file ``path``, live (opened now unless it was); ``key`` is the
+        ``<id>~<tag>`` it was asked for by, kept as its key."""
         file_path = Path(path).expanduser()
         if not file_path.is_file():
             raise HubError(404, f"Session file not found: {path}")
@@ -171,13 +173,15 @@ class SessionHub:
                 raise HubError(400, str(error)) from None
             except OSError as error:
                 raise HubError(400, f"Cannot open session {path}: {error.strerror or error}") from None
-            return await self._launch_locked(manager, reason)
+            return await self._launch_locked(manager, reason, key)
 
     async def _launch(self, manager: SessionManager, reason: str | None) -> LiveSession:
         async with self._opening:
             return await self._launch_locked(manager, reason)
 
-    async def _launch_locked(self, manager: SessionManager, reason: str | None) -> LiveSession:
+    async def _launch_locked(
+        self, manager: SessionManager, reason: str | None, key: str | None = None
+    ) -> LiveSession:
         from pi_tui.startup import StartupError, start
 
         cwd = manager.cwd if os.path.isdir(manager.cwd) else self.cwd
@@ -190,7 +194,7 @@ class SessionHub:
         live = LiveSession(
             started, read_only_reason=reason, ring_size=self.ring_size, ring_bytes=self.ring_bytes
         )
-        live.id = self._key_for(live)
+        live.id = key if key is not None and key not in self.sessions else self._key_for(live)
         await live.start()
         self.sessions[live.id] = live
         return live

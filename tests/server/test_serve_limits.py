@@ -168,6 +168,40 @@ def test_a_long_reply_streams_linear_deltas_and_the_server_stays_small(
         assert grown < 100 * 1024 * 1024, grown  # was more than 1 GB for this reply
 
 
+def test_a_client_joining_mid_reply_continues_the_snapshot_draft_with_the_deltas(
+    project: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    text = "".join(f"piece{n:04d} " for n in range(1500))
+    model_server.queue(Scripted(text=text, delta_size=30, event_delay=0.003))
+    with serve(project, agent_dir, model_server) as server, server.client() as client:
+        session = client.post("/sessions", json={}).json()["id"]
+        first = EventReader(server, session)
+        late: EventReader | None = None
+        try:
+            first.wait_named("snapshot")
+            client.post(f"/sessions/{session}/commands", json={"type": "prompt", "message": "go"})
+            first.wait_named("message_update", 50)
+            late = EventReader(server, session)
+            events = late.wait_named("agent_end", timeout=60)
+        finally:
+            first.close()
+            if late is not None:
+                late.close()
+        snapshot = events[0]
+        assert snapshot.name == "snapshot"
+        draft = snapshot.data["draft"]["message"]
+        assert draft is not None and draft["content"], "the snapshot came before the reply started"
+        rebuilt = draft["content"][0]["text"]
+        assert 0 < len(rebuilt) < len(text)
+        for event in events[1:]:
+            change = event.data.get("assistantMessageEvent") or {}
+            if event.name == "message_update" and change.get("type") == "text_delta":
+                rebuilt += change["delta"]
+        assert rebuilt == text  # nothing twice, nothing missing
+
+
 def test_the_replay_ring_is_bounded_in_bytes(
     project: Path,
     agent_dir: Path,
