@@ -42,6 +42,19 @@ def test_numbers_follow_on_and_the_ring_keeps_the_last_events() -> None:
     assert frames(log.frames_after(110)) == []
 
 
+def test_the_ring_is_bounded_in_bytes_and_chunks_are_bounded_too() -> None:
+    log = EventLog(ring_size=1000, start=0, ring_bytes=10_000)
+    for n in range(100):
+        log.publish("e", {"n": n, "pad": "x" * 400})  # ~450 bytes a frame
+    assert log.ring_held <= 10_000 and log.seq - log.oldest + 1 < 25  # bytes trimmed, not count
+    assert not log.can_replay_after(50) and log.bytes_after(50) is None
+    assert log.bytes_after(log.seq) == 0 and 0 < log.bytes_after(log.seq - 2) < 1000
+    chunk, last = log.chunk_after(log.oldest - 1, limit=1000)
+    assert [seq for seq, _, _ in frames(chunk)] == [log.oldest, log.oldest + 1] and last == log.oldest + 1
+    big = log.publish("big", {"pad": "y" * 50_000})  # bigger than the ring: kept alone
+    assert log.oldest == big and log.frames_after(big - 1).count(b"y" * 50_000) == 1
+
+
 async def test_a_follower_gets_bursts_in_order_and_a_snapshot_when_left_behind() -> None:
     log = EventLog(ring_size=3, start=0)
     log.publish("a", {})
