@@ -30,6 +30,7 @@ from typing import Any, Literal, NamedTuple, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from pi_tui import jsonio
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.offline import DEMO_MODEL
 from pi_tui.ai.types import API_KINDS, Model, ModelCost, StreamOptions, ThinkingLevel
@@ -269,6 +270,8 @@ def read_models_file(path: Path) -> ModelsFile:
         raise ConfigError(f"{path}: cannot read models file: {error}") from None
     if not text.strip():
         return ModelsFile()
+    if jsonio.too_deep(text):
+        raise ConfigError(f"{path}: invalid JSON (nested more than {jsonio.MAX_DEPTH} levels deep)")
     try:
         data = json.loads(_strip_comments_and_trailing_commas(text))
     except json.JSONDecodeError as error:

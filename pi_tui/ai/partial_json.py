@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from pi_tui.jsonio import too_deep
+
 EXACT_STRING_CHARS = 1 << 18
 """Open strings up to this many decoded characters are shown exactly after every delta."""
 
@@ -99,6 +101,8 @@ class PartialJson:
         """The complete arguments: strict parse, else the best partial parse, else ``{}``."""
         if not self.text.strip():
             return {}
+        if too_deep(self.text):
+            return {}  # written to the session, such arguments could not be read back
         try:
             value = orjson.loads(self.text)
         except orjson.JSONDecodeError:

@@ -31,11 +31,12 @@ it before its first frame.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from pi_tui import jsonio
 
 PROJECT_DIR_NAME = ".agent"
 PROTECTED_NAMES = (
@@ -193,7 +194,7 @@ def default_project_trust() -> tuple[str, Path | None, str | None]:
         if path is None:
             continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
+            data = jsonio.loads(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
         except (OSError, UnicodeDecodeError, ValueError):
             continue  # a broken settings file is reported when settings load
         if isinstance(data, dict) and DEFAULT_TRUST_KEY in data:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pi_tui import jsonio
+
 TRUST_FILE_NAME = "trust.json"
 Decision = Literal["trusted", "never"]
 DECISIONS: tuple[Decision, ...] = ("trusted", "never")
@@ -62,7 +64,7 @@ def _parse(text: str, path: Path) -> dict[str, bool | None]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text.removeprefix("\ufeff"))
+        data = jsonio.loads(text.removeprefix("\ufeff"))
     except ValueError as error:
         raise _Unreadable(f"{path}: not valid JSON ({error}); no folder is trusted") from None
     if not isinstance(data, dict):

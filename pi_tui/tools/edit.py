@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui import jsonio
 from pi_tui.text_safety import clean_text
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import require_str, resolve_path
@@ -79,7 +79,7 @@ def parse_edits(args: dict[str, Any]) -> list[Replacement]:
     edits = args.get("edits")
     if isinstance(edits, str):  # some models send the array as a JSON string
         try:
-            edits = json.loads(edits)
+            edits = jsonio.loads(edits)
         except ValueError:
             raise ToolError("Argument 'edits' must be an array of {oldText, newText} objects.") from None
     if edits is None and "oldText" in args:

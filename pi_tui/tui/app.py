@@ -23,6 +23,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.command import Hit, Hits, Provider
 from textual.reactive import reactive
 
+from pi_tui import jsonio
 from pi_tui.commands import CommandRegistry, parse_slash
 from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
@@ -1201,7 +1202,6 @@ def peek_setting(cwd: str, key: str, approve: bool | None = None) -> Any:
     first frame needs (the theme). The project file wins, as in load_settings, when the folder
     is trusted without asking (``approve`` is ``-a``/``-na``; pi_tui/config/project_trust.py);
     a broken file is ignored here and reported properly when the agent starts."""
-    import json
 
     from pi_tui.config.paths import global_settings_path, project_settings_path
     from pi_tui.config.project_trust import saved_trust_allows
@@ -1212,7 +1212,7 @@ def peek_setting(cwd: str, key: str, approve: bool | None = None) -> Any:
         paths.append(project_settings_path(cwd))
     for path in paths:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonio.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and key in data:

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_tui import jsonio
+
 SCOPES: dict[str, str] = {
     "app": "Chat",
     "editor": "Editor",
@@ -486,6 +488,12 @@ def load_keybindings(agent_dir: Path) -> KeyBindingsLoad:
         return result
     except (OSError, UnicodeDecodeError) as error:
         result.problems.append(f"{path}: could not be read ({error}); using the default key bindings")
+        return result
+    if jsonio.too_deep(text):
+        result.problems.append(
+            f"{path}: not valid JSON (nested more than {jsonio.MAX_DEPTH} levels deep); "
+            "using the default key bindings"
+        )
         return result
     try:
         data = json.loads(text)

@@ -29,6 +29,8 @@ from typing import Any
 
 from textual.theme import Theme as TextualTheme
 
+from pi_tui import jsonio
+
 __all__ = [
     "BG_TOKENS",
     "EXPORT_KEYS",
@@ -259,6 +261,8 @@ def _load(path: Path, *, fallback: dict[str, str | None], fallback_label: str) -
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return filled(f"cannot read the theme file ({error.__class__.__name__}: {error})")
+    if jsonio.too_deep(text):
+        return filled(f"bad JSON: nested more than {jsonio.MAX_DEPTH} levels deep")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

@@ -176,3 +176,106 @@ def test_rpc_answers_a_deep_command_with_an_error_and_goes_on(tmp_path: Path, ag
     assert any(f"nested more than {MAX_DEPTH}" in answer["error"] for answer in errors)
     (after,) = [answer for answer in responses if answer.get("id") == "after"]
     assert after["success"] is True
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_tool_arguments_nested_too_deep_never_make_a_line_pi_tui_cannot_read(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """A model's tool call whose arguments nest past the limit is treated as a call without
+    arguments: the tool says what is missing, and every line written can be read back (before,
+    the line was written and then skipped on reading, losing the assistant's turn)."""
+    from tests.support.model_server import Scripted, ToolCallSpec
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# Demo\n")
+    sessions = tmp_path / "sessions"
+    deep_call = ToolCallSpec("read", {"path": "README.md", "junk": nested(MAX_DEPTH + 50)})
+    with ModelServer(Scripted(tool_calls=[deep_call]), text_reply("done")) as server:
+        configure(agent_dir, server)
+        done = pi_tui(
+            "--provider", "test", "--model", "m", "--session-dir", str(sessions), "-p", "go", cwd=project
+        )
+        clean(done)
+    (path,) = sorted(sessions.glob("*.jsonl"))
+    from pi_tui import jsonio
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        jsonio.loads(line)  # every line we wrote is one we (and pi) read
+    roles = [json.loads(line)["message"]["role"] for line in lines if '"type":"message"' in line]
+    assert roles == ["user", "assistant", "toolResult", "assistant"], roles
+
+    with ModelServer(text_reply("again")) as server:
+        configure(agent_dir, server)
+        again = pi_tui(
+            "--provider",
+            "test",
+            "--model",
+            "m",
+            "--session-dir",
+            str(sessions),
+            "-c",
+            "-p",
+            "more",
+            cwd=project,
+        )
+        clean(again)
+        assert not warnings_about_depth(again.stderr), again.stderr
+        sent = server.requests[-1].body["messages"]
+    assert any(message.get("role") == "tool" for message in sent), sent
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        ("models.json", "agent"),
+        ("settings.json", "agent"),
+        ("trust.json", "agent"),
+        ("settings.json", "project"),
+    ],
+)
+def test_config_files_nested_too_deep_are_a_clear_message(
+    tmp_path: Path, agent_dir: Path, name: str, where: str
+) -> None:
+    """A deep config file is a broken file: one line naming it (exit 2 when pi-tui cannot start
+    without it, a warning when it can), never exit 70."""
+    project = tmp_path / "project"
+    project.mkdir()
+    folder = agent_dir if where == "agent" else project / ".agent"
+    folder.mkdir(parents=True, exist_ok=True)
+    if where == "project":
+        (agent_dir / "trust.json").write_text(json.dumps({str(project.resolve()): True}))
+    else:  # a project resource, so that trust.json is consulted
+        (project / ".agent").mkdir()
+        (project / ".agent" / "settings.json").write_text("{}")
+    with ModelServer(text_reply("fine")) as server:
+        configure(agent_dir, server)
+        (folder / name).write_text('{"x":' + "[" * 50_000 + "]" * 50_000 + "}")
+        done = pi_tui("--provider", "test", "--model", "m", "--no-session", "-p", "hi", cwd=project)
+    assert done.returncode in (0, 2), done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    if done.returncode == 2:
+        assert name in done.stderr and "nested more than" in done.stderr, done.stderr
+    else:
+        assert done.stdout.strip() == "fine"
+
+
+def test_a_deep_keybindings_or_theme_file_falls_back_with_one_line(tmp_path: Path) -> None:
+    from pi_tui.tui.keybindings import load_keybindings
+    from pi_tui.tui.theme import load_theme
+
+    deep = '{"x":' + "[" * 50_000 + "]" * 50_000 + "}"
+    (tmp_path / "keybindings.json").write_text(deep)
+    keys = load_keybindings(tmp_path)
+    assert len(keys.problems) == 1 and "nested more than" in keys.problems[0], keys.problems
+    (tmp_path / "mine.json").write_text(deep)
+    theme = load_theme(tmp_path / "mine.json")
+    assert any("nested more than" in problem for problem in theme.problems), theme.problems
