@@ -275,6 +275,8 @@ def test_a_client_that_stops_reading_is_cut_off_and_resyncs_on_reconnect(
                 again.wait_named("agent_end", timeout=60)
         finally:
             again.close()
+    log = server.stderr()
+    assert "Traceback" not in log and "ERROR" not in log, log[-2000:]
 
 
 # --- request bodies ----------------------------------------------------------------------------
