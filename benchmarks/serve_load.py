@@ -3,7 +3,9 @@
 First, memory (issue 28): the server's RSS (``/proc/<pid>/status`` VmRSS, and VmHWM, the peak)
 before and after one 100 KB reply streamed in small deltas, and again with 100 SSE clients on
 raw sockets that never read. Targets: under 300 MB after the reply, under 500 MB with the 100
-clients (each figure from a fresh server). ``--memory-only`` stops there.
+clients (each figure from a fresh server). Then a 100 MB request body (the answer and the RSS
+after) and 100 connections that send their headers a byte every half second (how long they are
+held, up to 60 s). ``--memory-only`` stops there.
 
 Then three latency scenarios, each against a fresh ``pi-tui serve`` process:
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
@@ -231,6 +234,77 @@ def memory(agent_dir: Path, project: Path, clients: int) -> None:
                 process.wait(5)
 
 
+def limits(agent_dir: Path, project: Path) -> None:
+    """Issue 28's item 8 on a fresh server: a 100 MB body (answered how, and the RSS after), and
+    100 connections sending their headers a byte every half second (how long they are held)."""
+    process, url = start_server(agent_dir, project)
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    try:
+        before = vm_mb(process.pid, "VmRSS")
+        raw = socket.create_connection((host, int(port)))
+        raw.sendall(
+            f"POST /sessions HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100000000\r\n\r\n".encode()
+        )
+        started = time.perf_counter()
+        raw.settimeout(0.01)
+        piece, sent, answer = b" " * 65536, 0, b""
+        while sent < 100_000_000 and not answer:
+            try:
+                answer = raw.recv(200)
+            except TimeoutError:
+                pass
+            except ConnectionResetError:
+                break
+            try:
+                raw.sendall(piece[: 100_000_000 - sent])
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += len(piece)
+        raw.settimeout(30)
+        with contextlib.suppress(TimeoutError, ConnectionResetError):
+            answer = answer or raw.recv(200)
+        raw.close()
+        status = answer.split(b"\r\n", 1)[0].decode(errors="replace") or "no answer"
+        took = time.perf_counter() - started
+        after, peak = vm_mb(process.pid, "VmRSS"), vm_mb(process.pid, "VmHWM")
+        print(f"\na 100 MB body: {status!r} after {sent / 1e6:.0f} MB sent, {took:.1f} s")
+        print(f"  RSS {before:.0f} -> {after:.0f} MB (peak {peak:.0f})")
+        slow = [socket.create_connection((host, int(port))) for _ in range(100)]
+        request = f"GET /sessions HTTP/1.1\r\nHost: {host}:{port}\r\nX-Slow: {'a' * 200}\r\n".encode()
+        for each in slow:
+            each.setblocking(False)
+        started = time.perf_counter()
+        open_ = set(range(len(slow)))
+        index = 0
+        while open_ and time.perf_counter() - started < 60:
+            for number in list(open_):
+                try:
+                    slow[number].send(request[index : index + 1])
+                    if slow[number].recv(1) == b"":
+                        open_.discard(number)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    open_.discard(number)
+            index = min(index + 1, len(request) - 1)
+            time.sleep(0.5)
+        held = time.perf_counter() - started
+        for each in slow:
+            each.close()
+        print(
+            f"100 connections sending headers a byte every 0.5 s: "
+            f"{100 - len(open_)} closed by the server within {held:.0f} s, {len(open_)} still held"
+        )
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -424,6 +498,7 @@ def main() -> None:
             project.mkdir()
             write_models(agent_dir, mem_ports.get(timeout=10))
             memory(agent_dir, project, args.silent)
+            limits(agent_dir, project)
         mem_model.terminate()
         if args.memory_only:
             return
