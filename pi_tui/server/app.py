@@ -63,7 +63,12 @@ def host_allowed(host: str, extra: Iterable[str] = ()) -> bool:
     """Whether a ``Host`` header names this server without DNS: an IP address, ``localhost``
     (or a name under it), or a name the user listed. Any other name could be a DNS-rebinding
     page whose name now points here; its requests are refused."""
-    name = urlsplit(f"//{host}").hostname if host else None
+    if not host or any(char in host for char in "@/\\?#"):
+        return False
+    try:
+        name = urlsplit(f"//{host}").hostname
+    except ValueError:  # "[not an address]"
+        return False
     if not name:
         return False
     if name == "localhost" or name.endswith(".localhost") or name in extra:

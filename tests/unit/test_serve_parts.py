@@ -10,6 +10,7 @@ from importlib import resources
 
 import pytest
 
+from pi_tui.server.app import host_allowed
 from pi_tui.server.command import is_loopback
 from pi_tui.server.event_log import EventLog, sse_frame
 from pi_tui.server.page import _script, render_page
@@ -144,3 +145,23 @@ def test_the_page_runs_only_its_own_code_and_builds_text_as_text() -> None:
 )
 def test_which_hosts_are_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:4217", True),
+        ("localhost:4217", True),
+        ("[::1]:4217", True),
+        ("10.1.2.3", True),
+        ("app.localhost:4217", True),
+        ("box.example:4217", True),  # listed with --allow-host
+        ("attacker.example:4217", False),
+        ("127.0.0.1.nip.io", False),
+        ("attacker.example@127.0.0.1:4217", False),
+        ("[nonsense]:4217", False),
+        ("", False),
+    ],
+)
+def test_the_host_header_must_name_this_server_without_dns(host: str, allowed: bool) -> None:
+    assert host_allowed(host, {"box.example"}) is allowed
