@@ -61,6 +61,25 @@ def run_serve(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     parser.add_argument(
         "--token", help=f"the bearer token clients send (default: ${TOKEN_ENV}, else a random one)"
     )
+    approval = parser.add_mutually_exclusive_group()
+    approval.add_argument(
+        "-a",
+        "--approve",
+        dest="approve",
+        action="store_const",
+        const=True,
+        default=None,
+        help="trust the project folders of this server's sessions: load their .agent settings, "
+        "extensions, skills, prompts and SYSTEM.md (the server cannot ask)",
+    )
+    approval.add_argument(
+        "-na",
+        "--no-approve",
+        dest="approve",
+        action="store_const",
+        const=False,
+        help="load no project folder's .agent resources, whatever trust.json says",
+    )
     parser.add_argument(
         "--allow-host",
         action="append",
@@ -90,7 +109,19 @@ def run_serve(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     except OSError as problem:
         return say_error(f"serve: cannot listen on {args.host}:{args.port}: {problem.strerror or problem}", 2)
     hosts = [name.strip().lower() for name in args.allow_host if name.strip()]
-    return serve_on(sock, token or secrets.token_urlsafe(24), printed_token=token is None, hosts=hosts)
+    chosen = token or secrets.token_urlsafe(24)
+    _keep_from_children_and_model(chosen)
+    return serve_on(sock, chosen, printed_token=token is None, hosts=hosts, approve=args.approve)
+
+
+def _keep_from_children_and_model(token: str) -> None:
+    """Whoever holds the token drives the server: put it where the secrets code looks for it
+    (``PI_TUI_SERVE_TOKEN`` is a known credential, hidden from the model, and left out of
+    every command's environment), whether it came from ``--token``, the variable or chance."""
+    from pi_tui.secrets.child_env import hold
+
+    os.environ[TOKEN_ENV] = token
+    hold(token)
 
 
 def _env_number(name: str, default: float) -> float:
@@ -158,7 +189,12 @@ def protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
 
 
 def serve_on(
-    sock: socket.socket, token: str, *, printed_token: bool = True, hosts: Sequence[str] = ()
+    sock: socket.socket,
+    token: str,
+    *,
+    printed_token: bool = True,
+    hosts: Sequence[str] = (),
+    approve: bool | None = None,
 ) -> int:
     import uvicorn
 
@@ -183,7 +219,9 @@ def serve_on(
     heartbeat = _env_number("PI_TUI_SERVE_HEARTBEAT", HEARTBEAT_SECONDS)
     ring = int(_env_number("PI_TUI_SERVE_RING", RING_SIZE))
     ring_bytes = int(_env_number("PI_TUI_SERVE_RING_BYTES", RING_BYTES))
-    hub = SessionHub(os.getcwd(), StartOptions(cwd=os.getcwd()), ring_size=ring, ring_bytes=ring_bytes)
+    hub = SessionHub(
+        os.getcwd(), StartOptions(cwd=os.getcwd(), approve=approve), ring_size=ring, ring_bytes=ring_bytes
+    )
     idle_close = _env_number("PI_TUI_SERVE_IDLE_CLOSE", IDLE_CLOSE_SECONDS)
     header_timeout = _env_number("PI_TUI_SERVE_HEADER_TIMEOUT", HEADER_TIMEOUT_SECONDS)
     app = build_app(

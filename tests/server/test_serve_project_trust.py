@@ -60,3 +60,49 @@ def test_serve_skips_an_untrusted_projects_settings(
         bash_turn(model_server)
         prompt_and_wait(client, server, trusted.json()["id"], "run it")
         assert (hostile / "PWNED").exists()
+
+
+@pytest.mark.parametrize(("flag", "loads"), [("-a", True), ("--approve", True), ("-na", False)])
+def test_serve_approve_flags_decide_for_this_run(
+    flag: str,
+    loads: bool,
+    hostile: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    """``-a`` trusts the project folders of this server's sessions; ``-na`` wins over a saved
+    trust, as for the other modes."""
+    configure_agent(agent_dir, model_server)
+    if not loads:
+        (agent_dir / "trust.json").write_text(json.dumps({str(hostile.resolve()): True}))
+    with ServeProcess(hostile, flag) as running, running.client() as client:
+        created = client.post("/sessions", json={})
+        assert created.status_code == 201, created.text
+        bash_turn(model_server)
+        prompt_and_wait(client, running, created.json()["id"], "run it")
+    assert (hostile / "PWNED").exists() is loads
+
+
+def test_a_token_given_with_the_flag_never_reaches_a_command_or_the_model(
+    tmp_path: Path,
+    agent_dir: Path,
+    model_server: ModelServer,  # noqa: F811
+) -> None:
+    """``--token`` (not only the variable) is the server's credential: a command's ``env`` does
+    not show it and no request carries it."""
+    project = tmp_path / "plain"
+    project.mkdir()
+    configure_agent(agent_dir, model_server)
+    with ServeProcess(project) as running, running.client() as client:
+        assert running.token is not None
+        created = client.post("/sessions", json={})
+        model_server.queue(
+            Scripted(tool_calls=[ToolCallSpec("bash", {"command": f"env; echo {running.token}"})]),
+            Scripted(text="done"),
+        )
+        prompt_and_wait(client, running, created.json()["id"], "show me")
+        token = running.token
+    bodies = [request.raw_body for request in model_server.requests]
+    assert len(bodies) >= 2
+    assert all(token.encode() not in body for body in bodies)
+    assert any(b"PATH=" in body for body in bodies)  # the env output did reach the model
