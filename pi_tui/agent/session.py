@@ -741,6 +741,8 @@ class AgentSession:
                 if not started:
                     started = True
                     self.emit("message_start", message=event.partial)
+                if event.type == "start":
+                    continue  # told by message_start, as pi's loop does (no update carries it)
                 self.emit("message_update", assistantMessageEvent=event)
                 if self.ttsr is not None and event.type.endswith("_delta"):
                     rules = self.ttsr.check(event)

@@ -160,6 +160,8 @@ def test_json_mode_prints_header_then_events_in_order(agent_dir: Path, project: 
         update = next(r for r in records if r["type"] == "message_update")
         assert list(update) == ["type", "usage", "assistantMessageEvent"]  # pi 1.x: delta-only
         assert "partial" not in update["assistantMessageEvent"] and "totalTokens" in update["usage"]
+        kinds = {r["assistantMessageEvent"]["type"] for r in records if r["type"] == "message_update"}
+        assert not kinds & {"start", "done", "error"}, kinds  # told by message_start / _end, as pi does
         call = next(
             r["assistantMessageEvent"]
             for r in records
