@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pi_tui.start_options import StartOptions
 
 from pi_tui import __version__
+from pi_tui.argparsing import add_approval_flags
 
 DESCRIPTION = """\
 pi-tui: a terminal coding agent that keeps every conversation as a tree on disk.
@@ -144,27 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     extend.add_argument(
         "-ne", "--no-extensions", action="store_true", help="load no discovered extension (-e still loads)"
     )
-    approval = extend.add_mutually_exclusive_group()
-    approval.add_argument(
-        "-a",
-        "--approve",
-        "--trust",
-        dest="approve",
-        action="store_const",
-        const=True,
-        default=None,
-        help="trust this project folder for this run: load its .agent settings, extensions, "
-        "skills, prompts and SYSTEM.md without asking (--trust is the same)",
-    )
-    approval.add_argument(
-        "-na",
-        "--no-approve",
-        dest="approve",
-        action="store_const",
-        const=False,
-        help="load none of this project folder's .agent settings, extensions, skills, prompts "
-        "or SYSTEM.md for this run, whatever trust.json says",
-    )
+    add_approval_flags(extend, whose="this project folder", aliases=("--trust",))
     extend.add_argument(
         "--skill",
         action="append",

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pi_tui.argparsing import ArgumentsError, OneLineParser
+from pi_tui.argparsing import ArgumentsError, OneLineParser, add_approval_flags
 
 DEFAULT_PORT = 4217
 HEADER_TIMEOUT_SECONDS = 10.0
@@ -61,25 +61,7 @@ def run_serve(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     parser.add_argument(
         "--token", help=f"the bearer token clients send (default: ${TOKEN_ENV}, else a random one)"
     )
-    approval = parser.add_mutually_exclusive_group()
-    approval.add_argument(
-        "-a",
-        "--approve",
-        dest="approve",
-        action="store_const",
-        const=True,
-        default=None,
-        help="trust the project folders of this server's sessions: load their .agent settings, "
-        "extensions, skills, prompts and SYSTEM.md (the server cannot ask)",
-    )
-    approval.add_argument(
-        "-na",
-        "--no-approve",
-        dest="approve",
-        action="store_const",
-        const=False,
-        help="load no project folder's .agent resources, whatever trust.json says",
-    )
+    add_approval_flags(parser, whose="the project folders of this server's sessions (it cannot ask)")
     parser.add_argument(
         "--allow-host",
         action="append",
