@@ -41,9 +41,13 @@ from pi_tui.secrets.sources import SecretsSetup, with_derived_forms  # noqa: E40
 from pi_tui.session.messages import TextContent, ToolResultMessage, UserMessage  # noqa: E402
 
 
-def best(run: Callable[[], object], runs: int) -> float:
+def best(run: Callable[[], object], runs: int, setup: Callable[[], object] | None = None) -> float:
+    """Best of ``runs`` timings of ``run``, in ms; ``setup`` runs untimed before each (so a
+    "first time" figure is not the difference of two noisy figures)."""
     times = []
     for _ in range(runs):
+        if setup is not None:
+            setup()
         began = time.perf_counter()
         run()
         times.append(time.perf_counter() - began)
@@ -110,19 +114,14 @@ def main(argv: list[str] | None = None) -> int:
 
     def fresh() -> None:
         install(Obfuscator(b"k" * 32, plain, patterns))
-        active.outbound(body, payload)
 
     install(Obfuscator(b"k" * 32, plain, patterns))
     sent = active.outbound(body, payload)
     assert not any(value.encode() in sent for value in values), "a secret was left in the request"
-    first = best(fresh, args.runs)
+    first = best(lambda: active.outbound(body, payload), args.runs, setup=fresh)
     again = best(lambda: active.outbound(body, payload), args.runs)
 
-    def fresh_clean() -> None:
-        install(Obfuscator(b"k" * 32, plain, patterns))
-        active.outbound(clean_body, clean_payload)
-
-    clean_200 = best(fresh_clean, args.runs)
+    clean_200 = best(lambda: active.outbound(clean_body, clean_payload), args.runs, setup=fresh)
     made = best(lambda: Obfuscator(b"k" * 32, plain, patterns), args.runs)
     names = [f"sk-provider-key-{n}-abcdefgh" for n in range(3)]
     keys = with_derived_forms({name: SecretEntry("plain", name) for name in names})
@@ -145,12 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     print("| work | time | target |")
     print("|---|---|---|")
     print(f"| build + encode the request body (every turn) | {built:.1f} ms | - |")
-    ok = "met" if first - made <= 20 else "MISSED"
+    ok = "met" if first <= 20 else "MISSED"
     label = "hide the secrets of that request, first time (check + hide + encode again)"
-    print(f"| {label} | {first - made:.1f} ms | <= 20 ms: {ok} |")
+    print(f"| {label} | {first:.1f} ms | <= 20 ms: {ok} |")
     print(f"| set up the 200 secrets and patterns (once per run, and after /reload) | {made:.1f} ms | - |")
     print(f"| same request again (the next turn) | {again:.1f} ms | - |")
-    print(f"| check a request holding no secret, 200 secrets + patterns | {clean_200 - made:.1f} ms | - |")
+    print(f"| check a request holding no secret, 200 secrets + patterns | {clean_200:.1f} ms | - |")
     print(f"| check a request holding no secret, 3 provider keys (setting off) | {clean_keys:.1f} ms | - |")
     print(f"| hide_text of the whole 1 MB as one string | {hide_one:.1f} ms | - |")
     print(f"| reveal a 20 KB tool call's arguments | {reveal:.2f} ms | - |")

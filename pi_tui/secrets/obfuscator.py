@@ -270,10 +270,10 @@ class Obfuscator:
     def spans(self, text: str) -> list[tuple[int, int, bool]]:
         """Merged ``(start, end, replace)`` spans of every secret in ``text``, in order."""
         found: list[tuple[int, int, bool]] = []
+        # One byte per character (anything not ASCII becomes "?", in no class and not base64),
+        # so the positions are the text's; bytes.translate and find run at memory speed.
+        as_bytes = text.encode("ascii", "replace") if self._classes or self.patterns else b""
         if self._classes:
-            # One byte per character (anything not ASCII becomes "?", in no class), so the
-            # positions are the text's; bytes.translate and find run at memory speed.
-            as_bytes = text.encode("ascii", "replace")
             for table, needle, trie in self._classes:
                 for start, end in _runs(as_bytes.translate(table), needle):
                     self._plain_spans(trie, text, start, end, found)
@@ -283,7 +283,7 @@ class Obfuscator:
             replace = pattern.mode == "replace"
             found.extend((start, end, replace) for start, end in self._matches(pattern, text))
         if self.patterns:
-            self._base64_spans(text, found)
+            self._base64_spans(text, as_bytes, found)
         if len(found) < 2:
             return found
         found.sort()
@@ -342,7 +342,7 @@ class Obfuscator:
         refusals, self._refusals = self._refusals, []
         return refusals
 
-    def _base64_spans(self, text: str, found: list[tuple[int, int, bool]]) -> None:
+    def _base64_spans(self, text: str, as_bytes: bytes, found: list[tuple[int, int, bool]]) -> None:
         """Pattern matches inside base64 runs (``base64 token.txt``, a data URL, a Basic header).
 
         Every run, taken from its start in groups of four (a trailing group of two or three is
@@ -353,7 +353,7 @@ class Obfuscator:
         starts: list[int] = []  # decoded offset of each run
         places: list[tuple[int, int]] = []  # (start, end) of each run in the text
         offset = 0
-        marks = text.encode("ascii", "replace").translate(_BASE64_TABLE)
+        marks = as_bytes.translate(_BASE64_TABLE)
         for start, end in _runs(marks, bytes([_RUN]) * shortest):
             chunk = text[start:end]
             rest = len(chunk) % 4
