@@ -70,7 +70,7 @@ class AgentEvent:
             return {
                 "type": "message_update",
                 "usage": _stream_usage(stream_event),
-                "assistantMessageEvent": stream_event_json(stream_event),
+                "assistantMessageEvent": stream_event.to_json(),
             }
         out: dict[str, Any] = {"type": self.type}
         for key, value in self.data.items():
@@ -78,50 +78,13 @@ class AgentEvent:
         return out
 
 
-def _builder(stream_event: StreamEvent) -> Any:
-    """The live message builder behind a stream event (its ``snapshot`` is the builder's bound
-    method), read for usage and tool-call names without assembling the whole message."""
-    return getattr(stream_event.snapshot, "__self__", None)
-
-
 def _stream_usage(stream_event: StreamEvent) -> dict[str, Any]:
-    builder = _builder(stream_event)
-    usage = getattr(builder, "usage", None)
+    """The reply's usage so far: read off the live builder behind the event (its ``snapshot``
+    is the builder's bound method) rather than assembling the whole message for every token."""
+    usage = getattr(getattr(stream_event.snapshot, "__self__", None), "usage", None)
     if usage is None or stream_event.message is not None:
         usage = stream_event.partial.usage
     return usage.model_dump(by_alias=True, mode="json")
-
-
-def stream_event_json(stream_event: StreamEvent) -> dict[str, Any]:
-    """One stream event as pi 1.x's wire writes it inside ``message_update``: its own fields and
-    no ``partial`` (``toolcall_start`` names the call: ``id`` and ``toolName``)."""
-    kind = stream_event.type
-    data: dict[str, Any] = {"type": kind}
-    if stream_event.content_index >= 0:
-        data["contentIndex"] = stream_event.content_index
-    if kind.endswith("_delta"):
-        data["delta"] = stream_event.delta
-    elif kind in ("text_end", "thinking_end"):
-        data["content"] = stream_event.content
-    elif kind == "toolcall_end" and stream_event.tool_call is not None:
-        data["toolCall"] = stream_event.tool_call.to_json_dict()
-    elif kind == "toolcall_start":
-        block = None
-        blocks = getattr(_builder(stream_event), "blocks", None)
-        if isinstance(blocks, list) and 0 <= stream_event.content_index < len(blocks):
-            block = blocks[stream_event.content_index]
-        if block is not None:
-            data["id"], data["toolName"] = block.call_id, block.name
-        else:
-            call = stream_event.partial.content[stream_event.content_index]
-            data["id"], data["toolName"] = getattr(call, "id", ""), getattr(call, "name", "")
-    elif kind == "done":
-        data["reason"] = stream_event.reason
-        data["message"] = stream_event.partial.to_json_dict()
-    elif kind == "error":
-        data["reason"] = stream_event.reason
-        data["error"] = stream_event.partial.to_json_dict()
-    return data
 
 
 def _jsonable(value: Any) -> Any:

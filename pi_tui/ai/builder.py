@@ -223,7 +223,7 @@ class MessageBuilder:
 
     def toolcall_start(self, call_id: str, name: str) -> int:
         block = _Block("toolCall", call_id=call_id, name=name, json=PartialJson())
-        return self._open(block, "toolcall_start")
+        return self._open(block, "toolcall_start", self._call(block))
 
     def toolcall_delta(self, index: int, fragment: str) -> None:
         if not fragment:
@@ -292,11 +292,11 @@ class MessageBuilder:
             if block.open:
                 self.end(index)
 
-    def _open(self, block: _Block, event: str) -> int:
+    def _open(self, block: _Block, event: str, call: ToolCall | None = None) -> int:
         self.start()
         self.blocks.append(block)
         index = len(self.blocks) - 1
-        self.events.append(StreamEvent(event, index, snapshot=self.snapshot))  # type: ignore[arg-type]
+        self.events.append(StreamEvent(event, index, tool_call=call, snapshot=self.snapshot))  # type: ignore[arg-type]
         return index
 
     @staticmethod

@@ -65,22 +65,25 @@ class StreamEvent(NamedTuple):
         return self.snapshot()
 
     def to_json(self) -> dict[str, Any]:
-        """pi's JSON shape of the event (for ``--mode json`` / rpc)."""
-        data: dict[str, Any] = {"type": self.type}
+        """pi 1.x's wire shape of the event inside ``message_update`` (``--mode json``, rpc, the
+        server): its own fields and no ``partial`` message, so a reply's events stay linear in
+        its length; ``toolcall_start`` names the call (``id``, ``toolName``)."""
+        kind = self.type
+        data: dict[str, Any] = {"type": kind}
         if self.content_index >= 0:
             data["contentIndex"] = self.content_index
-        if self.type.endswith("_delta"):
+        if kind.endswith("_delta"):
             data["delta"] = self.delta
-        if self.type in ("text_end", "thinking_end"):
+        elif kind in ("text_end", "thinking_end"):
             data["content"] = self.content
-        if self.tool_call is not None and self.type == "toolcall_end":
+        elif kind == "toolcall_start" and self.tool_call is not None:
+            data["id"], data["toolName"] = self.tool_call.id, self.tool_call.name
+        elif kind == "toolcall_end" and self.tool_call is not None:
             data["toolCall"] = self.tool_call.to_json_dict()
-        if self.type == "done":
+        elif kind == "done":
             data["reason"] = self.reason
             data["message"] = self.partial.to_json_dict()
-        elif self.type == "error":
+        elif kind == "error":
             data["reason"] = self.reason
             data["error"] = self.partial.to_json_dict()
-        else:
-            data["partial"] = self.partial.to_json_dict()
         return data
