@@ -1,4 +1,5 @@
-"""Recorded SSE streams (tests/data/sse, from ../shared/fixtures/sse) and their expectations."""
+"""Recorded SSE streams and their expectations, read from tests/data/sse (copied into the repository
+from the shared fixtures; nothing outside the repository is read)."""
 
 from __future__ import annotations
 
