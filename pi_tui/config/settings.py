@@ -31,10 +31,32 @@ class _Group(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
 
+class CompactionOverride(_Group):
+    """pi 1.x's ``compaction.modelOverrides["provider/id"]``: a field left out falls back to the
+    ordinary setting on its own."""
+
+    reserve_tokens: int | None = Field(None, ge=0)
+    keep_recent_tokens: int | None = Field(None, ge=0)
+
+
 class CompactionSettings(_Group):
     enabled: bool = True
     reserve_tokens: int = Field(16384, ge=0)
     keep_recent_tokens: int = Field(20000, ge=0)
+    model_overrides: dict[str, CompactionOverride] = Field(default_factory=dict)
+    """Keyed by the exact ``provider/modelId`` (see :meth:`for_model`)."""
+
+    def for_model(self, provider: str | None, model_id: str | None) -> CompactionSettings:
+        """These settings with the active model's override applied, field by field."""
+        override = self.model_overrides.get(f"{provider}/{model_id}")
+        if override is None:
+            return self
+        changes = {
+            name: value
+            for name in ("reserve_tokens", "keep_recent_tokens")
+            if (value := getattr(override, name)) is not None
+        }
+        return self.model_copy(update=changes)
 
 
 class BranchSummarySettings(_Group):
@@ -46,6 +68,9 @@ class RetrySettings(_Group):
     enabled: bool = True
     max_retries: int = Field(3, ge=0)
     base_delay_ms: int = Field(2000, ge=0)
+    max_agent_delay_ms: int = Field(60000, ge=0)
+    """pi 1.x: the longest wait between retries of a turn (a server's Retry-After beyond it
+    fails the turn instead of waiting)."""
     idle_timeout_seconds: float = Field(90.0, gt=0)
     """A reply that sends nothing for this long after its first byte is given up."""
     first_byte_timeout_seconds: float = Field(120.0, gt=0)
@@ -88,6 +113,33 @@ class ThinkingBudgetsSettings(_Group):
     high: int | None = Field(None, ge=0)
 
 
+class CodemodeSettings(_Group):
+    """pi 1.x's ``codemode`` tool settings: kept for pi's sake, pi-tui has no codemode tool."""
+
+    mode: Literal["on", "only"] = "on"
+    inline_budget: int = Field(3000, ge=0)
+
+
+class TerminalSettings(_Group):
+    """pi 1.x's ``terminal.*``: what the terminal is taken to support."""
+
+    show_images: bool = True
+    image_width_cells: int = Field(60, ge=1)
+    clear_on_shrink: bool = False
+    show_terminal_progress: bool = False
+    """OSC 9;4 progress in the terminal's tab while the agent works."""
+    hyperlinks: bool | Literal["auto"] = "auto"
+    images: Literal["kitty", "iterm2", "auto", False] = "auto"
+    true_color: bool | Literal["auto"] = "auto"
+
+
+class MarkdownSettings(_Group):
+    code_block_indent: str = "  "
+    mermaid: Literal["off", "final", "streaming"] = "streaming"
+
+
+ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+TimeoutMs = int | Literal["disabled"]
 TreeFilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 QueueMode = Literal["one-at-a-time", "all"]
 DoubleEscapeAction = Literal["tree", "fork", "none"]
@@ -96,7 +148,33 @@ DoubleEscapeAction = Literal["tree", "fork", "none"]
 class Settings(_Group):
     default_provider: str | None = None
     default_model: str | None = None
-    default_thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
+    default_thinking_level: ThinkingLevelName | None = None
+    model_thinking_levels: dict[str, ThinkingLevelName] = Field(default_factory=dict)
+    """pi 1.x: the start-up thinking level per exact ``provider/modelId`` (wins over
+    ``defaultThinkingLevel`` for that model)."""
+    show_cache_miss_notices: bool = False
+    cache_warming: Literal["off", "streaming", "idle"] = "idle"
+    external_editor: str | None = None
+    """The command Ctrl+G opens (else ``$VISUAL``, ``$EDITOR``, then the platform's)."""
+    default_tools: list[str] | None = None
+    """pi 1.x: the tools on at start; plain names replace the defaults, ``+name`` / ``-name``
+    add to or take from them (``--tools`` wins)."""
+    codemode: CodemodeSettings = Field(default_factory=CodemodeSettings)
+    session_share_destination: Literal["auto", "gist", "radius"] = "auto"
+    tui_mode: Literal["regular", "fullscreen"] = "fullscreen"
+    fullscreen_exit_output: Literal["transcript", "resume-hint"] = "transcript"
+    fullscreen_scrollbar: Literal["auto", "always", "hidden"] = "auto"
+    fullscreen_copy_on_select: bool = True
+    fullscreen_wheel_scroll_lines: Literal["auto"] | int = "auto"
+    output_pad: Literal[0, 1] = 1
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings)
+    markdown: MarkdownSettings = Field(default_factory=MarkdownSettings)
+    http_proxy: str | None = None
+    """Read from the user's settings only (a project cannot send our requests elsewhere)."""
+    http_idle_timeout_ms: TimeoutMs = 300000
+    websocket_connect_timeout_ms: TimeoutMs = 15000
+    self_update_command: list[str] | None = None
+    enable_analytics: bool = False
     theme: str | None = None
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
@@ -161,7 +239,7 @@ def load_settings(cwd: str | None = None, *, project: bool | None = None) -> Set
             if ignored:
                 notes.append(
                     f"{path}: ignored {', '.join(ignored)} (a project can only tighten secret "
-                    "hiding, and trust is the user's to choose)"
+                    "hiding; trust, the proxy and the update command are the user's to choose)"
                 )
         merged = deep_merge(merged, data)
     try:
@@ -181,18 +259,23 @@ def _project_settings_file(cwd: str) -> Path | None:
 
 
 _SECRETS_OFF_KEYS = ("disabledPatterns", "disabled_patterns")
+_USER_ONLY_KEYS = frozenset(
+    {"httpProxy", "http_proxy", "selfUpdateCommand", "self_update_command", "cacheWarming", "cache_warming"}
+)
+"""pi 1.x's agent-directory-only keys: where requests go, what runs to update, cache spend."""
 
 
 def _users_alone(data: dict[str, Any], user: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The project's settings minus what only the user may set, and what was left out.
 
     - anything about trust (``defaultProjectTrust``): a project cannot vouch for itself;
+    - pi 1.x's user-only keys (``httpProxy``, ``selfUpdateCommand``, ``cacheWarming``);
     - ``secrets.enabled: false`` when the user's settings have it on (on is always allowed);
     - ``secrets.disabledPatterns``: switching a built-in pattern off loosens hiding.
     """
     data = dict(data)
     ignored: list[str] = []
-    for key in [key for key in data if "trust" in key.lower().replace("_", "")]:
+    for key in [key for key in data if "trust" in key.lower().replace("_", "") or key in _USER_ONLY_KEYS]:
         del data[key]
         ignored.append(key)
     if "secrets" not in data:
