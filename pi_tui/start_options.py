@@ -48,3 +48,15 @@ class StartOptions:
     prompt_templates: list[str] | None = None
     """``--prompt-template`` paths (files or folders of ``.md`` templates)."""
     no_prompt_templates: bool = False
+    name: str | None = None
+    """``-n/--name``: the session's display name (a ``session_info`` entry, as ``/name``)."""
+    session_id: str | None = None
+    """``--session-id``: open this folder's session with that id, or create it with that id."""
+    exclude_tools: list[str] | None = None
+    """``-xt/--exclude-tools``: names or ``*`` patterns switched off after every other choice."""
+    use_theme: str | None = None
+    """``--use-theme name`` or ``dark/light``: the theme for this run (the setting is kept)."""
+    tui_mode: str | None = None
+    """``--tui-mode regular|fullscreen`` (else the ``tuiMode`` setting)."""
+    no_mcp: bool = False
+    """``--no-mcp``: no MCP servers connect this run."""
