@@ -535,11 +535,16 @@ class AgentSession:
                 return False
         return False
 
+    def compaction_settings(self) -> Any:
+        """``compaction`` with the active model's ``modelOverrides`` entry applied (pi 1.x): read
+        afresh at each check, so a model switch changes the next threshold and cut."""
+        return self.settings.compaction.for_model(self.model.provider, self.model.id)
+
     async def _maybe_compact(self) -> None:
         """Automatic compaction when the context leaves less than ``reserveTokens`` free."""
         from pi_tui.compaction.compact import should_compact
 
-        if should_compact(self.context_tokens(), self.model.context_window, self.settings.compaction):
+        if should_compact(self.context_tokens(), self.model.context_window, self.compaction_settings()):
             await self._auto_compact("threshold")
 
     async def _auto_compact(self, reason: str) -> bool:
@@ -559,7 +564,7 @@ class AgentSession:
 
         self.emit("compaction_start", reason=reason)
         branch = self.manager.get_branch()
-        preparation = prepare_compaction(branch, self.settings.compaction)
+        preparation = prepare_compaction(branch, self.compaction_settings())
         if preparation is None:
             self.emit("compaction_end", reason=reason, result=None, aborted=False, willRetry=False)
             return None
