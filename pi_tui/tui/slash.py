@@ -137,7 +137,7 @@ def _why_nothing_to_compact(agent: Any) -> str:
         return "Nothing to compact (no messages yet)."
     if branch[-1].type == "compaction":
         return "Already compacted: nothing was said since the last compaction."
-    keep = agent.settings.compaction.keep_recent_tokens
+    keep = agent.compaction_settings().keep_recent_tokens
     tokens = agent.context_tokens()
     return (
         f"Nothing to compact: the conversation takes about {tokens:,} tokens, all within the newest "
