@@ -4,21 +4,29 @@
 global one of the same name) and ``--prompt-template PATH`` (a file or a folder of ``.md`` files);
 ``--no-prompt-templates`` turns discovery off. The project's templates load only in a trusted
 folder (``project_trusted``; :mod:`pi_tui.config.project_trust`). Front matter ``description`` and
-``argument-hint`` show in completion. The body's ``$1``, ``$2``..., ``$@`` / ``$ARGUMENTS`` (all
-arguments), ``${@:N}`` (from the Nth on) and ``${@:N:L}`` (L of them from the Nth) are replaced by
-the arguments, split as a shell splits words (quotes keep spaces together).
+``argument-hint`` show in completion.
+
+The body's placeholders, as pi 1.5.2 fills them in one pass (an argument or default that itself
+contains ``$1`` is not expanded again): ``$1``, ``$2``... (one argument, empty when missing),
+``$@`` / ``$ARGUMENTS`` (all, joined by spaces), ``${N:-default}`` (argument N, or ``default``
+when it is missing or empty), ``${@:-default}`` / ``${ARGUMENTS:-default}`` (all, or
+``default``), ``${@:N}`` (from the Nth on; 0 counts as 1) and ``${@:N:L}`` (L of them from the
+Nth). Arguments are split as pi splits them (:func:`split_arguments`).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from pi_tui.ttsr.rules import parse_front_matter
 
-_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$(\d+)|\$@|\$ARGUMENTS")
+_PLACEHOLDER = re.compile(
+    r"\$\{(\d+|ARGUMENTS|@):-([^}]*)\}"  # ${1:-default}, ${@:-default}, ${ARGUMENTS:-default}
+    r"|\$\{@:(\d+)(?::(\d+))?\}"  # ${@:N}, ${@:N:L}
+    r"|\$(ARGUMENTS|@|\d+)"  # $1, $@, $ARGUMENTS
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,26 +101,69 @@ def _add(found: TemplateSet, path: Path) -> None:
 
 
 def split_arguments(args: str) -> list[str]:
-    """Words as a shell splits them; unbalanced quotes fall back to plain whitespace."""
-    try:
-        return shlex.split(args)
-    except ValueError:
-        return args.split()
+    """The arguments of ``/name args``, split as pi 1.5.2 splits them.
+
+    Whitespace separates arguments. A quote (``"`` or ``'``) groups only when it opens an
+    argument, so the apostrophe in ``doesn't`` is text; inside quotes a backslash before that
+    same quote keeps the quote as text (other backslashes stay as typed); ``""`` is an empty
+    argument; a quote never closed is plain text and the rest is split normally.
+    """
+    words: list[str] = []
+    current: list[str] = []
+    started = False
+    quote: str | None = None
+    quote_start = 0
+    i = 0
+    while i < len(args):
+        char = args[i]
+        if quote is not None:
+            if char == "\\" and args[i + 1 : i + 2] == quote:
+                current.append(quote)
+                i += 1
+            elif char == quote:
+                quote = None
+            else:
+                current.append(char)
+        elif char in "\"'" and not started:
+            quote, quote_start, started = char, i, True
+        elif char.isspace():
+            if started:
+                words.append("".join(current))
+                current, started = [], False
+        else:
+            current.append(char)
+            started = True
+        if quote is not None and i == len(args) - 1:
+            # Never closed: the quote is a character of the argument it opened; read on from it.
+            quote, current, i = None, [args[quote_start]], quote_start
+        i += 1
+    if started:
+        words.append("".join(current))
+    return words
 
 
 def expand(template: PromptTemplate, args: str) -> str:
     """The prompt ``/name args`` sends."""
-    words = split_arguments(args)
+    return substitute(template.body, split_arguments(args))
+
+
+def substitute(body: str, words: list[str]) -> str:
+    """``body`` with its placeholders replaced from ``words``, in one pass."""
+    every = " ".join(words)
+
+    def positional(number: str) -> str:
+        index = int(number) - 1
+        return words[index] if 0 <= index < len(words) else ""
 
     def replace(match: re.Match[str]) -> str:
-        start, length, position = match.group(1), match.group(2), match.group(3)
-        if position is not None:
-            index = int(position) - 1
-            return words[index] if 0 <= index < len(words) else ""
+        target, default, start, length, simple = match.groups()
+        if target is not None:
+            value = every if target in ("@", "ARGUMENTS") else positional(target)
+            return value or default
         if start is not None:
             first = max(int(start) - 1, 0)
             chosen = words[first:] if length is None else words[first : first + int(length)]
             return " ".join(chosen)
-        return " ".join(words)
+        return every if simple in ("@", "ARGUMENTS") else positional(simple)
 
-    return _PLACEHOLDER.sub(replace, template.body)
+    return _PLACEHOLDER.sub(replace, body)
