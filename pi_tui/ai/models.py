@@ -23,6 +23,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, cast
@@ -343,29 +344,139 @@ def _kind(value: Any) -> str:
 
 
 # --- resolving ``apiKey`` / header values -------------------------------------------------------
+#
+# pi 1.x's rules (resolve-config-value in pi's dist): a value starting with ``!`` is a shell
+# command whose trimmed output is the value; any other value is a template in which ``$NAME`` and
+# ``${NAME}`` stand for environment variables, ``$$`` for ``$`` and ``$!`` for ``!``; the rest
+# is literal text. A variable that is unset or empty leaves the whole value unresolved.
+#
+# pi 0.73 read a plain value as the *name* of an environment variable. A plain value that is
+# exactly the name of a variable that is set keeps that meaning (such a file is unambiguous),
+# with a one-line notice per value and run (:func:`legacy_env_name`, ``ModelRegistry.problems``).
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _command_cache: dict[str, str] = {}
+_told_legacy: set[str] = set()
+"""Places already given the 0.73 notice in this process (one notice per value and run)."""
 
 
 def clear_command_cache() -> None:
     """Forget the output of ``!command`` values (they are cached for the life of the process)."""
     _command_cache.clear()
+    _told_legacy.clear()
 
 
-def resolve_config_value(value: str, what: str) -> str:
-    """``!command`` -> its stripped output (cached); an env var's name -> its value; else ``value``.
+def _env_value(name: str, env: Mapping[str, str] | None) -> str | None:
+    """``env`` (auth.json's per-provider ``env``) over the process environment; empty is unset."""
+    return (env or {}).get(name) or os.environ.get(name) or None
 
-    ``what`` names the setting in the error raised when a command fails.
+
+def legacy_env_name(value: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable a pi 0.73 value names: ``value`` is a bare name (no ``$``) of a set variable."""
+    if _ENV_NAME.fullmatch(value) and _env_value(value, env) is not None:
+        return value
+    return None
+
+
+def _template(value: str, env: Mapping[str, str] | None) -> tuple[str, list[str]]:
+    """``value`` with its ``$NAME`` / ``${NAME}`` references filled in, and the names unset."""
+    out: list[str] = []
+    missing: list[str] = []
+    i = 0
+
+    def lookup(name: str) -> None:
+        found = _env_value(name, env)
+        if found is None:
+            missing.append(name)
+        else:
+            out.append(found)
+
+    while i < len(value):
+        dollar = value.find("$", i)
+        if dollar < 0:
+            out.append(value[i:])
+            break
+        out.append(value[i:dollar])
+        after = value[dollar + 1 : dollar + 2]
+        if after in ("$", "!"):
+            out.append(after)
+            i = dollar + 2
+        elif after == "{" and (end := value.find("}", dollar + 2)) >= 0:
+            name = value[dollar + 2 : end]
+            if _ENV_NAME.fullmatch(name):
+                lookup(name)
+            else:
+                out.append(value[dollar : end + 1])
+            i = end + 1
+        elif after != "{" and (match := _ENV_NAME.match(value, dollar + 1)):
+            lookup(match[0])
+            i = match.end()
+        else:
+            out.append("$")
+            i = dollar + 1
+    return "".join(out), list(dict.fromkeys(missing))
+
+
+def is_value_configured(value: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``value`` gives a key without running anything: a ``!command`` counts (it runs only
+    when a request needs it), a template only when every variable it names is set (pi's check)."""
+    if value.startswith("!") or legacy_env_name(value, env):
+        return True
+    return not _template(value, env)[1]
+
+
+def value_without_commands(value: str, env: Mapping[str, str] | None = None) -> str | None:
+    """What ``value`` resolves to when that needs no command; None for a ``!command`` or an
+    unset variable (used to know the credentials to hide, without running anything)."""
+    if value.startswith("!"):
+        return None
+    legacy = legacy_env_name(value, env)
+    if legacy is not None:
+        return _env_value(legacy, env)
+    resolved, missing = _template(value, env)
+    return None if missing else resolved
+
+
+def resolve_config_value(value: str, what: str, env: Mapping[str, str] | None = None) -> str:
+    """``!command`` -> its trimmed output (cached for the run); otherwise ``$NAME`` / ``${NAME}``
+    filled in from ``env`` then the process environment; a bare name of a set variable -> its
+    value (pi 0.73's form); anything else literally.
+
+    ``what`` names the setting in the one-line :class:`ConfigError` raised when a command fails
+    or a variable is unset.
     """
     if value.startswith("!"):
-        command = value[1:].strip()
+        command = value[1:]
         if command not in _command_cache:
-            _command_cache[command] = _run_command(command, what)
+            _command_cache[command] = _run_command(command.strip(), what)
         return _command_cache[command]
-    return os.environ.get(value) or value
+    legacy = legacy_env_name(value, env)
+    if legacy is not None:
+        return _env_value(legacy, env) or value
+    resolved, missing = _template(value, env)
+    if missing:
+        names = ", ".join(missing)
+        plural = "s" if len(missing) > 1 else ""
+        raise ConfigError(f"{what}: environment variable{plural} {names} not set")
+    return resolved
+
+
+def legacy_notice(value: str, where: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The one-line notice for a pi 0.73 value at ``where``, the first time it is seen this run."""
+    name = legacy_env_name(value, env)
+    if name is None or where in _told_legacy:
+        return None
+    _told_legacy.add(where)
+    return (
+        f'{where}: "{name}" is read as the environment variable {name} (pi 0.73\'s meaning, '
+        f'deprecated): write "${name}", as pi 1.x reads a plain value as the text itself'
+    )
 
 
 def _run_command(command: str, what: str) -> str:
+    if not command:
+        raise ConfigError(f"{what}: the command after ! is empty")
     try:
         done = subprocess.run(
             command,
@@ -373,6 +484,7 @@ def _run_command(command: str, what: str) -> str:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
+            errors="replace",
             timeout=COMMAND_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
@@ -431,12 +543,14 @@ class ModelRegistry:
         config = read_models_file(self.path)
         if self.code_providers:
             config = ModelsFile(providers={**config.providers, **self.code_providers})
+        problems: list[str] = []
         if self.beneath is not None:
             from pi_tui.ai.models_beneath import with_pi_models
 
-            config, self.problems = with_pi_models(self, config, self.beneath)
+            config, problems = with_pi_models(self, config, self.beneath)
         self.models = self._merge(config)
         self.config = config
+        self.problems = [*problems, *self._legacy_notices(config)]
 
     def beneath_auth(self) -> Path | None:
         """pi's auth.json when pi's models.json is read beneath ours (its keys fill in ours)."""
@@ -701,36 +815,64 @@ class ModelRegistry:
 
     def has_key(self, provider: str) -> bool:
         """Whether a key is configured (auth.json, models.json ``apiKey`` or the env var), without
-        running any ``!command``. Keyless providers (Ollama, offline) count only with a configured key."""
+        running any ``!command``: a ``$VAR`` value counts only when the variable is set. Keyless
+        providers (Ollama, offline) count only with a configured key."""
+        env = self.auth.env(provider)
         if self.auth.api_key(provider):
             return True
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:
-            return True
+            return is_value_configured(configured.api_key, env)
         env_var = ENV_VARS.get(provider)
-        return bool(env_var and os.environ.get(env_var))
+        return bool(env_var and _env_value(env_var, env))
 
     def resolve_api_key(self, provider: str, cli_key: str | None = None) -> str | None:
         """``--api-key``, else a key saved by /login in auth.json, else models.json ``apiKey``
-        (both: literal / env var name / ``!command``), else the provider's env var; ``None`` when
-        there is none. auth.json comes right after ``--api-key`` as in pi."""
+        (both: ``!command`` / ``$VAR`` template / literal), else the provider's env var; ``None``
+        when there is none. auth.json comes right after ``--api-key`` as in pi; its ``env`` for
+        the provider wins over the process environment."""
         if cli_key:
             return cli_key
+        env = self.auth.env(provider)
         saved = self.auth.api_key(provider)
         if saved:
-            return resolve_config_value(saved, f"{self.auth.path}: {provider}.key")
+            return resolve_config_value(saved, f"{self.auth.path}: {provider}.key", env)
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:
-            return resolve_config_value(configured.api_key, f"{self.path}: providers.{provider}.apiKey")
+            return resolve_config_value(configured.api_key, f"{self.path}: providers.{provider}.apiKey", env)
         env_var = ENV_VARS.get(provider)
-        return (os.environ.get(env_var) or None) if env_var else None
+        return _env_value(env_var, env) if env_var else None
 
     def resolve_headers(self, model: Model) -> dict[str, str]:
         """The model's configured headers with every value resolved like ``apiKey``."""
+        env = self.auth.env(model.provider)
         return {
-            name: resolve_config_value(value, f"{self.path}: header {name!r} of {model.label}")
+            name: resolve_config_value(value, f"{self.path}: header {name!r} of {model.label}", env)
             for name, value in model.headers.items()
         }
+
+    def _legacy_notices(self, config: ModelsFile) -> list[str]:
+        """One line per value still written in pi 0.73's form (a bare variable name), once a run."""
+        places: list[tuple[str, str, str]] = []
+        for provider in self.auth.providers():
+            key = self.auth.api_key(provider)
+            if key:
+                places.append((key, f"{self.auth.path}: {provider}.key", provider))
+        for name, provider_config in config.providers.items():
+            if provider_config.api_key:
+                places.append((provider_config.api_key, f"{self.path}: providers.{name}.apiKey", name))
+            for header, value in (provider_config.headers or {}).items():
+                places.append((value, f"{self.path}: providers.{name}.headers.{header}", name))
+            for position, entry in enumerate(provider_config.models or []):
+                for header, value in (entry.headers or {}).items():
+                    where = f"{self.path}: providers.{name}.models[{position}].headers.{header}"
+                    places.append((value, where, name))
+            for model_id, patch in (provider_config.model_overrides or {}).items():
+                for header, value in (patch.headers or {}).items():
+                    where = f"{self.path}: providers.{name}.modelOverrides.{model_id}.headers.{header}"
+                    places.append((value, where, name))
+        notices = (legacy_notice(value, where, self.auth.env(name)) for value, where, name in places)
+        return [notice for notice in notices if notice]
 
     def request_options(
         self,

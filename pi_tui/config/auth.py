@@ -4,7 +4,10 @@ The file is one JSON object keyed by provider id. An API key is stored as
 ``{"anthropic": {"type": "api_key", "key": "sk-..."}}``; pi also keeps OAuth credentials there
 (``"type": "oauth"`` with tokens and an expiry), which pi-tui cannot refresh and so never uses,
 but always keeps when it rewrites the file. The key value is resolved like models.json's
-``apiKey`` (a literal, an environment variable's name, or ``!command``), as pi does.
+``apiKey`` (``!command``, ``$VAR`` / ``${VAR}``, else literal; pi_tui/ai/models.py), as pi 1.x
+does. pi 1.x's ``env`` object on an API-key credential gives per-provider environment values
+that win over the process environment for that provider (its key, headers and endpoint
+variables such as ``AZURE_OPENAI_BASE_URL``).
 
 Writes are made for a file holding secrets that another program (pi) shares:
 
@@ -124,6 +127,18 @@ class AuthStore:
                 return key
         return None
 
+    def env(self, provider: str) -> dict[str, str]:
+        """The credential's ``env`` object (pi 1.x): its string values; empty when there is none."""
+        value = self._view.get(provider)
+        if not isinstance(value, dict) or value.get("type") != "api_key":
+            return {}
+        env = value.get("env")
+        if not isinstance(env, dict):
+            return {}
+        return {
+            name: entry for name, entry in env.items() if isinstance(name, str) and isinstance(entry, str)
+        }
+
     # --- changing ---------------------------------------------------------------------------------
 
     def set_api_key(self, provider: str, key: str) -> None:
@@ -151,6 +166,9 @@ class AuthStore:
             if credential is None:
                 current.pop(provider)
             else:
+                before = current.get(provider)
+                if isinstance(before, dict) and before.get("type") == "api_key" and "env" in before:
+                    credential = {**credential, "env": before["env"]}  # a new key keeps pi 1.x's env
                 current[provider] = credential
             self._write(json.dumps(current, indent=2, ensure_ascii=False))
             self._data = current

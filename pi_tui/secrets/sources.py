@@ -133,11 +133,15 @@ def placeholder_key(agent_dir: Path) -> bytes:
 
 
 def _looked_up(value: str | None, environ: Mapping[str, str]) -> Iterable[str]:
-    """A configured value: the variable's value when it names one that is set, else as written
-    (``!commands`` run only when a request needs the key; :func:`active.add_credentials`)."""
-    if not value or value.startswith("!"):
+    """A configured value as a request would send it, when that needs no command (pi 1.x's
+    ``$VAR`` / literal rules, pi_tui/ai/models.py; ``!commands`` run only when a request needs
+    the key: :func:`active.add_credentials`)."""
+    from pi_tui.ai.models import value_without_commands
+
+    if not value:
         return []
-    return [environ.get(value) or value]
+    resolved = value_without_commands(value, dict(environ))
+    return [resolved] if resolved else []
 
 
 def known_credentials(

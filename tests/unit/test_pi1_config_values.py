@@ -1,0 +1,159 @@
+"""models.json / auth.json values read as pi 1.x reads them (resolve-config-value in pi 1.5.2).
+
+``"$VAR"`` / ``"${VAR}"`` are environment variables (also inside a longer value), ``"!cmd"`` is a
+command's output, and anything else is the text itself. pi-tui used to read a plain value as a
+variable's name and sent ``$MY_KEY`` literally; a bare name of a *set* variable keeps that 0.73
+meaning, with one notice.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.models import (
+    ENV_VARS,
+    ModelRegistry,
+    clear_command_cache,
+    is_value_configured,
+    resolve_config_value,
+    value_without_commands,
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ENV_VARS.values():
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("PI_TUI_PI_AGENT_DIR", "")  # nothing of pi's own folder
+    clear_command_cache()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("$MY_KEY", "k-123"),
+        ("${MY_KEY}", "k-123"),
+        ("Bearer $MY_KEY!", "Bearer k-123!"),
+        ("${MY_KEY}suffix", "k-123suffix"),
+        ("sk-literal-value", "sk-literal-value"),
+        ("cost $$5 and $!bang", "cost $5 and !bang"),
+        ("${not a name} $ 1", "${not a name} $ 1"),
+        ("${MY_KEY", "${MY_KEY"),
+        ("MY_KEY", "k-123"),  # pi 0.73's form: a bare name of a set variable
+        ("UNSET_NAME_XYZ", "UNSET_NAME_XYZ"),  # a bare name of nothing set is just text
+    ],
+)
+def test_value_rules(value: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "k-123")
+    monkeypatch.delenv("UNSET_NAME_XYZ", raising=False)
+    assert resolve_config_value(value, "where") == expected
+
+
+def test_an_unset_variable_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NOPE_A", raising=False)
+    monkeypatch.setenv("EMPTY_B", "")  # empty counts as unset, as in pi
+    with pytest.raises(ConfigError) as caught:
+        resolve_config_value("$NOPE_A:${EMPTY_B}", "models.json: providers.x.apiKey")
+    assert str(caught.value) == (
+        "models.json: providers.x.apiKey: environment variables NOPE_A, EMPTY_B not set"
+    )
+    assert not is_value_configured("$NOPE_A")
+    assert value_without_commands("$NOPE_A") is None
+
+
+def test_commands_run_once_per_run_and_fail_in_one_line(tmp_path: Path) -> None:
+    counter = tmp_path / "runs"
+    command = f"!echo run >> {counter}; echo '  from-command  '"
+    assert resolve_config_value(command, "w") == "from-command"
+    assert resolve_config_value(command, "w") == "from-command"
+    assert counter.read_text().count("run") == 1
+    assert is_value_configured(command) and value_without_commands(command) is None
+    assert not counter.read_text().count("run") > 1  # neither check runs it
+    with pytest.raises(ConfigError) as caught:
+        resolve_config_value("!echo nope >&2; exit 4", "auth.json: x.key")
+    assert "\n" not in str(caught.value)
+    assert "exit code 4" in str(caught.value) and "nope" in str(caught.value)
+    with pytest.raises(ConfigError, match="printed nothing"):
+        resolve_config_value("!true", "w")
+
+
+def test_registry_resolves_keys_and_headers_the_pi1_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_KEY", "from-env-var")
+    monkeypatch.setenv("TEAM", "blue")
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "groq": {"apiKey": "$MY_KEY", "headers": {"x-team": "team-${TEAM}", "x-lit": "TEAMS"}},
+                    "mistral": {"apiKey": "plain-literal-key"},
+                    "cerebras": {"apiKey": "$UNSET_NAME_XYZ"},
+                }
+            }
+        )
+    )
+    registry = ModelRegistry(agent / "models.json")
+    assert registry.resolve_api_key("groq") == "from-env-var"
+    assert registry.resolve_api_key("mistral") == "plain-literal-key"
+    assert not registry.has_key("cerebras")  # pi counts a $VAR key only when it is set
+    model = registry.get("groq", "openai/gpt-oss-120b")
+    assert model is not None
+    options = registry.request_options(model)
+    assert options.api_key == "from-env-var"
+    assert options.headers == {"x-team": "team-blue", "x-lit": "TEAMS"}
+    assert registry.problems == []  # nothing in 0.73's form
+
+
+def test_a_073_value_keeps_working_with_one_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_OLD_KEY", "old-style-value")
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    path = agent / "models.json"
+    path.write_text(json.dumps({"providers": {"groq": {"apiKey": "MY_OLD_KEY"}}}))
+    registry = ModelRegistry(path)
+    assert registry.resolve_api_key("groq") == "old-style-value"
+    assert len(registry.problems) == 1
+    notice = registry.problems[0]
+    assert "\n" not in notice and "providers.groq.apiKey" in notice and '"$MY_OLD_KEY"' in notice
+    registry.reload()
+    assert registry.problems == []  # once per run
+
+
+def test_auth_json_env_wins_for_its_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "process-env")
+    monkeypatch.setenv("HEADER_VALUE", "process-header")
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "models.json").write_text(
+        json.dumps({"providers": {"groq": {"headers": {"x-h": "$HEADER_VALUE"}}}})
+    )
+    (agent / "auth.json").write_text(
+        json.dumps(
+            {
+                "groq": {
+                    "type": "api_key",
+                    "key": "${KEY_IN_ENV}",
+                    "env": {"KEY_IN_ENV": "from-auth-env", "HEADER_VALUE": "auth-header"},
+                },
+                "cerebras": {"type": "api_key", "env": {"CEREBRAS_API_KEY": "env-only-credential"}},
+            }
+        )
+    )
+    registry = ModelRegistry(agent / "models.json")
+    assert registry.resolve_api_key("groq") == "from-auth-env"
+    assert registry.resolve_api_key("cerebras") == "env-only-credential"
+    assert registry.has_key("cerebras")
+    model = registry.get("groq", "openai/gpt-oss-120b")
+    assert model is not None
+    assert registry.request_options(model).headers["x-h"] == "auth-header"
+    # Saving a new key with /login keeps the credential's env.
+    registry.auth.set_api_key("groq", "new-key")
+    assert json.loads((agent / "auth.json").read_text())["groq"]["env"]["KEY_IN_ENV"] == "from-auth-env"
