@@ -241,7 +241,7 @@ def load_settings(cwd: str | None = None, *, project: bool | None = None) -> Set
                     f"{path}: ignored {', '.join(ignored)} (a project can only tighten secret "
                     "hiding; trust, the proxy and the update command are the user's to choose)"
                 )
-        merged = deep_merge(merged, data)
+        merged = _with_default_tools(merged, data)
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as error:
@@ -325,6 +325,22 @@ def _pi_settings() -> dict[str, Any]:
             rejected = {str(problem["loc"][0]) for problem in error.errors() if problem["loc"]}
             data = {key: value for key, value in data.items() if key not in rejected}
     return {}
+
+
+def _with_default_tools(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``deep_merge``, except that a ``defaultTools`` list of only ``+name``/``-name`` entries
+    adds to the list below it instead of replacing it (pi 1.x: a project's ``["+grep"]`` keeps
+    the user's selection and adds grep; the entries apply in order at start-up)."""
+    merged = deep_merge(base, override)
+    below, above = base.get("defaultTools"), override.get("defaultTools")
+    only_changes = (
+        isinstance(above, list)
+        and bool(above)
+        and all(isinstance(entry, str) and entry[:1] in ("+", "-") for entry in above)
+    )
+    if only_changes and isinstance(below, list) and isinstance(above, list):
+        merged["defaultTools"] = [*below, *above]
+    return merged
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
