@@ -184,10 +184,15 @@ class SessionManager:
     # --- constructors ----------------------------------------------------------------------
 
     @classmethod
-    def create(cls, cwd: str, session_dir: str | Path | None = None) -> SessionManager:
-        """A new session for ``cwd``; its file appears with the first assistant message."""
+    def create(
+        cls, cwd: str, session_dir: str | Path | None = None, *, session_id: str | None = None
+    ) -> SessionManager:
+        """A new session for ``cwd``; its file appears with the first assistant message.
+        ``session_id`` replaces the generated id (``--session-id``; the caller checks it)."""
         folder = Path(session_dir) if session_dir else session_dir_for_cwd(cwd)
         header = _new_header(cwd)
+        if session_id is not None:
+            header["id"] = session_id
         path = folder / _file_name(header)
         return cls(cwd, folder, header, path=path)
 
@@ -249,12 +254,18 @@ class SessionManager:
 
     @classmethod
     def fork_from(
-        cls, source: str | Path, target_cwd: str, session_dir: str | Path | None = None
+        cls,
+        source: str | Path,
+        target_cwd: str,
+        session_dir: str | Path | None = None,
+        *,
+        session_id: str | None = None,
     ) -> SessionManager:
-        """Copy the whole session at ``source`` into a new session of ``target_cwd``."""
+        """Copy the whole session at ``source`` into a new session of ``target_cwd`` (with the
+        id ``session_id`` when given: ``--fork X --session-id ID``)."""
         source_path = Path(source).expanduser().resolve()
         original = cls.open(source_path, read_only=True)
-        manager = cls.create(target_cwd, session_dir)
+        manager = cls.create(target_cwd, session_dir, session_id=session_id)
         manager._header["parentSession"] = str(source_path)
         return manager._filled(original._index.entries, original._leaf_id)
 
