@@ -1,9 +1,14 @@
 """Pi-format colour themes: loading, checking, and conversion to a Textual theme.
 
-A theme file is pi's JSON format (``name``, optional ``vars``, ``colors`` with every token in
-:data:`REQUIRED_TOKENS`, optional ``export``), so a pi user's theme works here unchanged. A colour
-value is ``"#rrggbb"``, an xterm 256-colour index (0-255), the name of a ``vars`` entry (which may
-itself name another var), or ``""`` for the terminal's default colour.
+A theme file is pi's JSON format (``name``, optional ``appearance``, optional ``vars``, ``colors``
+with every token in :data:`REQUIRED_TOKENS` and any of :data:`OPTIONAL_TOKENS`, optional
+``export``), so a pi user's theme, and pi 1.x's own, works here unchanged. A colour value is
+``"#rrggbb"`` or ``"#rgb"``, ``"okhsl(h s l)"`` or ``"oklch(l c h)"`` (converted to sRGB by
+:mod:`pi_tui.tui.colour_spaces`), an xterm 256-colour index (0-255), the name of a ``vars`` entry
+(which may itself name another var), or ``""`` for the terminal's default colour.
+
+Which theme a setting means is decided by :func:`choose_theme`: ``system`` (pi 1.x's default) and
+pairs written ``light/dark`` follow the terminal's appearance (:mod:`pi_tui.tui.terminal_colours`).
 
 Loading never raises for a bad theme file: every problem (unreadable file, bad JSON, wrong type,
 missing token, unknown var, bad colour) becomes a one-line message naming the file and the token,
@@ -30,19 +35,27 @@ from typing import Any
 from textual.theme import Theme as TextualTheme
 
 from pi_tui import jsonio
+from pi_tui.tui.colour_spaces import ColourSyntaxError, is_ok_function, parse_ok_colour, srgb_to_oklab
 
 __all__ = [
     "BG_TOKENS",
     "EXPORT_KEYS",
+    "OPTIONAL_TOKENS",
     "REQUIRED_TOKENS",
+    "SYSTEM_THEME",
+    "THEME_TOKENS",
     "Theme",
+    "ThemeChoice",
     "ThemeLoad",
     "available_themes",
     "builtin_themes_dir",
+    "choose_theme",
     "is_pi_theme",
     "load_theme",
     "palette_to_hex",
+    "parse_theme_pair",
     "textual_variable_name",
+    "theme_choices",
     "to_textual_theme",
 ]
 
@@ -108,16 +121,34 @@ REQUIRED_TOKENS: tuple[str, ...] = (
     "bashMode",
 )
 
+#: pi 1.x's optional tokens, each with the token it copies when a theme leaves it out (older
+#: themes, pi-tui's built-ins) so every theme has all of them.
+OPTIONAL_TOKENS: dict[str, str] = {
+    "scrollbarTrack": "muted",
+    "scrollbarThumb": "text",
+    "searchMatchBg": "selectedBg",
+    "searchMatchText": "text",
+    "thinkingMax": "thinkingXhigh",
+}
+
+#: Every token a loaded :class:`Theme` has a colour for: the required ones, then the optional ones.
+THEME_TOKENS: tuple[str, ...] = (*REQUIRED_TOKENS, *OPTIONAL_TOKENS)
+
 #: Tokens pi paints as backgrounds (the rest are foregrounds). Needed to pick a sensible stand-in
 #: for ``""`` (terminal default) when the value must become a concrete Textual colour.
 BG_TOKENS: frozenset[str] = frozenset(
     {"selectedBg", "userMessageBg", "customMessageBg", "toolPendingBg", "toolSuccessBg", "toolErrorBg"}
 )
+_ALL_BG_TOKENS = BG_TOKENS | {"searchMatchBg"}
+
+#: pi 1.x's default theme: the built-in ``dark`` or ``light``, whichever suits the terminal.
+SYSTEM_THEME = "system"
 
 #: Optional keys of pi's ``export`` section (HTML export colours).
 EXPORT_KEYS: tuple[str, ...] = ("pageBg", "cardBg", "infoBg")
 
-_HEX_RE = re.compile(r"#[0-9a-fA-F]{6}")
+_HEX_RE = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
+_APPEARANCES = ("dark", "light")
 
 # xterm's default colours for the 16 terminal-defined slots. Real terminals vary, but a fixed,
 # well-known choice keeps resolution deterministic.
@@ -144,28 +175,42 @@ def palette_to_hex(index: int) -> str:
 
 @dataclass(frozen=True)
 class Theme:
-    """A fully resolved theme: every required token maps to ``#rrggbb`` or ``None``.
+    """A fully resolved theme: every token of :data:`THEME_TOKENS` maps to ``#rrggbb`` or ``None``.
 
     ``None`` means "the terminal's default colour" (pi's ``""``); it is kept distinct from a
-    concrete colour so renderers can choose to leave the colour unset.
+    concrete colour so renderers can choose to leave the colour unset. ``appearance`` is the
+    file's own ``"dark"``/``"light"`` when it says; ``palette_tokens`` are the tokens given as one
+    of the 16 terminal-defined colours, which say nothing about the theme's brightness.
     """
 
     name: str
     colors: dict[str, str | None]
     export: dict[str, str | None] = field(default_factory=dict)
     path: Path | None = None
+    appearance: str | None = None
+    palette_tokens: frozenset[str] = frozenset()
 
     @property
     def dark(self) -> bool:
-        """Whether this is a dark theme, judged from the user-message background's brightness.
+        """Whether this is a dark theme: the file's ``appearance``, else judged as pi 1.x does.
 
-        Pi only checks the name; judging a colour that every theme must define also works for
-        user themes with arbitrary names.
+        Without ``appearance``, the average OKLab lightness of the background tokens is compared
+        with the foreground tokens' (backgrounds darker: a dark theme); with only one kind of
+        concrete colour, that kind's lightness against the middle; with none, the name decides.
         """
-        for key in ("userMessageBg", "selectedBg", "toolPendingBg"):
-            value = self.colors.get(key)
-            if value:
-                return _luminance(value) < 0.5
+        if self.appearance in _APPEARANCES:
+            return self.appearance == "dark"
+        fg: list[float] = []
+        bg: list[float] = []
+        for token, value in self.colors.items():
+            if value and token not in self.palette_tokens:
+                (bg if token in _ALL_BG_TOKENS else fg).append(_lightness(value))
+        if fg and bg:
+            return sum(bg) / len(bg) < sum(fg) / len(fg)
+        if bg:
+            return sum(bg) / len(bg) < 0.5
+        if fg:
+            return sum(fg) / len(fg) > 0.5
         return self.name != "light"
 
 
@@ -186,9 +231,10 @@ class _ColorError(ValueError):
     """A colour value that cannot be resolved; the message says why, without the token name."""
 
 
-def _luminance(hex_color: str) -> float:
+def _lightness(hex_color: str) -> float:
+    """OKLab lightness (0-1) of ``#rrggbb``."""
     r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
-    return 0.299 * r + 0.587 * g + 0.114 * b
+    return srgb_to_oklab((r, g, b))[0]
 
 
 def _describe(value: object) -> str:
@@ -199,7 +245,7 @@ def _resolve(value: object, vars_: dict[str, Any], seen: tuple[str, ...] = ()) -
     """Resolve one colour value to ``#rrggbb`` or ``None``, following var references."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise _ColorError(
-            f'wrong type {_describe(value)} (expected a "#rrggbb" string, a 0-255 integer, a var name or "")'
+            f'wrong type {_describe(value)} (expected a colour string, a 0-255 integer, a var name or "")'
         )
     if isinstance(value, int):
         if not 0 <= value <= 255:
@@ -209,8 +255,14 @@ def _resolve(value: object, vars_: dict[str, Any], seen: tuple[str, ...] = ()) -
         return None
     if value.startswith("#"):
         if not _HEX_RE.fullmatch(value):
-            raise _ColorError(f'bad colour "{value}" (expected 6-digit "#rrggbb")')
-        return value.lower()
+            raise _ColorError(f'bad colour "{value}" (expected "#rrggbb" or "#rgb")')
+        digits = value[1:].lower()
+        return "#" + (digits if len(digits) == 6 else "".join(d * 2 for d in digits))
+    if is_ok_function(value):
+        try:
+            return parse_ok_colour(value)
+        except ColourSyntaxError as error:
+            raise _ColorError(str(error)) from None
     if value in seen:
         raise _ColorError(f"circular var reference {' -> '.join((*seen, value))}")
     if value not in vars_:
@@ -254,7 +306,7 @@ def _load(path: Path, *, fallback: dict[str, str | None], fallback_label: str) -
 
     def filled(reason: str) -> ThemeLoad:
         problems.append(f"{where}: {reason}; using the built-in dark theme instead")
-        colors = {token: fallback.get(token) for token in REQUIRED_TOKENS}
+        colors = {token: fallback.get(token) for token in THEME_TOKENS}
         return ThemeLoad(Theme(name=path.stem, colors=colors, path=path), problems)
 
     try:
@@ -289,9 +341,23 @@ def _load(path: Path, *, fallback: dict[str, str | None], fallback_label: str) -
     else:
         missing_reported = False
 
+    appearance = data.get("appearance")
+    if appearance is not None and appearance not in _APPEARANCES:
+        problems.append(
+            f'{where}: "appearance" must be "dark" or "light", not {_describe(appearance)}; ignoring it'
+        )
+        appearance = None
+
     colors: dict[str, str | None] = {}
-    for token in REQUIRED_TOKENS:
+    palette_tokens: set[str] = set()
+    for token in THEME_TOKENS:
         if token not in raw_colors:
+            if token in OPTIONAL_TOKENS:
+                source = OPTIONAL_TOKENS[token]
+                colors[token] = colors.get(source)
+                if source in palette_tokens:
+                    palette_tokens.add(token)
+                continue
             if not missing_reported:
                 problems.append(f"{where}: missing colour token {token!r}; using {fallback_label}")
             colors[token] = fallback.get(token)
@@ -301,6 +367,9 @@ def _load(path: Path, *, fallback: dict[str, str | None], fallback_label: str) -
         except _ColorError as error:
             problems.append(f"{where}: colour token {token!r}: {error}; using {fallback_label}")
             colors[token] = fallback.get(token)
+            continue
+        if _is_terminal_palette(raw_colors[token], vars_):
+            palette_tokens.add(token)
     # Tokens pi does not (yet) know are ignored silently: a theme written for a newer pi must
     # still load without complaints.
 
@@ -316,7 +385,24 @@ def _load(path: Path, *, fallback: dict[str, str | None], fallback_label: str) -
             except _ColorError as error:
                 problems.append(f"{where}: export colour {key!r}: {error}; ignoring it")
 
-    return ThemeLoad(Theme(name=name, colors=colors, export=export, path=path), problems)
+    theme = Theme(
+        name=name,
+        colors=colors,
+        export=export,
+        path=path,
+        appearance=appearance,
+        palette_tokens=frozenset(palette_tokens),
+    )
+    return ThemeLoad(theme, problems)
+
+
+def _is_terminal_palette(value: object, vars_: dict[str, Any]) -> bool:
+    """Whether a (valid) colour value ends in one of the 16 colours each terminal defines itself."""
+    seen: set[str] = set()
+    while isinstance(value, str) and value in vars_ and value not in seen:
+        seen.add(value)
+        value = vars_[value]
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 16
 
 
 def builtin_themes_dir() -> Path:
@@ -340,7 +426,8 @@ def available_themes(
     (``--theme`` files and folders). ``discover=False`` (``--no-themes``) skips the agent dir.
 
     Names come from file names (as in pi). A user theme with a built-in's name replaces it, so a
-    user can restyle ``dark`` without a new name (pi keeps the built-in instead).
+    user can restyle ``dark`` without a new name (pi keeps the built-in instead). ``system`` is
+    reserved for the automatic choice, so a file of that name is left out, as pi does.
     """
     themes: dict[str, Path] = {}
     folders = [builtin_themes_dir()]
@@ -362,7 +449,68 @@ def available_themes(
             themes[file.stem] = file
     for file in files:
         themes[file.stem] = file
+    themes.pop(SYSTEM_THEME, None)
     return dict(sorted(themes.items()))
+
+
+def parse_theme_pair(setting: str) -> tuple[str, str] | None:
+    """``"light/dark"`` as ``(light theme, dark theme)``; None unless it is exactly two names.
+
+    pi 1.x stores automatic mode with the light terminal's theme first and the dark one second.
+    """
+    first, slash, second = setting.partition("/")
+    if not slash or "/" in second:
+        return None
+    light, dark = first.strip(), second.strip()
+    return (light, dark) if light and dark else None
+
+
+@dataclass(frozen=True)
+class ThemeChoice:
+    """What a ``theme`` setting means on this terminal: the theme file to load and its name, plus
+    a one-line problem when the setting could not be followed (then the name is the fallback)."""
+
+    name: str
+    path: Path
+    problem: str | None = None
+
+
+def choose_theme(setting: str | None, themes: dict[str, Path], appearance: str) -> ThemeChoice:
+    """The theme to show for ``setting`` (a name, ``system``, ``light/dark`` or None for the default).
+
+    ``system`` (and no setting) is the built-in ``dark`` or ``light``, whichever ``appearance`` (the
+    terminal's, ``"dark"`` or ``"light"``) calls for; a pair picks its half the same way. A name
+    that is not a theme, or a malformed pair, falls back to ``system`` with one line saying so.
+    """
+    builtins = available_themes(None)
+    system_name = "light" if appearance == "light" else "dark"
+
+    def system(problem: str | None = None) -> ThemeChoice:
+        path = builtins.get(system_name) or builtins["dark"]
+        return ThemeChoice(system_name, path, problem)
+
+    wanted = (setting or "").strip() or SYSTEM_THEME
+    if wanted == SYSTEM_THEME:
+        return system()
+    if "/" in wanted:
+        pair = parse_theme_pair(wanted)
+        if pair is None:
+            return system(
+                f'Theme setting "{wanted}" is not a pair of two names ("light/dark"); using "{SYSTEM_THEME}".'
+            )
+        wanted = pair[0] if appearance == "light" else pair[1]
+        if wanted == SYSTEM_THEME:
+            return system()
+    path = themes.get(wanted)
+    if path is None:
+        offered = ", ".join([SYSTEM_THEME, *themes])
+        return system(f'Theme "{wanted}" not found (available: {offered}); using "{SYSTEM_THEME}".')
+    return ThemeChoice(wanted, path)
+
+
+def theme_choices(themes: dict[str, Path]) -> list[str]:
+    """The names the /settings theme row offers: ``system`` first, then every theme file's."""
+    return [SYSTEM_THEME, *(name for name in themes if name != SYSTEM_THEME)]
 
 
 def textual_variable_name(token: str) -> str:
@@ -411,8 +559,8 @@ def to_textual_theme(theme: Theme) -> TextualTheme:
     generated = base.to_color_system().generate()
     variables = {
         textual_variable_name(token): c.get(token)
-        or generated["background" if token in BG_TOKENS else "foreground"]
-        for token in REQUIRED_TOKENS
+        or generated["background" if token in _ALL_BG_TOKENS else "foreground"]
+        for token in THEME_TOKENS
     }
     base.variables.update(variables)
     return base

@@ -15,7 +15,9 @@ from textual.widgets import Static
 
 from pi_tui.tui.theme import (
     BG_TOKENS,
+    OPTIONAL_TOKENS,
     REQUIRED_TOKENS,
+    THEME_TOKENS,
     Theme,
     available_themes,
     builtin_themes_dir,
@@ -57,7 +59,7 @@ def test_builtin_themes_load_cleanly_with_every_token(name):
     load = load_theme(path)
     assert load.ok, load.problems
     assert load.theme.name == name
-    assert set(load.theme.colors) == set(REQUIRED_TOKENS)
+    assert set(load.theme.colors) == set(THEME_TOKENS)  # pi 1.x's optional tokens copy others
     assert all(value is not None and value.startswith("#") for value in load.theme.colors.values())
     raw = json.loads(path.read_text(encoding="utf-8"))
     assert set(raw["colors"]) == set(REQUIRED_TOKENS)  # every token spelled out in the file
@@ -118,6 +120,7 @@ def test_pi_user_theme_with_every_form_loads_unchanged(tmp_path):
     load = load_theme(write_theme(tmp_path / "my-theme.json", data))
     assert load.ok, load.problems
     assert load.theme.name == "my-theme"
+    expected.update({token: expected[source] for token, source in OPTIONAL_TOKENS.items()})
     assert load.theme.colors == expected
     assert load.theme.export == {"pageBg": "#18181e", "cardBg": "#6c6c6c", "infoBg": None}
 
@@ -133,7 +136,7 @@ def test_missing_token_is_named_and_filled_from_dark(tmp_path, dark):
     assert "\n" not in message
     assert load.theme.colors["toolSuccessBg"] == dark.colors["toolSuccessBg"]
     assert load.theme.colors["accent"] == "#101010"
-    assert set(load.theme.colors) == set(REQUIRED_TOKENS)
+    assert set(load.theme.colors) == set(THEME_TOKENS)
 
 
 @pytest.mark.parametrize(
