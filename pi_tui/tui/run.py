@@ -59,6 +59,9 @@ def run_interactive(
     from pi_tui.tui.terminal_keys import restore_alt_enter
 
     restore_alt_enter()
+    from pi_tui.tui.terminal_colours import terminal_appearance
+
+    terminal_appearance(ask=True)  # dark or light (the system theme), asked before Textual reads keys
     app = PiApp(
         start_options=options,
         cwd=cwd,
