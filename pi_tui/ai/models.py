@@ -40,7 +40,7 @@ from pi_tui.config.paths import agent_dir
 from pi_tui.config.pi_folder import pi_file
 
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-KNOWN_APIS: tuple[str, ...] = (*API_KINDS, "offline")
+KNOWN_APIS: tuple[str, ...] = (*API_KINDS, "azure-openai-responses", "offline")
 COMMAND_TIMEOUT = 10.0
 """Seconds a ``!command`` key or header may take (a password manager prompt, at most)."""
 
@@ -89,6 +89,8 @@ PROVIDERS: dict[str, ProviderInfo] = {
         None,
         {**_NON_OPENAI, "supportsReasoningEffort": False},
     ),
+    # pi 1.x's Azure OpenAI; the endpoint comes from the environment (pi_tui/ai/azure.py).
+    "azure": ProviderInfo("azure-openai-responses", "", "AZURE_OPENAI_API_KEY"),
     "offline": ProviderInfo("offline", "", None),
 }
 
@@ -174,6 +176,18 @@ CATALOGUE: dict[str, tuple[CatalogueRow, ...]] = {
         ("mistral-small-latest", "Mistral Small", True, _TI, 256_000, 256_000, 0.15, 0.6, 0, 0),
         ("codestral-latest", "Codestral", False, _T, 256_000, 4_096, 0.3, 0.9, 0, 0),
         ("magistral-medium-latest", "Magistral Medium", True, _T, 128_000, 16_384, 2, 5, 0, 0),
+    ),
+    "azure": (
+        ("gpt-5.4", "GPT-5.4", True, _TI, 1_050_000, 128_000, 2.5, 15, 0.25, 0),
+        ("gpt-5.5", "GPT-5.5", True, _TI, 1_050_000, 128_000, 5, 30, 0.5, 0),
+        ("gpt-5.4-mini", "GPT-5.4 mini", True, _TI, 400_000, 128_000, 0.75, 4.5, 0.075, 0),
+        ("gpt-5.4-nano", "GPT-5.4 nano", True, _TI, 400_000, 128_000, 0.2, 1.25, 0.02, 0),
+        ("gpt-5.3-codex", "GPT-5.3 Codex", True, _TI, 400_000, 128_000, 1.75, 14, 0.175, 0),
+        ("gpt-5", "GPT-5", True, _TI, 400_000, 128_000, 1.25, 10, 0.125, 0),
+        ("gpt-5-mini", "GPT-5 Mini", True, _TI, 400_000, 128_000, 0.25, 2, 0.025, 0),
+        ("gpt-4.1", "GPT-4.1", False, _TI, 1_047_576, 32_768, 2, 8, 0.5, 0),
+        ("o3", "o3", True, _TI, 200_000, 100_000, 2, 8, 0.5, 0),
+        ("o4-mini", "o4-mini", True, _TI, 200_000, 100_000, 1.1, 4.4, 0.275, 0),
     ),
     "ollama": (
         ("gpt-oss:20b", "gpt-oss 20B (local)", True, _T, 131_072, 32_768, 0, 0, 0, 0),
@@ -892,6 +906,11 @@ class ModelRegistry:
         if key is None and require_key and model.provider in ENV_VARS:
             raise ConfigError(self.missing_key_message(model.provider))
         result.api_key = key
+        result.provider_env = {**self.auth.env(model.provider), **result.provider_env}
+        if model.provider == "azure":
+            from pi_tui.ai import azure
+
+            azure.base_url(model, result.provider_env)  # no endpoint: say so now, in one line
         headers = self.resolve_headers(model)
         if model.auth_header is True and key:
             headers["Authorization"] = f"Bearer {key}"

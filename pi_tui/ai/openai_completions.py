@@ -55,11 +55,14 @@ class OpenAICompletionsClient:
     api = "openai-completions"
 
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
-        return HttpRequest(
-            url=model.base_url.rstrip("/") + "/chat/completions",
-            headers=request_headers(model, options),
-            body=request_body(model, context, options),
-        )
+        body = request_body(model, context, options)
+        base = model.base_url.rstrip("/")
+        if model.provider == "azure":  # a Foundry model: Azure's endpoint and deployment rules
+            from pi_tui.ai import azure
+
+            base = azure.base_url(model, options.provider_env)
+            body["model"] = azure.deployment(model, options.provider_env)
+        return HttpRequest(url=base + "/chat/completions", headers=request_headers(model, options), body=body)
 
     def parser(self, builder: MessageBuilder) -> CompletionsParser:
         return CompletionsParser(builder)

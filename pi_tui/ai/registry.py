@@ -11,6 +11,7 @@ _MODULES = {
     "anthropic-messages": "pi_tui.ai.anthropic",
     "openai-completions": "pi_tui.ai.openai_completions",
     "openai-responses": "pi_tui.ai.openai_responses",
+    "azure-openai-responses": "pi_tui.ai.azure",
     "google-generative-ai": "pi_tui.ai.google",
 }
 

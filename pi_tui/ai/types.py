@@ -124,6 +124,9 @@ class StreamOptions(BaseModel):
     max_delay: float = 60.0
     timeout: float = 600.0
     session_id: str | None = None
+    provider_env: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
+    """auth.json's ``env`` for the model's provider (pi 1.x): values that win over the process
+    environment where a client reads one (Azure's endpoint variables)."""
     thinking_budgets: dict[str, int] = Field(default_factory=dict)
     """Token budgets per level from ``thinkingBudgets`` in settings.json, replacing the built-in
     ones for models that take a budget."""

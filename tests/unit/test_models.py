@@ -86,6 +86,7 @@ def write_models(agent_dir: Path, data: object) -> Path:
 
 def test_catalogue_is_complete_and_consistent() -> None:
     expected = {"anthropic", "openai", "google", "openrouter", "groq", "cerebras", "xai", "mistral", "ollama"}
+    expected.add("azure")  # pi 1.x's Azure OpenAI
     assert expected <= set(CATALOGUE)
     assert set(PROVIDERS) == expected | {"offline"}
     assert ENV_VARS == {
@@ -97,15 +98,16 @@ def test_catalogue_is_complete_and_consistent() -> None:
         "cerebras": "CEREBRAS_API_KEY",
         "xai": "XAI_API_KEY",
         "mistral": "MISTRAL_API_KEY",
+        "azure": "AZURE_OPENAI_API_KEY",
     }
     models = builtin_models()
     labels = [m.label for m in models]
     assert len(labels) == len(set(labels))
     for model in models:
-        assert model.api in (*API_KINDS, "offline")
+        assert model.api in (*API_KINDS, "azure-openai-responses", "offline")
         assert model.context_window > 0 and model.max_tokens > 0
         assert set(model.input) <= {"text", "image"}
-        if model.provider not in ("ollama", "offline"):
+        if model.provider not in ("ollama", "offline", "azure"):  # azure: from the environment
             assert model.base_url.startswith("https://")
             assert model.cost.input > 0 and model.cost.output > 0
     assert PROVIDERS["ollama"].base_url == "http://localhost:11434/v1"
