@@ -69,7 +69,7 @@ def install_secrets(settings: Settings, options: StartOptions, registry: ModelRe
 def start(options: StartOptions, manager: SessionManager | None = None) -> Started:
     """Everything the options ask for; ``manager`` is a session already opened by the caller
     (the server opens files itself, to open one another process writes read-only)."""
-    from pi_tui.ai.http import prepare_tls
+    from pi_tui.ai.http import apply_http_proxy, prepare_tls
     from pi_tui.config.project_trust import decide_trust
 
     prepare_tls()  # in a thread, while the session is read
@@ -78,6 +78,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         settings = load_settings(options.cwd, project=trust.trusted)
     except SettingsError as error:
         raise StartupError(str(error)) from None
+    apply_http_proxy(settings.http_proxy)  # user settings only; before any HTTP client
     try:
         registry = ModelRegistry()
     except ConfigError as error:

@@ -25,7 +25,7 @@ from typing import Any
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
 from pi_tui.agent.hooks import AgentHooks
 from pi_tui.ai.errors import ConfigError, is_context_overflow
-from pi_tui.ai.stream import AssistantStream, IdleLimits, RetryInfo, StallInfo, stream_message
+from pi_tui.ai.stream import AssistantStream, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.config.settings import Settings
@@ -719,8 +719,9 @@ class AgentSession:
                 receivedData=info.received,
             )
 
-        retry = self.settings.retry
-        idle = IdleLimits(between=retry.idle_timeout_seconds, first_byte=retry.first_byte_timeout_seconds)
+        from pi_tui.ai.http import idle_limits  # httpIdleTimeoutMs over retry.* when set
+
+        idle = idle_limits(self.settings)
         hooks = self.hooks
         messages = None
         if hooks.wants("context"):

@@ -2,18 +2,34 @@
 
 A new TLS connection costs a round trip or three; an agent makes a request per turn, so reusing
 the connection keeps the first token fast. HTTP/2 is used when the ``h2`` package is present.
+
+Also pi 1.x's HTTP settings: ``httpProxy`` (user settings only) becomes ``HTTP_PROXY`` /
+``HTTPS_PROXY`` where those are not already set, as pi does, so every httpx client (they read
+the environment) and the commands pi-tui starts use it; ``httpIdleTimeoutMs`` (milliseconds, 0
+or ``"disabled"`` for none), when the user sets it, is the silence limit of a model reply
+before and after its first byte, over ``retry.idleTimeoutSeconds`` /
+``retry.firstByteTimeoutSeconds`` (:func:`idle_limits`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import ssl
 import threading
 import weakref
 from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from pi_tui.ai.stream import IdleLimits
+
+NO_LIMIT = 1e9
+"""Seconds standing for "no idle limit" (``httpIdleTimeoutMs`` 0 / "disabled"): finite, so it
+travels in stall events as a number."""
 
 _CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
 _CLIENTS = weakref.WeakKeyDictionary()
@@ -71,3 +87,28 @@ async def close_shared_client() -> None:
     client = _CLIENTS.pop(asyncio.get_running_loop(), None)
     if client is not None:
         await client.aclose()
+
+
+def apply_http_proxy(proxy: str | None) -> None:
+    """``httpProxy`` from the user's settings as ``HTTP_PROXY`` / ``HTTPS_PROXY``; variables the
+    user already set win (pi's rule). Call before the first client is made."""
+    proxy = (proxy or "").strip()
+    if proxy:
+        os.environ.setdefault("HTTP_PROXY", proxy)
+        os.environ.setdefault("HTTPS_PROXY", proxy)
+
+
+def idle_limits(settings: Any) -> IdleLimits:
+    """How long a model reply may stay silent: pi 1.x's ``httpIdleTimeoutMs`` for both the wait
+    for the first byte and the gaps after it when the settings name it, else pi-tui's
+    ``retry.idleTimeoutSeconds`` / ``retry.firstByteTimeoutSeconds``."""
+    from pi_tui.ai.stream import IdleLimits
+
+    retry = settings.retry
+    if "http_idle_timeout_ms" not in settings.model_fields_set:
+        return IdleLimits(between=retry.idle_timeout_seconds, first_byte=retry.first_byte_timeout_seconds)
+    value = settings.http_idle_timeout_ms
+    if value != "disabled" and value < 0:  # not a timeout pi would take: pi-tui's own limits
+        return IdleLimits(between=retry.idle_timeout_seconds, first_byte=retry.first_byte_timeout_seconds)
+    seconds = NO_LIMIT if value in ("disabled", 0) else value / 1000
+    return IdleLimits(between=seconds, first_byte=seconds)

@@ -2,8 +2,9 @@
 
 What is checked is what reaches the wire: the ``Authorization`` header for ``"$MY_KEY"``, a
 literal and ``"!echo ..."``; pi 0.73's bare variable name (still honoured, with one notice);
-a failing command (one line, exit 2); and the ``azure`` provider's path, query, ``api-key``
-header and deployment name, with its endpoint from the environment or from auth.json's ``env``.
+a failing command (one line, exit 2); the ``azure`` provider's path, query, ``api-key``
+header and deployment name, with its endpoint from the environment or from auth.json's ``env``;
+and the ``httpProxy`` / ``httpIdleTimeoutMs`` settings.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from tests.support.model_server import ModelServer
+from tests.support.model_server import ModelServer, text_reply
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 
@@ -161,3 +163,51 @@ def test_azure_foundry_model_on_chat_completions(agent_dir: Path, tmp_path: Path
         assert request.path == "/chat/completions"
         assert request.header("authorization") == "Bearer foundry-key"
         assert request.body["model"] == "my-foundry"
+
+
+def test_http_proxy_from_user_settings_carries_model_requests(agent_dir: Path, tmp_path: Path) -> None:
+    """``httpProxy`` (pi 1.x): the request for an unreachable host goes to the proxy (the
+    loopback server, which sees the absolute URL a client sends a proxy)."""
+    with ModelServer() as proxy:
+        models = {
+            "providers": {
+                "far": {
+                    "baseUrl": "http://model.invalid:9/v1",
+                    "api": "openai-completions",
+                    "apiKey": "k",
+                    "models": [{"id": "m"}],
+                }
+            }
+        }
+        (agent_dir / "models.json").write_text(json.dumps(models))
+        (agent_dir / "settings.json").write_text(json.dumps({"httpProxy": proxy.base_url}))
+        env = {"HTTP_PROXY": "", "HTTPS_PROXY": "", "http_proxy": "", "https_proxy": "", "ALL_PROXY": ""}
+        clean = {k: v for k, v in os.environ.items() if k.lower() not in {n.lower() for n in env}}
+        done = subprocess.run(
+            [SCRIPT, "--no-session", "--model", "far/m", "-p", "hello"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**clean, "PI_CODING_AGENT_DIR": str(agent_dir)},
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "echo: hello\n"
+        assert proxy.requests[-1].path == "/v1/chat/completions"
+        assert proxy.requests[-1].header("host") == "model.invalid:9"
+
+
+def test_http_idle_timeout_ms_wins_over_the_retry_limits(agent_dir: Path, tmp_path: Path) -> None:
+    """``httpIdleTimeoutMs: 1000``: a server silent for 20 s before its first byte is given up
+    after about a second (pi-tui's own first-byte limit is 120 s)."""
+    with ModelServer(text_reply("late", first_byte_delay=20)) as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        (agent_dir / "settings.json").write_text(
+            json.dumps({"httpIdleTimeoutMs": 1000, "retry": {"enabled": False}})
+        )
+        started = time.monotonic()
+        done = _run(agent_dir, tmp_path, "test/m")
+        elapsed = time.monotonic() - started
+    assert done.returncode != 0
+    assert "No data from the server for 1 s" in done.stderr, done.stderr
+    assert elapsed < 15

@@ -9,11 +9,14 @@ meaning, with one notice.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from pi_tui.ai import azure
 from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.http import NO_LIMIT, apply_http_proxy, idle_limits
 from pi_tui.ai.models import (
     ENV_VARS,
     ModelRegistry,
@@ -22,6 +25,8 @@ from pi_tui.ai.models import (
     resolve_config_value,
     value_without_commands,
 )
+from pi_tui.ai.types import Model
+from pi_tui.config.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -157,3 +162,61 @@ def test_auth_json_env_wins_for_its_provider(tmp_path: Path, monkeypatch: pytest
     # Saving a new key with /login keeps the credential's env.
     registry.auth.set_api_key("groq", "new-key")
     assert json.loads((agent / "auth.json").read_text())["groq"]["env"]["KEY_IN_ENV"] == "from-auth-env"
+
+
+@pytest.mark.parametrize(
+    ("settings", "between", "first_byte"),
+    [
+        ({}, 90.0, 120.0),  # not set: pi-tui's retry.* limits
+        ({"retry": {"idleTimeoutSeconds": 5, "firstByteTimeoutSeconds": 7}}, 5.0, 7.0),
+        ({"httpIdleTimeoutMs": 2500, "retry": {"idleTimeoutSeconds": 5}}, 2.5, 2.5),  # pi 1.x wins
+        ({"httpIdleTimeoutMs": 0}, NO_LIMIT, NO_LIMIT),
+        ({"httpIdleTimeoutMs": "disabled"}, NO_LIMIT, NO_LIMIT),
+    ],
+)
+def test_idle_limits(settings: dict[str, object], between: float, first_byte: float) -> None:
+    limits = idle_limits(Settings.model_validate(settings))
+    assert (limits.between, limits.first_byte) == (between, first_byte)
+
+
+def test_http_proxy_fills_only_unset_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "")  # recorded, so the value set below is undone after
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.setenv("HTTPS_PROXY", "http://users-own:1")
+    apply_http_proxy("  http://proxy.example:3128 ")
+    assert os.environ["HTTP_PROXY"] == "http://proxy.example:3128"
+    assert os.environ["HTTPS_PROXY"] == "http://users-own:1"
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"AZURE_OPENAI_RESOURCE_NAME": "res"}, "https://res.openai.azure.com/openai/v1"),
+        (
+            {"AZURE_OPENAI_BASE_URL": "https://res.cognitiveservices.azure.com/"},
+            "https://res.cognitiveservices.azure.com/openai/v1",
+        ),
+        ({"AZURE_OPENAI_BASE_URL": "https://res.ai.azure.com/openai"}, "https://res.ai.azure.com/openai/v1"),
+        (
+            {"AZURE_OPENAI_BASE_URL": "https://proxy.example/azure/", "AZURE_OPENAI_RESOURCE_NAME": "res"},
+            "https://proxy.example/azure",
+        ),
+        ({}, "https://from-models-json.openai.azure.com/openai/v1"),
+    ],
+)
+def test_azure_endpoint(env: dict[str, str], expected: str) -> None:
+    model = Model(
+        id="gpt-5.4",
+        api="azure-openai-responses",
+        provider="azure",
+        base_url="https://from-models-json.openai.azure.com",
+    )
+    assert azure.base_url(model, env) == expected
+
+
+def test_azure_deployment_map() -> None:
+    model = Model(id="gpt-5.4", api="azure-openai-responses", provider="azure")
+    assert azure.deployment(model, {"AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "a=b, gpt-5.4 = dep ,bad"}) == "dep"
+    assert azure.deployment(model, {"AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "other=x"}) == "gpt-5.4"
+    with pytest.raises(ConfigError, match="AZURE_OPENAI_BASE_URL"):
+        azure.base_url(model, {})
