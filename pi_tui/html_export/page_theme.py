@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_tui.tui.theme import Theme, available_themes, load_theme
+from pi_tui.tui.terminal_colours import terminal_appearance
+from pi_tui.tui.theme import Theme, available_themes, choose_theme, load_theme
 
 _PAGE_DEFAULTS = {
     True: {"pageBg": "#16181d", "cardBg": "#1e2128", "infoBg": "#2a2720", "text": "#d5d8de"},
@@ -32,11 +33,12 @@ def palette(theme: Theme) -> dict[str, Any]:
 
 
 def page_palettes(theme_name: str | None, agent_dir: str | Path | None) -> list[dict[str, Any]]:
-    """``[current, opposite]``: the named theme (``dark`` when unknown or unset) and the built-in
-    of the other brightness (the same one twice is avoided)."""
+    """``[current, opposite]``: the theme the setting means on this terminal (``system`` and
+    ``light/dark`` pairs follow its appearance; an unknown name means ``system``) and the
+    built-in of the other brightness (the same one twice is avoided)."""
     files = available_themes(agent_dir)
     builtins = available_themes(None)
-    chosen = files.get(theme_name or "dark") or builtins["dark"]
+    chosen = choose_theme(theme_name, files, terminal_appearance()).path
     current = load_theme(chosen).theme
     other_name = "light" if current.dark else "dark"
     other = load_theme(builtins[other_name]).theme

@@ -66,11 +66,11 @@ def test_palette_theme_nord_leaves_the_app_running(agent_dir: Path, tmp_path: Pa
         pane.press("Enter")
         pane.press(*["BSpace"] * 4)
         pane.type("theme")
-        pane.wait_for(lambda s: theme_row(s) == "dark", "the Theme row found")
+        pane.wait_for(lambda s: theme_row(s) == "system", "the Theme row found (pi 1.x's default)")
         pane.press("Enter")  # the list of pi themes; moving over one shows it
         pane.wait_for(lambda s: "moving over a theme shows it" in s and "light" in s, "the theme list")
         assert not re.search(r"│\s*nord\s*│", pane.capture() or "")  # not offered
-        pane.press("Down")
+        pane.press("Down", "Down")  # system, dark, light
         pane.press("Enter")
         row = pane.wait_for(lambda s: theme_row(s) == "light" and theme_row(s), "the theme row now 'light'")
         assert row == "light" and pane.alive() and not status_file.exists()

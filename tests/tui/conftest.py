@@ -46,6 +46,7 @@ pytest_textual_snapshot.SVGImageExtension = RepoSnapshots  # snap_compare looks 
 def fast_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(PiApp, "CURSOR_BLINK", False)
     monkeypatch.setenv("PI_TUI_OFFLINE_DELAY", "0")
+    monkeypatch.delenv("COLORFGBG", raising=False)  # the "system" theme would follow the terminal
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 

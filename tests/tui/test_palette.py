@@ -15,7 +15,7 @@ from textual.theme import BUILTIN_THEMES
 from textual.widgets import OptionList
 
 from pi_tui.tui.screens.settings import SettingsScreen
-from pi_tui.tui.theme import REQUIRED_TOKENS, available_themes, is_pi_theme
+from pi_tui.tui.theme import REQUIRED_TOKENS, available_themes, is_pi_theme, theme_choices
 from pi_tui.tui.transcript import InfoItem
 from tests.tui.conftest import make_app, screen_text, settle
 
@@ -75,7 +75,7 @@ async def test_a_textual_theme_keeps_the_pi_theme_with_a_warning(project: Path) 
         await settle(pilot, app)
         assert app.is_running and app.theme == "dark"
         shown = warnings(app)
-        refused = '"nord" is a Textual theme, not a pi theme: keeping "dark"'
+        refused = '"nord" is a Textual theme, not a pi theme: keeping "system"'  # pi 1.x's default
         assert any(refused in text for text in shown), shown
         assert any('"no-such-theme" is not a known theme' in text for text in shown), shown
         # The chat still takes a prompt and the offline model still answers.
@@ -101,7 +101,7 @@ async def test_every_theme_in_the_settings_row_applies(project: Path, agent_dir:
     (themes / "odd name.json").write_text(json.dumps({"name": "Odd name!", "colors": good}))
     (themes / "broken.json").write_text("{ not json")
     (themes / "partial.json").write_text(json.dumps({"name": "partial", "colors": {"text": "#ffffff"}}))
-    names = list(available_themes(agent_dir))
+    names = theme_choices(available_themes(agent_dir))  # "system" first, then every file
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"/settings")
@@ -121,7 +121,8 @@ async def test_every_theme_in_the_settings_row_applies(project: Path, agent_dir:
             assert app.is_running
             assert is_pi_theme(app.current_theme), app.theme
             seen.append(app.pi_theme_name)
-        assert {"mine", "nord", "Odd name!", "broken", "partial", "light", "dark"} <= set(seen), seen
+        # The names the setting stores: file names ("odd name"), as pi-tui has always saved them.
+        assert {"system", "mine", "nord", "odd name", "broken", "partial", "light", "dark"} <= set(seen), seen
         await pilot.press("enter")
         await settle(pilot, app)
         assert json.loads((agent_dir / "settings.json").read_text())["theme"] in names

@@ -169,17 +169,17 @@ async def test_theme_list_previews_and_escape_restores(project: Path, agent_dir:
         screen = await open_settings(pilot, app)
         await choose(pilot, app, screen, "theme")
         assert isinstance(app.screen, ValuePicker)
-        assert app.pi_theme_name == "dark"
-        await pilot.press("down")  # dark -> light, shown at once
+        assert app.pi_theme_name == "system" and app.theme == "dark"  # pi 1.x's default, no terminal
+        await pilot.press("down", "down")  # system -> dark -> light, each shown at once
         await pilot.pause()
         assert app.pi_theme_name == "light" and app.theme == "light"
         assert not (agent_dir / "settings.json").exists()  # a preview is not saved
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen
-        assert app.pi_theme_name == "dark" and app.theme == "dark"
+        assert app.pi_theme_name == "system" and app.theme == "dark"
         await choose(pilot, app, screen, "theme")
-        await pilot.press("down", "enter")
+        await pilot.press("down", "down", "enter")
         await pilot.pause()
         assert app.screen is screen and app.pi_theme_name == "light"
         assert saved(agent_dir) == {"theme": "light"}

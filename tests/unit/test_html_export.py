@@ -124,7 +124,9 @@ def test_export_writes_atomically_and_names_the_page_after_the_session(tmp_path:
     assert all(json.dumps(injection)[1:-1] in texts for injection in INJECTIONS)
 
 
-def test_the_page_starts_in_the_users_theme_with_the_opposite_built_in(tmp_path: Path) -> None:
+def test_the_page_starts_in_the_users_theme_with_the_opposite_built_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pi_tui.html_export.page_theme import page_palettes
     from pi_tui.tui.theme import builtin_themes_dir
 
@@ -137,5 +139,9 @@ def test_the_page_starts_in_the_users_theme_with_the_opposite_built_in(tmp_path:
     assert (mine["name"], mine["dark"], mine["colors"]["accent"]) == ("mine", False, "#123456")
     assert (other["name"], other["dark"]) == ("dark", True)
     assert all(re.fullmatch(r"#[0-9a-f]{6}", value) for value in mine["colors"].values())
+    monkeypatch.delenv("COLORFGBG", raising=False)  # no theme set: "system", dark without a signal
     assert [p["name"] for p in page_palettes(None, tmp_path)] == ["dark", "light"]
     assert [p["name"] for p in page_palettes("no-such-theme", tmp_path)] == ["dark", "light"]
+    monkeypatch.setenv("COLORFGBG", "0;15")  # a light terminal: "system" and pairs pick light
+    assert [p["name"] for p in page_palettes(None, tmp_path)] == ["light", "dark"]
+    assert page_palettes("mine/dark", tmp_path)[0]["name"] == "mine"
