@@ -29,17 +29,7 @@ from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
 from pi_tui.tui.completion import Completion, complete_arguments, complete_command, complete_path
 from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, display_key, load_keybindings
-from pi_tui.tui.terminal_colours import terminal_appearance
-from pi_tui.tui.theme import (
-    SYSTEM_THEME,
-    ThemeLoad,
-    available_themes,
-    choose_theme,
-    is_pi_theme,
-    load_theme,
-    theme_choices,
-    to_textual_theme,
-)
+from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_theme, to_textual_theme
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
 from pi_tui.tui.widgets.chat import ChatView
 from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
@@ -171,10 +161,9 @@ class PiApp(App[None]):
         approve = options.approve if options is not None else None
         self.theme_paths = [path for path in given if Path(path).expanduser().exists()]
         self.discover_themes = not (options is not None and options.no_themes)
-        use_theme = options.use_theme if options is not None else None  # --use-theme: this run only
-        theme_name = theme_name or use_theme or _theme_from_options(options)
+        theme_name = theme_name or _theme_from_options(options)
         self.pi_theme_name = (
-            theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or SYSTEM_THEME
+            theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or "dark"
         )
         quiet = early.quiet_startup if early else bool(peek_setting(self.cwd, "quietStartup", approve))
         self.verbose = options is not None and options.verbose
@@ -559,10 +548,13 @@ class PiApp(App[None]):
     # --- themes -----------------------------------------------------------------------------------
 
     def _install_theme(self, name: str, *, first: bool = False) -> ThemeLoad | None:
-        choice = choose_theme(name, self.theme_files(), terminal_appearance())
-        if choice.problem:
-            self.theme_problems.append(choice.problem)
-        path = choice.path
+        themes = self.theme_files()
+        path = themes.get(name)
+        if path is None:
+            self.theme_problems.append(
+                f'Theme "{name}" not found (available: {", ".join(themes)}); using "dark".'
+            )
+            path = themes["dark"]
         loaded = load_theme(path)
         self.theme_problems.extend(loaded.problems)
         textual_theme = to_textual_theme(loaded.theme)
@@ -581,7 +573,7 @@ class PiApp(App[None]):
             self.refresh_css()  # the same theme, new colours: re-read the variables
         else:
             self.theme = textual_theme.name
-        self.pi_theme_name = SYSTEM_THEME if choice.problem else name  # as the setting says it
+        self.pi_theme_name = loaded.theme.name
         self._theme_path = path
         self._theme_mtime = _mtime(path)
         self.code_theme = "monokai" if loaded.theme.dark else "friendly"
@@ -671,7 +663,7 @@ class PiApp(App[None]):
             return
         mtime = _mtime(self._theme_path)
         if mtime is not None and mtime != self._theme_mtime:
-            problems = self.switch_theme(self.pi_theme_name)
+            problems = self.switch_theme(self._theme_path.stem)
             self.say(f"Theme {self._theme_path.name} changed on disk: reloaded.")
             for problem in problems:
                 self.say(problem, "warning")
@@ -829,7 +821,7 @@ class PiApp(App[None]):
 
         agent = self.agent
         levels = supported_levels(agent.model)
-        themes = theme_choices(self.theme_files())
+        themes = list(self.theme_files())
         return SettingsView(
             agent.settings, self.pi_theme_name, themes, agent.thinking_level, levels, not self.show_thinking
         )
@@ -885,11 +877,14 @@ class PiApp(App[None]):
     def apply_screen_settings(self, settings: Settings) -> None:
         """The settings that shape the screen: the header (quiet startup), the editor's padding
         (pi's editorPaddingX, added to the column the border needs) and the completion rows."""
+        from pi_tui.tui.display_settings import apply_display_settings
+
         self.quiet_startup = settings.quiet_startup and not self.verbose
         self.query_one(PiHeader).set_quiet(self.quiet_startup)
         self.editor.styles.padding = (0, 1 + min(3, max(0, settings.editor_padding_x)))
         rows = min(20, max(3, settings.autocomplete_max_visible))
         self.query_one(CompletionMenu).styles.max_height = rows + 2  # + the border
+        apply_display_settings(self, settings)  # outputPad, codeBlockIndent, terminal progress
         self.refresh_footer()
 
     # --- keys -------------------------------------------------------------------------------------
@@ -1128,7 +1123,8 @@ class PiApp(App[None]):
         from pi_tui.tui.external_editor import EditorProblem, edit_in_external_editor
 
         try:
-            edited = edit_in_external_editor(self.editor.text, self.suspend)
+            configured = self.agent.settings.external_editor if self.agent is not None else None
+            edited = edit_in_external_editor(self.editor.text, self.suspend, configured=configured)
         except EditorProblem as problem:
             self.say(str(problem), "warning")
             return

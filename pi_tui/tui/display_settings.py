@@ -1,0 +1,103 @@
+"""pi 1.x's display settings that act on the running screen: ``outputPad``,
+``markdown.codeBlockIndent`` and ``terminal.showTerminalProgress``.
+
+The app calls :func:`apply_display_settings` at start and after every /settings or /reload
+change, so a change shows at once. The transcript's rules live in a small stylesheet added to
+the app once (:data:`DISPLAY_CSS`); each setting then only switches a class on the chat, which
+restyles every block already drawn and every block to come.
+
+Terminal progress is pi's OSC 9;4: "busy" (indeterminate) when a turn or a compaction starts,
+cleared when the run or the compaction ends. The setting is read at each event, so switching it
+off in /settings takes effect at the next event (and clears what is shown). The sequence is
+written through Textual's own driver, as one whole write between its frames; nothing but these
+two fixed sequences is ever written this way.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+PROGRESS_BUSY = "\x1b]9;4;3\x07"
+"""OSC 9;4, state 3: an indeterminate progress indicator in the terminal's tab or title."""
+PROGRESS_CLEAR = "\x1b]9;4;0\x07"
+"""OSC 9;4, state 0: no progress shown."""
+
+MAX_CODE_INDENT = 8
+"""``markdown.codeBlockIndent`` wider than this is cut (a block indented past the middle of a
+narrow terminal is unreadable)."""
+
+DISPLAY_CSS = "#chat.-output-pad-0 .chat-item { padding-left: 0; padding-right: 0; }\n" + "".join(
+    f"#chat.-code-indent-{n} MarkdownFence > Label {{ padding-left: {n}; }}\n"
+    for n in range(MAX_CODE_INDENT + 1)
+)
+"""The transcript rules the settings switch on: no side padding in blocks (``outputPad`` 0) and
+code blocks' text set in by N cells (``markdown.codeBlockIndent``; pi's default two spaces is
+the two cells Textual's code blocks already had)."""
+
+_STARTS = frozenset({"turn_start", "compaction_start"})
+_ENDS = frozenset({"agent_end", "compaction_end"})
+_installed: weakref.WeakSet[Any] = weakref.WeakSet()
+_watched: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def code_indent_cells(indent: str) -> int:
+    """The width of ``markdown.codeBlockIndent`` in cells: pi prefixes each code line with the
+    string; pi-tui sets the code's text in by as many cells (a tab counts 4), at most 8."""
+    width = sum(4 if char == "\t" else 1 for char in indent)
+    return min(MAX_CODE_INDENT, width)
+
+
+def _install_css(app: Any) -> None:
+    """Add :data:`DISPLAY_CSS` to the app's stylesheet once."""
+    if app in _installed:
+        return
+    app.stylesheet.add_source(DISPLAY_CSS, read_from=(__file__, "DISPLAY_CSS"), is_default_css=False)
+    app.stylesheet.reparse()
+    _installed.add(app)
+
+
+def apply_display_settings(app: Any, settings: Any) -> None:
+    """Put ``outputPad``, ``markdown.codeBlockIndent`` and terminal progress into effect."""
+    _install_css(app)
+    chat = app.chat
+    chat.set_class(settings.output_pad == 0, "-output-pad-0")
+    wanted = code_indent_cells(settings.markdown.code_block_indent)
+    for n in range(MAX_CODE_INDENT + 1):
+        chat.set_class(n == wanted, f"-code-indent-{n}")
+    app.refresh_css(animate=False)
+    agent = getattr(app, "agent", None)
+    if agent is not None and agent not in _watched:
+        agent.subscribe(TerminalProgress(app, agent).handle)
+        _watched.add(agent)
+
+
+class TerminalProgress:
+    """OSC 9;4 progress while the agent works, when ``terminal.showTerminalProgress`` is on."""
+
+    def __init__(self, app: Any, agent: Any) -> None:
+        self._app = weakref.ref(app)
+        self._agent = weakref.ref(agent)
+        self.shown = False
+
+    def handle(self, event: Any) -> None:
+        """Agent events: a start shows progress, an end clears it."""
+        kind = getattr(event, "type", None)
+        if kind not in _STARTS and kind not in _ENDS:
+            return
+        agent = self._agent()
+        enabled = agent is not None and agent.settings.terminal.show_terminal_progress
+        if kind in _STARTS and enabled:
+            self._write(PROGRESS_BUSY)
+            self.shown = True
+        elif self.shown and (kind in _ENDS or not enabled):
+            self._write(PROGRESS_CLEAR)
+            self.shown = False
+
+    def _write(self, sequence: str) -> None:
+        app = self._app()
+        driver = getattr(app, "_driver", None) if app is not None else None
+        if driver is None or getattr(app, "is_headless", False):
+            return
+        driver.write(sequence)
+        driver.flush()
