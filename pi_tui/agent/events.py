@@ -25,6 +25,7 @@ EVENT_TYPES = frozenset(
     {
         "agent_start",
         "agent_end",
+        "agent_settled",  # pi 1.x: nothing more happens without the user (after retries, compaction)
         "turn_start",
         "turn_end",
         "message_start",
@@ -34,6 +35,7 @@ EVENT_TYPES = frozenset(
         "tool_execution_update",
         "tool_execution_end",
         "queue_update",
+        "session_info_changed",
         "compaction_start",
         "compaction_end",
         "auto_retry_start",

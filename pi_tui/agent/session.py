@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -293,6 +294,7 @@ class AgentSession:
         *,
         streaming_behavior: str | None = None,
         source: str = "interactive",
+        accepted: Callable[[str], None] | None = None,
     ) -> AssistantMessage | None:
         """Run the agent on a new user message; returns the last assistant message.
 
@@ -303,13 +305,24 @@ class AgentSession:
         turn, ``input`` handlers may change or answer the text, and ``before_agent_start`` may
         add messages and change this run's system prompt. ``source`` says who typed it
         ("interactive", "rpc", "print" or "extension").
+
+        ``accepted`` hears what became of the text before any event of its run (pi 1.x's rpc
+        ``disposition``): "handled" (an extension command or input handler took it), "queued"
+        (steered or queued behind the running run) or "started".
         """
         hooks = self.hooks
+
+        def tell(disposition: str) -> None:
+            if accepted is not None:
+                accepted(disposition)
+
         if text.startswith("/") and await hooks.run_command(text):
+            tell("handled")
             return None
         if hooks.wants("input"):
             outcome = await hooks.input(text, images, source)
             if outcome.handled:
+                tell("handled")
                 return None
             text, images = outcome.text, outcome.images
         if self.expander is not None and text.startswith("/"):
@@ -317,12 +330,19 @@ class AgentSession:
         if self.is_streaming:
             if streaming_behavior == "steer":
                 self.steer(text, images)
+                tell("queued")
                 return None
             if streaming_behavior in ("followUp", "follow_up"):
                 self.follow_up(text, images)
+                tell("queued")
                 return None
             raise AgentBusyError("The agent is already running; steer or queue a follow-up instead.")
         self._run_task = asyncio.current_task()
+        if accepted is not None:
+            accepted("started")
+            # The listener's answer goes out before the run's first event: a waiter woken by
+            # it runs ahead of this task, which yields once here.
+            await asyncio.sleep(0)
         try:
             first = [user_message(text, images), *hooks.take_next_turn_messages()]
             start = await hooks.before_agent_start(text, images, self.system_prompt)
@@ -384,6 +404,19 @@ class AgentSession:
             followUp=[item.text for item in self.follow_ups],
         )
 
+    def abort_retry(self) -> bool:
+        """Cancel a retry wait (pi 1.x's rpc ``abort_retry``): the reply ends with the error
+        that caused the wait and no further attempt is made. False when no reply is waiting."""
+        stream = self._stream
+        return stream is not None and stream.abort_retry()
+
+    def set_session_name(self, name: str) -> None:
+        """Name the session (an entry) and say so: ``session_info_changed`` for json/rpc/server
+        clients, as pi 1.x, and the session listeners (``name``)."""
+        self.manager.append_session_info(name)
+        self.emit("session_info_changed", name=self.manager.get_session_name())
+        self.emit_session_changed("name", name=self.manager.get_session_name())
+
     def abort(self) -> None:
         """Stop the running stream and tool now; the run ends after recording what happened."""
         self._aborted = True
@@ -398,6 +431,15 @@ class AgentSession:
     # --- the loop ------------------------------------------------------------------------------
 
     async def _run(self, first: list[Any]) -> AssistantMessage | None:
+        """One run and what follows it automatically (compaction), then ``agent_settled``:
+        pi 1.x's word that nothing more happens without the user. ``aborted`` says whether the
+        run was stopped by an abort."""
+        try:
+            return await self._run_turns(first)
+        finally:
+            self.emit("agent_settled", aborted=self._aborted)
+
+    async def _run_turns(self, first: list[Any]) -> AssistantMessage | None:
         self._aborted = False
         produced: list[Any] = []
         self.emit("agent_start")
@@ -455,7 +497,10 @@ class AgentSession:
                 break
         finally:
             self.manager.sync()
-            self.emit("agent_end", messages=produced)
+            # willRetry: pi 1.x may start another low-level run for a retry after agent_end;
+            # pi-tui retries inside the run (the stream's own retries, the one overflow retry),
+            # so a run that ended is never followed by a retry run.
+            self.emit("agent_end", messages=produced, willRetry=False)
             if self.hooks.wants("agent_end"):
                 await self.hooks.drain()  # a run ends when its handlers have seen it end
         if not self._aborted and last is not None and last.stop_reason not in ("error", "aborted"):
@@ -697,6 +742,12 @@ class AgentSession:
         except ConfigError as error:
             return await self._failed_message(str(error))
         options.thinking = self.thinking_level  # type: ignore[assignment]
+        retry = self.settings.retry
+        if not retry.enabled:  # read per request: rpc's set_auto_retry switches it mid-session
+            options.max_retries = 0
+        # pi 1.x's retry.maxAgentDelayMs: the backoff stops growing there, and a server asking
+        # for a longer wait (Retry-After) fails the reply instead of holding the session.
+        options.max_delay = retry.max_agent_delay_ms / 1000
         retry_state: dict[str, int] = {}
 
         def on_retry(info: RetryInfo) -> None:
@@ -800,6 +851,7 @@ class AgentSession:
         gated, reshaped = hooks.wants("tool_call"), hooks.wants("tool_result")
         for index, call in enumerate(calls):
             self.emit("tool_execution_start", toolCallId=call.id, toolName=call.name, args=call.arguments)
+            duration_ms: int | None = None
             # Extensions may change the arguments in place: never the saved call's own dict.
             arguments = copy.deepcopy(call.arguments) if gated or reshaped else dict(call.arguments)
             # Placeholders the model was shown become the real values again (a new dict: the
@@ -819,7 +871,11 @@ class AgentSession:
                 result = ToolResult.text(f"{BLOCKED_PREFIX}{blocked}")
                 result.is_error = True
             else:
-                result = await self._execute(by_name.get(call.name), call, arguments)
+                tool = by_name.get(call.name)
+                began = time.monotonic()
+                result = await self._execute(tool, call, arguments)
+                if tool is not None:  # pi 1.x: how long execute() took; absent when it did not run
+                    duration_ms = max(0, round((time.monotonic() - began) * 1000))
             result = clean_result(result)
             if reshaped:
                 result = clean_result(await hooks.tool_result(call.id, call.name, arguments, result))
@@ -844,6 +900,7 @@ class AgentSession:
                 toolName=call.name,
                 result={"content": result.content, "details": result.details},
                 isError=result.is_error,
+                **({} if duration_ms is None else {"durationMs": duration_ms}),
             )
             await self._save(message, produced)
             if reminded and self.ttsr is not None:
@@ -965,12 +1022,22 @@ class AgentSession:
 
     # --- user shell commands --------------------------------------------------------------------
 
-    async def run_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
+    async def run_bash(
+        self,
+        command: str,
+        *,
+        exclude_from_context: bool = False,
+        on_chunk: Callable[[str], None] | None = None,
+    ) -> BashExecutionMessage:
         """Run a user ``!command`` (``!!`` excludes it from the context) and record it.
 
         Same runner as the bash tool (own process group, bounded output with the full text in a
         temp file when cut); :meth:`abort` kills it and the message records ``cancelled``.
+        ``on_chunk`` gets the output as it comes, every byte (rpc's ``bash_execution_update``),
+        decoded as the output is (bytes that are not UTF-8 become U+FFFD).
         """
+        import codecs
+
         from pi_tui.tools.bash import OutputBuffer, run_command
 
         if self.hooks.wants("user_bash"):
@@ -978,10 +1045,19 @@ class AgentSession:
             if given is not None:  # an extension ran it its own way (a remote shell...)
                 return await self._record_bash(command, exclude_from_context, given)
         buffers: list[OutputBuffer] = []
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        seen = [0]
 
         def on_output(buffer: OutputBuffer) -> None:
             if not buffers:
                 buffers.append(buffer)
+            if on_chunk is not None and buffer.total_bytes > seen[0]:
+                # Called after each chunk the buffer took: its newest chunk is the new output.
+                fresh = buffer._chunks[-1][-(buffer.total_bytes - seen[0]) :]
+                seen[0] = buffer.total_bytes
+                text = decoder.decode(fresh)
+                if text:
+                    on_chunk(clean_text(text))
 
         task = asyncio.ensure_future(
             run_command(
@@ -1007,6 +1083,10 @@ class AgentSession:
             buffer = buffers[0] if buffers else None
         finally:
             self._bash_task = None
+        if on_chunk is not None:
+            rest = decoder.decode(b"", final=True)
+            if rest:
+                on_chunk(rest)
         output, truncated, full_path = "", False, None
         if buffer is not None:
             cut = buffer.tail()

@@ -200,6 +200,8 @@ class AssistantStream:
         self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
         self._started = time.monotonic()
         """When the reply was asked for: its ``durationMs`` counts from here (retries included)."""
+        self._retry_cancel = asyncio.Event()
+        self._retry_waiting = False
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._iterate()
@@ -218,6 +220,14 @@ class AssistantStream:
         """Stop now: the message ends with ``stopReason: "aborted"``."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    def abort_retry(self) -> bool:
+        """Cancel the wait before a retry: the reply ends with the error that caused it and no
+        further attempt is made. False when no retry wait is going on."""
+        if not self._retry_waiting:
+            return False
+        self._retry_cancel.set()
+        return True
 
     @property
     def done(self) -> bool:
@@ -370,16 +380,38 @@ class _Runner:
                     if error.retryable and attempt > 0:
                         raise ProviderError(f"{error} (gave up after {attempt} retries)") from error
                     raise
+                if error.retry_after is not None and error.retry_after > self.options.max_delay:
+                    # pi 1.x: a requested wait beyond the limit (retry.maxAgentDelayMs) fails
+                    # now instead of holding the session for it.
+                    wanted, limit = math.ceil(error.retry_after), math.ceil(self.options.max_delay)
+                    raise ProviderError(
+                        f"{error} (the server asks to retry in {wanted} s, longer than the "
+                        f"{limit} s retry delay limit)"
+                    ) from error
                 attempt += 1
                 delay = self._delay(attempt, error.retry_after)
                 if self.on_retry is not None:
                     self.on_retry(RetryInfo(attempt, self.options.max_retries, delay, str(error)))
-                await asyncio.sleep(delay)
+                if await self._wait_for_retry(delay):
+                    raise ProviderError(f"{error} (retry cancelled)") from error
                 self.builder = MessageBuilder(self.model, started=self.builder._started)
+
+    async def _wait_for_retry(self, delay: float) -> bool:
+        """Sleep ``delay`` seconds before the next attempt; True when ``abort_retry`` cut it short."""
+        stream = self.stream
+        stream._retry_waiting = True
+        try:
+            async with asyncio.timeout(delay):
+                await stream._retry_cancel.wait()
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            stream._retry_waiting = False
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.options.max_delay)
+            return max(retry_after, 0.0)  # within max_delay: a longer one already failed
         return min(self.options.base_delay * 2 ** (attempt - 1), self.options.max_delay)
 
     async def _once(self, client: ApiClient, request: object, payload: bytes) -> None:

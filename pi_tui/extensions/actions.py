@@ -118,8 +118,7 @@ class Actions:
         self.agent.emit_session_changed("label", entry_id=entry_id, label=label or None)
 
     def set_session_name(self, name: str) -> None:
-        self.live_agent().manager.append_session_info(name)
-        self.agent.emit_session_changed("name")
+        self.live_agent().set_session_name(name)  # also session_info_changed, as pi 1.x
 
     def command_list(self) -> list[dict[str, Any]]:
         return [

@@ -41,8 +41,9 @@ from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.thinking import supported_levels
 from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
-from pi_tui.compaction.tokens import context_tokens
 from pi_tui.modes.exit_signals import ExitSignals
+from pi_tui.modes.rpc_commands_pi1 import pi1_handlers
+from pi_tui.modes.rpc_commands_session import session_handlers
 from pi_tui.modes.rpc_ui import RpcExtensionUI
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.entries import THINKING_LEVELS, MessageEntry
@@ -62,6 +63,14 @@ ABORT_WAIT = 10.0
 
 _NO_DATA = object()
 """Handler result meaning "the response has no ``data`` field" (``None`` means ``data: null``)."""
+
+
+class Deferred:
+    """A handler's answer that is known later (a prompt's ``disposition``): the command loop
+    goes on reading, and the response is written when ``answer`` finishes."""
+
+    def __init__(self, answer: Awaitable[Any]) -> None:
+        self.answer = answer
 
 
 class CommandError(Exception):
@@ -250,6 +259,8 @@ class RpcServer:
         self._bash_task: asyncio.Task[Any] | None = None
         self._compact_task: asyncio.Task[Any] | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._answers: set[asyncio.Task[Any]] = set()
+        """Responses still to be written (see :class:`Deferred`)."""
         self._handlers: dict[str, tuple[Handler, bool]] = {
             # name: (handler, runs as its own task)
             "prompt": (self.cmd_prompt, False),
@@ -272,11 +283,11 @@ class RpcServer:
             "switch_session": (self.cmd_switch_session, False),
             "fork": (self.cmd_fork, False),
             "get_fork_messages": (self.cmd_get_fork_messages, False),
-            "get_session_stats": (self.cmd_get_session_stats, False),
-            "bash": (self.cmd_bash, True),
             "abort_bash": (self.cmd_abort_bash, False),
             "get_last_assistant_text": (self.cmd_get_last_assistant_text, False),
             "set_session_name": (self.cmd_set_session_name, False),
+            **session_handlers(self),
+            **pi1_handlers(self),
         }
 
     # --- the loop ---------------------------------------------------------------------------
@@ -340,6 +351,14 @@ class RpcServer:
     async def _execute(self, name: str, request_id: Any, handler: Handler, command: dict[str, Any]) -> None:
         try:
             data = await handler(command)
+            if isinstance(data, Deferred):
+                answer = data.answer
+                task = asyncio.create_task(self._execute(name, request_id, lambda _command: answer, command))
+                self._background.add(task)
+                self._answers.add(task)
+                task.add_done_callback(self._background.discard)
+                task.add_done_callback(self._answers.discard)
+                return
         except CommandError as error:
             self.respond(name, request_id, error=str(error))
         except asyncio.CancelledError:
@@ -505,29 +524,52 @@ class RpcServer:
                 self.agent.steer(text, images)
             else:
                 self.agent.follow_up(text, images)
-            return _NO_DATA
+            return {"disposition": "queued"}
         self._ensure_idle_for("prompt")
-        # Accepted: answer first, then let the run stream its events after the response.
-        self._prompt_task = asyncio.create_task(self._run_prompt(text, images))
-        return _NO_DATA
+        # Accepted: the answer (pi 1.x's disposition: started, or handled by an extension) goes
+        # out once the agent has decided, before the run's first event.
+        decided: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._run_prompt(text, images, decided))
+        self._prompt_task = task
+        return Deferred(self._disposition(decided, task))
 
-    async def _run_prompt(self, text: str, images: list[ImageContent]) -> None:
+    @staticmethod
+    async def _disposition(decided: asyncio.Future[str], task: asyncio.Task[Any]) -> Any:
+        # A task cancelled before its first step (an abort sent with the prompt) never runs
+        # the prompt, whose own code would have said "handled".
+        task.add_done_callback(lambda _task: decided.done() or decided.set_result("handled"))
+        # Awaited directly: the answer goes out one step after the agent decided, ahead of
+        # the run's first event (the agent yields once after deciding).
+        return {"disposition": await decided}
+
+    async def _run_prompt(self, text: str, images: list[ImageContent], decided: asyncio.Future[str]) -> None:
+        def accepted(disposition: str) -> None:
+            if not decided.done():
+                decided.set_result(disposition)
+
         try:
-            await self.agent.prompt(text, images, source="rpc")
+            await self.agent.prompt(text, images, source="rpc", accepted=accepted)
         except AgentBusyError as error:  # only if something else started a run meanwhile
+            if not decided.done():
+                decided.set_exception(BusyError(str(error)))
             _log(f"prompt dropped: {error}")
-        except Exception:
+        except Exception as error:
+            if not decided.done():
+                decided.set_exception(CommandError(f"prompt failed: {type(error).__name__}: {error}"))
             _log(f"the prompt failed:\n{traceback.format_exc()}")
+        finally:
+            if not decided.done():
+                decided.set_result("handled")  # ended without a run and without a word
 
     async def cmd_steer(self, command: dict[str, Any]) -> Any:
         text, images = self._text_and_images(command)
         self.agent.steer(text, images)
-        return _NO_DATA
+        return {"disposition": "queued"}
 
     async def cmd_follow_up(self, command: dict[str, Any]) -> Any:
         text, images = self._text_and_images(command)
         self.agent.follow_up(text, images)
-        return _NO_DATA
+        return {"disposition": "queued"}
 
     async def cmd_abort(self, command: dict[str, Any]) -> Any:
         """Abort and answer once the run has ended, so the next prompt is accepted at once."""
@@ -535,6 +577,8 @@ class RpcServer:
         task = self._prompt_task
         if task is not None and not task.done():
             await asyncio.wait({task}, timeout=ABORT_WAIT)
+        if self._answers:  # the aborted prompt's own answer comes first
+            await asyncio.wait(set(self._answers), timeout=ABORT_WAIT)
         return _NO_DATA
 
     # --- state ------------------------------------------------------------------------------
@@ -729,61 +773,6 @@ class RpcServer:
         ]
         return {"messages": messages}
 
-    async def cmd_get_session_stats(self, command: dict[str, Any]) -> Any:
-        """pi's getSessionStats: counts and totals over every entry of the file (all branches,
-        as pi counts them), the totals by the one rule of ``stats.add_raw_usage``."""
-        from pi_tui.tui.stats import session_usage
-
-        manager = self.agent.manager
-        raws = list(manager.iter_raw_entries())
-        totals = session_usage(raws)
-        tokens = {
-            "input": totals.input,
-            "output": totals.output,
-            "cacheRead": totals.cache_read,
-            "cacheWrite": totals.cache_write,
-        }
-        cost = totals.cost
-        counts = {"user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0, "messages": 0}
-        for raw in raws:
-            message = raw.get("message") if raw.get("type") == "message" else None
-            if not isinstance(message, dict):
-                continue
-            counts["messages"] += 1
-            role = message.get("role")
-            if role == "user":
-                counts["user"] += 1
-            elif role == "toolResult":
-                counts["toolResults"] += 1
-            elif role == "assistant":
-                counts["assistant"] += 1
-                content = message.get("content")
-                if isinstance(content, list):
-                    counts["toolCalls"] += sum(
-                        isinstance(block, dict) and block.get("type") == "toolCall" for block in content
-                    )
-        messages = self.agent.messages
-        stats: dict[str, Any] = {
-            "sessionFile": str(manager.session_file) if manager.session_file else None,
-            "sessionId": manager.session_id,
-            "userMessages": counts["user"],
-            "assistantMessages": counts["assistant"],
-            "toolCalls": counts["toolCalls"],
-            "toolResults": counts["toolResults"],
-            "totalMessages": counts["messages"],
-            "tokens": {**tokens, "total": sum(tokens.values())},
-            "cost": cost,
-        }
-        window = self.agent.model.context_window
-        if window:
-            used = context_tokens(messages)
-            stats["contextUsage"] = {
-                "tokens": used,
-                "contextWindow": window,
-                "percent": round(used / window * 100, 2),
-            }
-        return stats
-
     async def cmd_get_last_assistant_text(self, command: dict[str, Any]) -> Any:
         for message in reversed(self.agent.messages):
             if not isinstance(message, AssistantMessage):
@@ -798,26 +787,10 @@ class RpcServer:
         name = command.get("name")
         if not isinstance(name, str) or not name.strip():
             raise CommandError('set_session_name needs a non-empty "name"')
-        self.agent.manager.append_session_info(name)
+        self.agent.set_session_name(name)
         return _NO_DATA
 
     # --- shell --------------------------------------------------------------------------------
-
-    async def cmd_bash(self, command: dict[str, Any]) -> Any:
-        text = command.get("command")
-        if not isinstance(text, str) or not text.strip():
-            raise CommandError('bash needs a non-empty "command"')
-        if self.busy:
-            # Appending mid-run would wedge the record between a tool call and its result.
-            raise BusyError("Cannot run bash while the agent is running; wait for it or abort")
-        if self._bash_running:
-            raise BusyError("A bash command is already running")
-        self._bash_task = asyncio.current_task()
-        try:
-            message = await self.agent.run_bash(text)
-        finally:
-            self._bash_task = None
-        return message.to_json_dict()
 
     async def cmd_abort_bash(self, command: dict[str, Any]) -> Any:
         if self._bash_running and not self.busy:

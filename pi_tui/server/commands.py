@@ -27,6 +27,7 @@ from pi_tui.modes.rpc_mode import (
     _NO_DATA,
     BusyError,
     CommandError,
+    Deferred,
     FailedError,
     Output,
     RpcServer,
@@ -110,6 +111,8 @@ class SessionCommands(RpcServer):
         handler, _background = self._handlers[name]
         try:
             data = await handler(command)
+            if isinstance(data, Deferred):  # a prompt's disposition: known once the agent decided
+                data = await data.answer
         except CommandError as error:
             return error.status, response_record(name, request_id, error=str(error))
         except Exception as error:

@@ -54,7 +54,9 @@ def test_commands_dialogs_and_errors_travel_the_protocol(rpc: tuple[RpcClient, M
     ]
     assert commands[0]["path"].endswith("deploy.py")
 
-    assert client.request({"type": "prompt", "message": "/deploy web"})["success"]
+    # pi 1.x answers a prompt that runs an extension command once the command has run
+    # (disposition "handled"), so its dialogs come first.
+    client.send({"type": "prompt", "message": "/deploy web", "id": "deploy-web"})
     confirm = client.wait_event("extension_ui_request")
     assert (confirm["method"], confirm["title"], confirm["message"]) == ("confirm", "Deploy?", "to web")
     client.send({"type": "extension_ui_response", "id": confirm["id"], "confirmed": True})
@@ -68,8 +70,12 @@ def test_commands_dialogs_and_errors_travel_the_protocol(rpc: tuple[RpcClient, M
     error = client.wait_event("extension_error")
     assert error["event"] == "turn_end" and "ZeroDivisionError" in error["error"]
     assert error["extensionPath"].endswith("deploy.py")
+    answered = [r for r in client.seen if r.get("id") == "deploy-web"] or [
+        client.wait_for(lambda r: r.get("id") == "deploy-web")
+    ]
+    assert answered[0]["success"] and answered[0]["data"] == {"disposition": "handled"}
 
-    assert client.request({"type": "prompt", "message": "/deploy db"})["success"]
+    client.send({"type": "prompt", "message": "/deploy db", "id": "deploy-db"})
     confirm = client.wait_event("extension_ui_request")
     client.send({"type": "extension_ui_response", "id": confirm["id"], "cancelled": True})
     notice = client.wait_event("extension_ui_request")
