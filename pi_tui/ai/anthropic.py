@@ -38,6 +38,7 @@ from pi_tui.session.messages import (
 
 API_VERSION = "2023-06-01"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 CACHE_CONTROL = {"type": "ephemeral"}
 """Copied into each body, so a caller editing one request cannot change the next."""
 DEFAULT_MAX_TOKENS_CAP = 32_000
@@ -69,7 +70,7 @@ class AnthropicClient:
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
         return HttpRequest(
             url=model.base_url.rstrip("/") + "/v1/messages",
-            headers=request_headers(model, options),
+            headers=request_headers(model, options, has_tools=bool(context.tools)),
             body=request_body(model, context, options),
         )
 
@@ -98,13 +99,20 @@ def adaptive_effort(model: Model, level: str) -> str:
     return mapped if isinstance(mapped, str) else ADAPTIVE_EFFORT.get(level, "high")
 
 
-def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    """Auth (x-api-key, or Bearer with ``authHeader``), API version, the interleaved-thinking
-    beta for budget-thinking models; models.json headers, then per-request headers, win."""
+def request_headers(model: Model, options: StreamOptions, *, has_tools: bool = False) -> dict[str, str]:
+    """Auth (x-api-key, or Bearer with ``authHeader``), API version, the betas pi asks for (the
+    older fine-grained tool streaming where ``compat.supportsEagerToolInputStreaming`` is false,
+    interleaved thinking for budget-thinking models); models.json headers, then per-request
+    headers, win."""
     extra = {"anthropic-version": API_VERSION}
+    betas: list[str] = []
+    if has_tools and model.compat.get("supportsEagerToolInputStreaming") is False:
+        betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if thinking_enabled(model, options) and not is_adaptive(model):
         # Lets budget-thinking models think between tool calls, as pi asks for.
-        extra["anthropic-beta"] = INTERLEAVED_THINKING_BETA
+        betas.append(INTERLEAVED_THINKING_BETA)
+    if betas:
+        extra["anthropic-beta"] = ",".join(betas)
     key_header = "authorization" if model.auth_header else "x-api-key"
     return stream_headers(model, options, key_header, extra=extra)
 
@@ -135,10 +143,15 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
         body["system"] = [
             {"type": "text", "text": context.system_prompt, "cache_control": dict(CACHE_CONTROL)}
         ]
-    if options.temperature is not None:
+    # Not with thinking, nor where compat.supportsTemperature is false (Opus 4.7+), as pi 1.x.
+    if (
+        options.temperature is not None
+        and thinking is None
+        and model.compat.get("supportsTemperature") is not False
+    ):
         body["temperature"] = options.temperature
     if context.tools:
-        body["tools"] = convert_tools(context.tools)
+        body["tools"] = convert_tools(context.tools, model)
     if thinking is not None:
         body["thinking"] = thinking
     if effort is not None:
@@ -164,13 +177,19 @@ def thinking_budget(
     return total, budget
 
 
-def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
-    """Tools with streamed input; the last one carries the cache breakpoint for all of them."""
+def convert_tools(tools: list[Tool], model: Model | None = None) -> list[dict[str, Any]]:
+    """Tools with streamed input; the last one carries the cache breakpoint for all of them.
+    ``compat.supportsEagerToolInputStreaming`` / ``supportsCacheControlOnTools`` false (servers
+    that reject those fields) leave them out, as pi 1.x does."""
+    compat = model.compat if model is not None else {}
+    eager = (
+        {"eager_input_streaming": True} if compat.get("supportsEagerToolInputStreaming") is not False else {}
+    )
     converted: list[dict[str, Any]] = [
         {
             "name": tool.name,
             "description": tool.description,
-            "eager_input_streaming": True,
+            **eager,
             "input_schema": {
                 "type": "object",
                 "properties": tool.parameters.get("properties") or {},
@@ -179,7 +198,7 @@ def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
         }
         for tool in tools
     ]
-    if converted:
+    if converted and compat.get("supportsCacheControlOnTools") is not False:
         converted[-1]["cache_control"] = dict(CACHE_CONTROL)
     return converted
 

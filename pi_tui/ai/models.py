@@ -66,7 +66,12 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "google": ProviderInfo(
         "google-generative-ai", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY"
     ),
-    "openrouter": ProviderInfo("openai-completions", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "openrouter": ProviderInfo(
+        "openai-completions",
+        "https://openrouter.ai/api/v1",
+        "OPENROUTER_API_KEY",
+        {"thinkingFormat": "openrouter"},  # pi 1.x: reasoning.effort, the form OpenRouter documents
+    ),
     "groq": ProviderInfo("openai-completions", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
     "cerebras": ProviderInfo(
         "openai-completions", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", _NON_OPENAI

@@ -85,6 +85,7 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if context.tools:
+        strict = compat(model, "supportsStrictMode", False)  # pi 1.x: the field only where it is known
         body["tools"] = [
             {
                 "type": "function",
@@ -92,15 +93,110 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
                     "name": tool.name,
                     "description": tool.description,
                     "parameters": tool.parameters,
-                    "strict": False,
+                    **({"strict": False} if strict else {}),
                 },
             }
             for tool in context.tools
         ]
+        if compat(model, "zaiToolStream", False):
+            body["tool_stream"] = True
+    elif compat(model, "requiresToolsWithToolHistory", False) and _has_tool_history(context):
+        body["tools"] = []
+    if compat(model, "vllmPriority", None) is not None:
+        body["priority"] = model.compat["vllmPriority"]
     level = request_level(model, options.thinking)  # xhigh / max only where the model has them
-    if level is not None and compat(model, "supportsReasoningEffort", True):
-        body["reasoning_effort"] = provider_value(model, level)
+    if model.reasoning:
+        body.update(thinking_fields(model, level))
+        field = compat(model, "thinkingTokenBudgetField", None) or (
+            "thinking_token_budget" if compat(model, "supportsThinkingTokenBudget", False) else None
+        )
+        budget = _thinking_budget(model, level, body, options) if field else 0
+        if field and budget > 0:
+            body[field] = budget
+    routing = model.compat.get("openRouterRouting")
+    if routing is not None:
+        body["provider"] = routing
+    gateway = model.compat.get("vercelGatewayRouting")
+    if isinstance(gateway, dict) and (gateway.get("only") or gateway.get("order")):
+        chosen = {key: gateway[key] for key in ("only", "order") if gateway.get(key)}
+        body["providerOptions"] = {"gateway": chosen}
     return body
+
+
+def thinking_fields(model: Model, level: str | None) -> dict[str, Any]:
+    """The request fields that ask a reasoning model for ``level`` (None: no thinking), in the
+    form ``compat.thinkingFormat`` names (pi 1.x; default ``openai``: ``reasoning_effort``)."""
+    form = compat(model, "thinkingFormat", "openai")
+    effort_ok = compat(model, "supportsReasoningEffort", True)
+    table = model.thinking_level_map or {}
+    off_allowed = not ("off" in table and table["off"] is None)  # null: "off" cannot be asked for
+    off_value = table.get("off")
+    effort = provider_value(model, level) if level is not None else None
+    fields: dict[str, Any] = {}
+    if form == "zai":
+        fields["thinking"] = {"type": "enabled", "clear_thinking": False} if effort else {"type": "disabled"}
+        if effort and effort_ok:
+            fields["reasoning_effort"] = effort
+    elif form == "qwen":
+        fields["enable_thinking"] = effort is not None
+        if effort and effort_ok:
+            fields["reasoning_effort"] = effort
+    elif form == "qwen-chat-template":
+        fields["chat_template_kwargs"] = {"enable_thinking": effort is not None, "preserve_thinking": True}
+    elif form == "deepseek":
+        if effort:
+            fields["thinking"] = {"type": "enabled"}
+        elif off_allowed:
+            fields["thinking"] = {"type": "disabled"}
+        if effort and effort_ok:
+            fields["reasoning_effort"] = effort
+    elif form == "openrouter":
+        if effort:
+            fields["reasoning"] = {"effort": effort}
+        elif off_allowed:
+            fields["reasoning"] = {"effort": off_value if isinstance(off_value, str) else "none"}
+    elif form == "ant-ling":
+        mapped = table.get(level) if level else None
+        if isinstance(mapped, str):
+            fields["reasoning"] = {"effort": mapped}
+    elif form == "together":
+        fields["reasoning"] = {"enabled": effort is not None}
+        if effort and effort_ok:
+            fields["reasoning_effort"] = effort
+    elif form == "string-thinking":
+        if effort:
+            fields["thinking"] = effort
+        elif off_allowed:
+            fields["thinking"] = off_value if isinstance(off_value, str) else "none"
+    elif form in ("openai", "chat-template", "baseten"):  # the last two: see docs/pi-parity.md
+        if effort and effort_ok:
+            fields["reasoning_effort"] = effort
+        elif not effort and effort_ok and isinstance(off_value, str):
+            fields["reasoning_effort"] = off_value
+    return fields
+
+
+def _thinking_budget(model: Model, level: str | None, body: dict[str, Any], options: StreamOptions) -> int:
+    """pi's budget for ``level`` (xhigh / max as high; the user's ``thinkingBudgets`` first),
+    leaving 1024 tokens of the request's output ceiling for the answer."""
+    if level is None:
+        return 0
+    key = "high" if level in ("xhigh", "max") else level
+    budget = options.thinking_budgets.get(key, _BUDGETS.get(key, 0))
+    ceiling = body.get("max_tokens") or body.get("max_completion_tokens") or model.max_tokens
+    return min(budget, max(0, ceiling - 1024))
+
+
+_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+"""pi's default thinking budgets (tokens per level)."""
+
+
+def _has_tool_history(context: Context) -> bool:
+    return any(
+        isinstance(message, ToolResultMessage)
+        or (isinstance(message, AssistantMessage) and any(isinstance(b, ToolCall) for b in message.content))
+        for message in context.messages
+    )
 
 
 def normalize_tool_call_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
@@ -194,7 +290,10 @@ def _assistant(model: Model, message: AssistantMessage) -> dict[str, Any] | None
     ``reasoning_details`` their signatures hold."""
     converted: dict[str, Any] = {
         "role": "assistant",
-        "content": "" if compat(model, "requiresAssistantAfterToolResult", False) else None,
+        "content": ""
+        if compat(model, "requiresAssistantAfterToolResult", False)
+        or compat(model, "requiresNonNullAssistantContent", False)
+        else None,
     }
     texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
     text = "".join(texts)

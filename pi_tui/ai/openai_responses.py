@@ -75,10 +75,12 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context)}
     body["stream"] = True
     body["store"] = False  # nothing is kept server-side; reasoning travels back in the input
-    if options.session_id:
+    # pi 1.x's compat: promptCacheKeyMode "disabled" and supportsMaxOutputTokens false are for
+    # proxies that reject those fields.
+    if options.session_id and model.compat.get("promptCacheKeyMode") != "disabled":
         body["prompt_cache_key"] = options.session_id
     max_tokens = options.max_tokens or model.max_tokens
-    if max_tokens:
+    if max_tokens and model.compat.get("supportsMaxOutputTokens") is not False:
         body["max_output_tokens"] = max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
@@ -164,7 +166,11 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
     """
     items: list[dict[str, Any]] = []
     if context.system_prompt:
-        role = "developer" if model.reasoning else "system"
+        role = (
+            "developer"
+            if model.reasoning and model.compat.get("supportsDeveloperRole") is not False
+            else "system"
+        )
         items.append({"role": role, "content": context.system_prompt})
     supports_images = "image" in model.input
     position = 0

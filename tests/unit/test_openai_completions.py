@@ -135,6 +135,9 @@ def test_request_messages_equal_pis(case: str, tmp_path: Path) -> None:
         base_url="http://127.0.0.1:1/v1",
         input=["text", "image"] if "vision" in pi_request["model"] else ["text"],
         max_tokens=pi_request["max_completion_tokens"],
+        # The recordings are pi 0.73's, which sent "strict": false on every tool; pi 1.x sends
+        # it only where compat.supportsStrictMode says the server takes the field.
+        compat={"supportsStrictMode": True},
     )
     context = context_before_last_reply(case, tmp_path)
     context.tools = [Tool(**tool["function"]) for tool in pi_request["tools"]]
