@@ -57,7 +57,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("branch", "Continue in a new session from an earlier prompt", aliases=("fork",)),
     SlashCommand("clone", "Continue in a new session holding the current path"),
     SlashCommand("label", "Label the last message (empty text removes it)", usage="[text]"),
-    SlashCommand("name", "Name this session", usage="<name>"),
+    SlashCommand("name", "Name this session, or show its name", usage="[name]"),
     SlashCommand(
         "export",
         "Write the session as an HTML page (whole tree), or a .jsonl session file",
@@ -65,6 +65,11 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("secrets", "What is hidden from the model: the sources of secrets, never their values"),
     SlashCommand("share", "Export the session page and upload it as a secret GitHub gist (gh)"),
+    SlashCommand(
+        "bug",
+        "Write a private bug report (versions, platform, settings; keys hidden) here; never uploads",
+        usage="[--with-transcript] [description]",
+    ),
     SlashCommand("import", "Import a session file (.jsonl) and continue in it", usage="<file.jsonl>"),
     SlashCommand("login", "Save an API key for a provider (auth.json)"),
     SlashCommand("logout", "Remove a saved API key"),

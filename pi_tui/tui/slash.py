@@ -372,4 +372,4 @@ async def name(app: CommandHost, args: str) -> None:
 
 # Commands kept in their own modules register themselves with @command when imported; importing
 # them here (last, once HANDLERS and command exist) means importing slash brings every command.
-from pi_tui.tui import slash_auth, slash_export, slash_more, slash_secrets  # noqa: E402, F401
+from pi_tui.tui import slash_auth, slash_bug, slash_export, slash_more, slash_secrets  # noqa: E402, F401
