@@ -138,3 +138,29 @@ def test_a_light_dark_pair_draws_its_first_theme_on_a_white_terminal(agent_dir: 
         assert "not found" not in (pane.last_screen or "")
     finally:
         pane.kill()
+
+
+def test_an_unknown_theme_name_is_one_line_and_the_system_theme(agent_dir: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    pane = TmuxPane.start(
+        [SCRIPT, "--model", "offline/demo", "--use-theme", "nosuch"],
+        cwd=project,
+        env={
+            "PI_CODING_AGENT_DIR": str(agent_dir),
+            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
+            "COLORTERM": "truecolor",
+            "COLORFGBG": "",
+        },
+        width=140,
+        height=30,
+    )
+    try:
+        screen = pane.wait_for(lambda s: idle(s) and '"nosuch" not found' in s and s, "the one-line notice")
+        notices = [line for line in screen.splitlines() if "nosuch" in line]
+        assert len(notices) == 1 and 'using "system"' in notices[0], screen
+        assert "Traceback" not in screen and pane.alive()
+        dark = load_theme(builtin_themes_dir() / "dark.json").theme
+        assert sgr(dark.export["pageBg"] or "", background=True) in coloured_screen(pane)
+    finally:
+        pane.kill()
