@@ -27,6 +27,7 @@ import orjson
 from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
+from pi_tui.ai.openai_completions import sampling_params
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
@@ -99,6 +100,7 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     if level is not None:
         body["reasoning"] = {"effort": provider_value(model, level), "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
+    body.update(sampling_params(model, options.thinking))  # models.json's samplingParams, last
     return body
 
 

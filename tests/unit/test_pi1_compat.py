@@ -155,3 +155,20 @@ def test_anthropic_compat() -> None:
         and "cache_control" not in request.body["tools"][0]
     )
     assert request.headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
+
+
+def test_sampling_params_merge_last_per_thinking_level() -> None:
+    extra = {
+        "samplingParams": {"top_p": 0.9, "temperature": 0.2},
+        "samplingParamsByThinkingLevel": {"high": {"temperature": 1.0}, "off": {"top_k": 5}},
+    }
+    for api in ("openai-completions", "openai-responses"):
+        model = Model.model_validate(
+            {"id": "m", "api": api, "provider": "loop", "reasoning": True, "maxTokens": 4096, **extra}
+        )
+        assert {k: _body(model, level="high")[k] for k in ("top_p", "temperature")} == {
+            "top_p": 0.9,
+            "temperature": 1.0,
+        }
+        off = _body(model, level="off")
+        assert (off["temperature"], off["top_k"]) == (0.2, 5)
