@@ -22,6 +22,7 @@ def test_builtins_are_the_documented_set() -> None:
         "extensions",
         "share",
         "secrets",
+        "bug",
     ]
     assert names == set(expected)
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
@@ -30,6 +31,8 @@ def test_builtins_are_the_documented_set() -> None:
     assert by_name["thinking"].usage == "[level]"
     assert by_name["export"].usage == "[file.html [--with-secrets] | file.jsonl [--tree]]"
     assert by_name["import"].usage == "<file.jsonl>"
+    assert by_name["name"].usage == "[name]"  # pi 1.x: without a name, /name shows it
+    assert by_name["bug"].usage == "[--with-transcript] [description]"
     assert by_name["quit"].aliases == ("exit",)
     assert all(command.source == "builtin" and command.description for command in BUILTIN_COMMANDS)
 
