@@ -106,11 +106,11 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
         body["priority"] = model.compat["vllmPriority"]
     level = request_level(model, options.thinking)  # xhigh / max only where the model has them
     if model.reasoning:
-        body.update(thinking_fields(model, level))
+        budget = _thinking_budget(model, level, body, options)
+        body.update(thinking_fields(model, level, budget))
         field = compat(model, "thinkingTokenBudgetField", None) or (
             "thinking_token_budget" if compat(model, "supportsThinkingTokenBudget", False) else None
         )
-        budget = _thinking_budget(model, level, body, options) if field else 0
         if field and budget > 0:
             body[field] = budget
     routing = model.compat.get("openRouterRouting")
@@ -140,9 +140,10 @@ def sampling_params(model: Model, level: str) -> dict[str, Any]:
     return merged
 
 
-def thinking_fields(model: Model, level: str | None) -> dict[str, Any]:
+def thinking_fields(model: Model, level: str | None, budget: int = 0) -> dict[str, Any]:
     """The request fields that ask a reasoning model for ``level`` (None: no thinking), in the
-    form ``compat.thinkingFormat`` names (pi 1.x; default ``openai``: ``reasoning_effort``)."""
+    form ``compat.thinkingFormat`` names (pi 1.x; default ``openai``: ``reasoning_effort``).
+    ``budget`` is the thinking budget a ``chat-template`` / ``baseten`` value may ask for."""
     form = compat(model, "thinkingFormat", "openai")
     effort_ok = compat(model, "supportsReasoningEffort", True)
     table = model.thinking_level_map or {}
@@ -185,12 +186,52 @@ def thinking_fields(model: Model, level: str | None) -> dict[str, Any]:
             fields["thinking"] = effort
         elif off_allowed:
             fields["thinking"] = off_value if isinstance(off_value, str) else "none"
-    elif form in ("openai", "chat-template", "baseten"):  # the last two: see docs/pi-parity.md
+    elif form == "chat-template":
+        values = _template_values(model, level, compat(model, "chatTemplateKwargs", {}), budget)
+        if values:
+            fields["chat_template_kwargs"] = values
+    elif form == "baseten":
+        values = _template_values(model, level, compat(model, "chatTemplateArgs", {}), budget)
+        if values:
+            fields["chat_template_args"] = values
+        key = level if level is not None else "off"
+        chosen = table.get(key, level)
+        if effort_ok and isinstance(chosen, str):
+            fields["reasoning_effort"] = chosen
+    elif form == "openai":
         if effort and effort_ok:
             fields["reasoning_effort"] = effort
         elif not effort and effort_ok and isinstance(off_value, str):
             fields["reasoning_effort"] = off_value
     return fields
+
+
+def _template_values(model: Model, level: str | None, values: Any, budget: int) -> dict[str, Any]:
+    """``chatTemplateKwargs`` / ``chatTemplateArgs`` with pi's ``{"$var": ...}`` values filled in:
+    ``thinking.enabled`` (a boolean), ``thinking.budget`` (the token budget), anything else the
+    level's provider value (the map's, else the level); ``omitWhenOff`` drops a value when off."""
+    if not isinstance(values, dict):
+        return {}
+    table = model.thinking_level_map or {}
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            out[key] = value
+            continue
+        if level is None and value.get("omitWhenOff"):
+            continue
+        var = value.get("$var")
+        if var == "thinking.enabled":
+            out[key] = level is not None
+        elif var == "thinking.budget":
+            if budget > 0:
+                out[key] = budget
+        else:
+            slot = level if level is not None else "off"
+            chosen = table.get(slot, level)
+            if isinstance(chosen, str):
+                out[key] = chosen
+    return out
 
 
 def _thinking_budget(model: Model, level: str | None, body: dict[str, Any], options: StreamOptions) -> int:

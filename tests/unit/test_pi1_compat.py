@@ -172,3 +172,23 @@ def test_sampling_params_merge_last_per_thinking_level() -> None:
         }
         off = _body(model, level="off")
         assert (off["temperature"], off["top_k"]) == (0.2, 5)
+
+
+def test_chat_template_and_baseten_values() -> None:
+    kwargs = {
+        "enable": {"$var": "thinking.enabled"},
+        "budget": {"$var": "thinking.budget"},
+        "effort": {"$var": "thinking.effort", "omitWhenOff": True},
+        "fixed": "yes",
+    }
+    model = _model("openai-completions", {"thinkingFormat": "chat-template", "chatTemplateKwargs": kwargs})
+    on = _body(model)
+    assert on["chat_template_kwargs"] == {"enable": True, "budget": 3072, "effort": "medium", "fixed": "yes"}
+    assert "reasoning_effort" not in on
+    assert _body(model, level="off")["chat_template_kwargs"] == {"enable": False, "fixed": "yes"}
+    baseten = _model(
+        "openai-completions",
+        {"thinkingFormat": "baseten", "chatTemplateArgs": {"t": {"$var": "thinking.enabled"}}},
+    )
+    body = _body(baseten, level="high")
+    assert body["chat_template_args"] == {"t": True} and body["reasoning_effort"] == "high"
