@@ -36,6 +36,7 @@ from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
 from pi_tui.tui.widgets.extension_widgets import ExtensionWidgets
 from pi_tui.tui.widgets.footer import PiFooter
 from pi_tui.tui.widgets.header import PiHeader
+from pi_tui.tui.widgets.search import SearchInput, TranscriptSearch
 from pi_tui.tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ SCREEN_KEY_SCOPES: dict[str, tuple[str, ...]] = {
     "TreeScreen": ("tree", "select"),
     "ResumePicker": ("sessions", "select"),
     "ScopedModelsScreen": ("models", "select"),
+    "ThinkingPicker": ("thinking", "select"),
 }
 """Which key-binding scopes a picker screen answers to (any other pushed screen: "select")."""
 
@@ -197,6 +199,7 @@ class PiApp(App[None]):
         self._bind_app_keys()
         if self.is_mounted:
             self.editor.keymap = self.keys
+            self.transcript_search.keymap = self.keys
         return list(self.keys.problems)
 
     def set_loaded(self, loaded: list[str]) -> None:
@@ -217,7 +220,9 @@ class PiApp(App[None]):
             quiet=self.quiet_startup,
             id="header",
         )
-        yield ChatView(self.cwd, id="chat")
+        chat = ChatView(self.cwd, id="chat")
+        yield chat
+        yield TranscriptSearch(chat, self.keys, id="search")
         yield ExtensionWidgets(id="extensions-above")
         yield StatusLine(id="status")
         yield CompletionMenu(id="completion")
@@ -228,6 +233,10 @@ class PiApp(App[None]):
     @property
     def chat(self) -> ChatView:
         return self.query_one(ChatView)
+
+    @property
+    def transcript_search(self) -> TranscriptSearch:
+        return self.query_one(TranscriptSearch)
 
     @property
     def editor(self) -> PromptEditor:
@@ -542,8 +551,12 @@ class PiApp(App[None]):
         markdown: bool = False,
         fold: bool = False,
     ) -> None:
-        """A message from pi-tui itself in the chat (not saved in the session)."""
-        self.chat.add(InfoItem(text, level, title=title, markdown=markdown, fold=fold))
+        """A message from pi-tui itself in the chat (not saved in the session). A titled one
+        (a command's output: /hotkeys, /session) taller than the chat is shown from its first
+        line, as a pager would, instead of from its last."""
+        view = self.chat.add(InfoItem(text, level, title=title, markdown=markdown, fold=fold))
+        if title is not None:
+            self.chat.call_after_refresh(self.chat.show_from_top, view)
 
     # --- themes -----------------------------------------------------------------------------------
 
@@ -649,6 +662,11 @@ class PiApp(App[None]):
         out: they bypass pi-tui's themes, squeeze the chat or fail in a terminal app."""
         yield SystemCommand("Select model", "Choose the model, as /model", self.action_model_picker)
         yield SystemCommand("Cycle thinking level", "The model's next level", self.action_cycle_thinking)
+        yield SystemCommand(
+            "Choose thinking level",
+            "Pick a level; the save key (Ctrl+S) keeps it as the default",
+            self.action_pick_thinking_level,
+        )
         yield SystemCommand("Expand tool output", "Show or fold long output", self.action_toggle_expanded)
         yield SystemCommand("Toggle thinking", "Show or hide thinking", self.action_toggle_thinking)
 
@@ -942,6 +960,13 @@ class PiApp(App[None]):
             self._bindings.bind(key, f"app_key({key!r})", show=False, priority=True)
 
     def action_app_key(self, key: str) -> None:
+        search = self.transcript_search
+        if search.active and isinstance(self.focused, SearchInput) and search.input.run_key(key):
+            return  # the search's keys come first while its box has the focus (pi's rule)
+        recall = [a for a in self.keys.action_for(key, "editor") if a in ("recall_previous", "recall_next")]
+        if recall and self.focused is self.editor:
+            self.editor.run_key(key)  # pi: the dedicated history keys win over the app's
+            return
         for action in self.keys.action_for(key, "app"):
             handler = getattr(self, f"_key_{action}", None)
             if handler is not None and handler() is not False:
@@ -1073,6 +1098,53 @@ class PiApp(App[None]):
     def _key_page_down(self) -> None:
         self.chat.page_down()
 
+    def _key_half_page_up(self) -> None:
+        self.chat.half_page_up()
+
+    def _key_half_page_down(self) -> None:
+        self.chat.half_page_down()
+
+    def _key_line_up(self) -> None:
+        self.chat.scroll_lines(-1)
+
+    def _key_line_down(self) -> None:
+        self.chat.scroll_lines(1)
+
+    def _key_previous_prompt(self) -> None:
+        self.chat.jump_to_prompt(-1)
+
+    def _key_next_prompt(self) -> None:
+        self.chat.jump_to_prompt(1)
+
+    def _key_search(self) -> None:
+        """pi's transcript search: the key opens the box, and closes it when it is open."""
+        search = self.transcript_search
+        if search.active:
+            self._close_search()
+        else:
+            search.open()
+
+    def _close_search(self) -> None:
+        self.transcript_search.close()
+        self.editor.focus()
+
+    async def on_search_input_action(self, message: SearchInput.Action) -> None:
+        if message.action == "search_close":
+            self._close_search()
+        else:
+            await self.transcript_search.step(1 if message.action == "search_next" else -1)
+
+    def _key_message_copy(self) -> None:
+        """pi 1.x's Ctrl+X: the last assistant message, as its markdown, to the clipboard."""
+        from pi_tui.tui.clipboard import copy_text
+
+        text = self.last_answer_text()
+        if text is None:
+            self.show_hint("No assistant message to copy yet.")
+            return
+        result = copy_text(text, self.copy_to_clipboard)
+        self.show_hint(result.message, 3)
+
     def _key_chat_top(self) -> None:
         self.chat.to_top()
 
@@ -1157,6 +1229,36 @@ class PiApp(App[None]):
         if self.agent is None:
             return
         cycle_thinking(self)
+
+    async def pick_thinking_level(self) -> None:
+        """pi 1.x's thinking selector: Enter uses the level for this session, the
+        ``app.thinking.save`` key (Ctrl+S) also saves it as ``defaultThinkingLevel``."""
+        from pi_tui.ai.thinking import supported_levels
+        from pi_tui.tui.screens.thinking_picker import ThinkingPicker
+
+        if self.agent is None:
+            return
+        agent = self.agent
+        save_keys = self.keys.bindings.get("thinking_save", ())
+        picker = ThinkingPicker(
+            list(supported_levels(agent.model)),
+            agent.thinking_level,
+            agent.settings.default_thinking_level,
+            display_key(save_keys[0]) if save_keys else "(unbound)",
+        )
+        chosen = await self.push_screen_wait(picker)
+        if chosen is None:
+            return
+        level, save = chosen
+        agent.set_thinking_level(level)
+        if save:
+            agent.settings.default_thinking_level = level
+            self.save_setting({"defaultThinkingLevel": level})
+        self.refresh_footer()
+        self.show_hint(f"Default thinking level: {level}" if save else f"Thinking level: {level}", 3)
+
+    def action_pick_thinking_level(self) -> None:
+        self.run_worker(self.pick_thinking_level(), group="thinking")
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded

@@ -21,6 +21,8 @@ from pi_tui import jsonio
 SCOPES: dict[str, str] = {
     "app": "Chat",
     "editor": "Editor",
+    "search": "Transcript search",
+    "thinking": "Thinking level picker",
     "select": "Lists and pickers",
     "tree": "/tree",
     "sessions": "/resume",
@@ -71,23 +73,49 @@ ACTIONS: dict[str, KeyAction] = {
     "open_tree": _action("Open the session tree (/tree)", (), "app", "app.session.tree"),
     "fork": _action("Fork the session from an earlier prompt (/fork)", (), "app", "app.session.fork"),
     "resume": _action("Resume a session (/resume)", (), "app", "app.session.resume"),
-    # pi scrolls its editor by a page; here the chat is what scrolls (pi's chat is the terminal's).
     "cycle_model_forward": _action(
         "Next model of the scoped list", ("ctrl+p",), "app", "app.model.cycleForward"
     ),
     "cycle_model_backward": _action(
         "Previous model of the scoped list", ("ctrl+shift+p",), "app", "app.model.cycleBackward"
     ),
-    "command_palette": _action("Command palette: commands, settings and actions", ("ctrl+x",), "app"),
-    "page_up": _action(
-        "Scroll the chat up a page (at the top: earlier history)", ("pageup",), "app", "tui.editor.pageUp"
+    "message_copy": _action(
+        "Copy the last assistant message to the clipboard", ("ctrl+x",), "app", "app.message.copy"
     ),
-    "page_down": _action("Scroll the chat down a page", ("pagedown",), "app", "tui.editor.pageDown"),
-    "chat_top": _action("Scroll the chat to the top (again: earlier history)", ("ctrl+home",), "app"),
-    "chat_bottom": _action("Scroll the chat to the newest message", ("ctrl+end",), "app"),
+    # pi 1.x gives Ctrl+X to app.message.copy; Alt+X (Emacs' M-x) is free in every pi 1.x scope.
+    "command_palette": _action("Command palette: commands, settings and actions", ("alt+x",), "app"),
+    # The transcript keys: pi's fullscreen (alternate screen) mode, which is the only mode here.
+    "page_up": _action(
+        "Scroll the chat up a page (at the top: earlier history)", ("pageup",), "app", "tui.altScreen.pageUp"
+    ),
+    "page_down": _action("Scroll the chat down a page", ("pagedown",), "app", "tui.altScreen.pageDown"),
+    "half_page_up": _action("Scroll the chat up half a page", (), "app", "tui.altScreen.halfPageUp"),
+    "half_page_down": _action("Scroll the chat down half a page", (), "app", "tui.altScreen.halfPageDown"),
+    "line_up": _action("Scroll the chat up one line", (), "app", "tui.altScreen.lineUp"),
+    "line_down": _action("Scroll the chat down one line", (), "app", "tui.altScreen.lineDown"),
+    "previous_prompt": _action(
+        "Scroll the chat to the previous prompt you sent",
+        ("ctrl+shift+up",),
+        "app",
+        "tui.altScreen.previousPrompt",
+    ),
+    "next_prompt": _action(
+        "Scroll the chat to the next prompt you sent", ("ctrl+shift+down",), "app", "tui.altScreen.nextPrompt"
+    ),
+    "search": _action(
+        "Search the chat (press again to close the search)", ("ctrl+shift+f",), "app", "tui.altScreen.search"
+    ),
+    "chat_top": _action(
+        "Scroll the chat to the top (again: earlier history)", ("ctrl+home",), "app", "tui.altScreen.top"
+    ),
+    "chat_bottom": _action(
+        "Scroll the chat to the newest message and follow it", ("ctrl+end",), "app", "tui.altScreen.bottom"
+    ),
     # --- the editor ---
     "submit": _action("Send the message", ("enter",), "editor", "tui.input.submit"),
-    "newline": _action("Insert a new line", ("shift+enter", "alt+enter"), "editor", "tui.input.newLine"),
+    "newline": _action(
+        "Insert a new line", ("shift+enter", "ctrl+j", "alt+enter"), "editor", "tui.input.newLine"
+    ),
     "follow_up": _action(
         "Queue a follow-up message while the agent runs", ("alt+enter",), "editor", "app.message.followUp"
     ),
@@ -102,6 +130,10 @@ ACTIONS: dict[str, KeyAction] = {
     "history_next": _action(
         "Cursor down; on the last line: next prompt", ("down",), "editor", "tui.editor.cursorDown"
     ),
+    "recall_previous": _action(
+        "Previous prompt, wherever the cursor is", (), "editor", "tui.editor.historyPrevious"
+    ),
+    "recall_next": _action("Next prompt, wherever the cursor is", (), "editor", "tui.editor.historyNext"),
     "cursor_left": _action("Cursor left", ("left", "ctrl+b"), "editor", "tui.editor.cursorLeft"),
     "cursor_right": _action("Cursor right", ("right", "ctrl+f"), "editor", "tui.editor.cursorRight"),
     "word_left": _action(
@@ -123,6 +155,12 @@ ACTIONS: dict[str, KeyAction] = {
         ("alt+ctrl+right_square_bracket",),
         "editor",
         "tui.editor.jumpBackward",
+    ),
+    "editor_page_up": _action(
+        "Cursor up a page in a long message", ("pageup", "ctrl+pageup"), "editor", "tui.editor.pageUp"
+    ),
+    "editor_page_down": _action(
+        "Cursor down a page in a long message", ("pagedown", "ctrl+pagedown"), "editor", "tui.editor.pageDown"
     ),
     "delete_backward": _action(
         "Delete the character before the cursor", ("backspace",), "editor", "tui.editor.deleteCharBackward"
@@ -153,6 +191,12 @@ ACTIONS: dict[str, KeyAction] = {
         "After a paste: cycle through earlier deleted text", ("alt+y",), "editor", "tui.editor.yankPop"
     ),
     "undo": _action("Undo", ("ctrl+minus",), "editor", "tui.editor.undo"),
+    # --- transcript search (while its box has the focus; before the chat's keys) ---
+    "search_next": _action("Next match", ("enter", "ctrl+g"), "search", "tui.altScreen.searchNext"),
+    "search_previous": _action(
+        "Previous match", ("shift+enter", "ctrl+shift+g"), "search", "tui.altScreen.searchPrevious"
+    ),
+    "search_close": _action("Close the search", ("escape",), "search", "tui.altScreen.searchClose"),
     # --- lists and pickers ---
     "select_up": _action("Move up", ("up",), "select", "tui.select.up"),
     "select_down": _action("Move down", ("down",), "select", "tui.select.down"),
@@ -160,6 +204,10 @@ ACTIONS: dict[str, KeyAction] = {
     "select_page_down": _action("Move down a page", ("pagedown",), "select", "tui.select.pageDown"),
     "select_confirm": _action("Choose", ("enter",), "select", "tui.select.confirm"),
     "select_cancel": _action("Close without choosing", ("escape", "ctrl+c"), "select", "tui.select.cancel"),
+    # --- /thinking's picker ---
+    "thinking_save": _action(
+        "Use the level and save it as the default", ("ctrl+s",), "thinking", "app.thinking.save"
+    ),
     # --- /tree ---
     "tree_fold_or_up": _action(
         "Fold the branch, or go up", ("ctrl+left", "alt+left"), "tree", "app.tree.foldOrUp"
@@ -217,7 +265,8 @@ ACTIONS: dict[str, KeyAction] = {
 """Every action in the order /hotkeys lists them (grouped by scope)."""
 
 PI_ACTION_NAMES: dict[str, str] = {spec.pi_id: name for name, spec in ACTIONS.items() if spec.pi_id}
-"""pi's namespaced ids -> our action names: every id pi 0.73.1 has is one of ours."""
+"""pi's namespaced ids -> our action names: every id pi 1.5.2 has (and so every one of 0.73.1's)
+is one of ours."""
 
 PI_LEGACY_NAMES: dict[str, str] = {
     "submit": "tui.input.submit",
@@ -587,19 +636,22 @@ def hotkeys_text(bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad) -> str
 
     sections: list[tuple[str, list[tuple[str, str, str]]]] = []
     for scope, title in SCOPES.items():
+        # unbound actions last: the keys that work now are the ones read first
+        actions = sorted(
+            (action for action, spec in ACTIONS.items() if spec.scope == scope),
+            key=lambda action: not table.get(action, ACTIONS[action].defaults),
+        )
         rows = [
-            (keys_of(action), spec.description, spec.pi_id or action)
-            for action, spec in ACTIONS.items()
-            if spec.scope == scope
+            (keys_of(action), ACTIONS[action].description, ACTIONS[action].pi_id or action)
+            for action in actions
         ]
         sections.append((title, rows))
     sections.append(("Also", [(keys, text, "") for keys, text in _FIXED_ROWS]))
-    width = max(len(keys) for _, rows in sections for keys, _, _ in rows)
-    text_width = max(len(text) for _, rows in sections for _, text, _ in rows)
-    lines = ["Keyboard shortcuts (rebind in keybindings.json with the id on the right)"]
+    # Columns line up within a section and the id follows its description, so the table stays
+    # narrow enough for a 100-column terminal instead of wrapping every row in two.
+    lines = ["Keyboard shortcuts (rebind in keybindings.json with the id after each action)"]
     for title, rows in sections:
+        width = max(len(keys) for keys, _, _ in rows)
         lines += ["", title]
-        lines.extend(
-            f"  {keys.ljust(width)}  {text.ljust(text_width)}  {pi_id}".rstrip() for keys, text, pi_id in rows
-        )
+        lines.extend(f"  {keys.ljust(width)}  {text}  {pi_id}".rstrip() for keys, text, pi_id in rows)
     return "\n".join(lines)

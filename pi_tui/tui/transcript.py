@@ -131,6 +131,28 @@ ChatItem = (
 )
 
 
+def searchable_text(item: ChatItem, *, show_thinking: bool = True) -> str:
+    """What transcript search looks through for one item: the words the item shows (thinking
+    only while thinking is shown), without the decoration around them."""
+    import json
+
+    if isinstance(item, UserItem | CustomItem | InfoItem):
+        parts = [item.text]
+    elif isinstance(item, AssistantItem):
+        parts = [item.thinking if show_thinking else "", item.text, item.error or ""]
+    elif isinstance(item, ToolItem):
+        parts = [item.name, json.dumps(item.args, ensure_ascii=False), item.output]
+    elif isinstance(item, BashItem):
+        parts = [item.command, item.output]
+    elif isinstance(item, SummaryItem):
+        parts = [item.summary]
+    else:
+        parts = [f"{note.name} {note.text}" for note in item.rules]
+    if item.label:
+        parts.append(f"[{item.label}]")
+    return "\n".join(part for part in parts if part)
+
+
 def blocks_text(content: str | list[Any]) -> str:
     """The text of a message's content, blocks joined the way they were written."""
     if isinstance(content, str):

@@ -1,4 +1,4 @@
-"""Ctrl+X (the palette), "Theme", Enter, "nord", Enter in the installed ``pi-tui``, through a
+"""Alt+X (the palette), "Theme", Enter, "nord", Enter in the installed ``pi-tui``, through a
 real terminal; and Ctrl+P, which cycles the scoped models as in pi.
 
 Ctrl+P with "Theme", "nord" used to open Textual's own theme picker and set its ``nord`` theme, which has
@@ -53,7 +53,7 @@ def test_palette_theme_nord_leaves_the_app_running(agent_dir: Path, tmp_path: Pa
     )
     try:
         pane.wait_for(idle, "the chat with an empty editor", timeout=15)
-        pane.press("C-x")
+        pane.press("M-x")
         pane.wait_for(lambda s: "🔎" in s, "the command palette")
         pane.type("Theme")
         pane.wait_for(lambda s: "/settings" in s, "the palette finding /settings for 'Theme'")

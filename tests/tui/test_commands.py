@@ -195,7 +195,7 @@ async def test_the_command_palette_lists_slash_commands(project: Path) -> None:
 
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+x")
+        await pilot.press("alt+x")
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"hotkeys")

@@ -26,7 +26,7 @@ TEXTUAL_QUIT_HELP = "Quit the application as soon as possible"
 
 async def palette_rows(pilot, app, query: str) -> list[tuple[str, str]]:
     """Open the palette, type ``query``, and read the (title, help) rows it lists; then close it."""
-    await pilot.press("ctrl+x")
+    await pilot.press("alt+x")
     await pilot.pause()
     assert isinstance(app.screen, CommandPalette)
     if query:
@@ -135,7 +135,7 @@ async def test_the_palette_finds_settings_by_name_and_opens_them(project: Path) 
     async with app.run_test(size=SIZE) as pilot:
         rows = await palette_rows(pilot, app, "steering")
         assert rows and rows[0][0] == "Steering mode (setting)", rows
-        await pilot.press("ctrl+x")
+        await pilot.press("alt+x")
         await pilot.pause()
         await pilot.press(*"theme")
         await pilot.pause(0.4)

@@ -56,7 +56,7 @@ async def test_header_help_expands_with_ctrl_o_and_quiet_startup_hides_it(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         text = screen_text(app)
-        assert "for every key" in text and "ctrl+x palette" in text and "ctrl+p next model" in text
+        assert "for every key" in text and "alt+x palette" in text and "ctrl+p next model" in text
         assert "Edit the message in $VISUAL / $EDITOR" not in text
         await pilot.press("ctrl+o")
         await pilot.pause()

@@ -30,7 +30,7 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
     assert loaded.problems == []
     assert loaded.bindings == default_bindings()
     assert loaded.keys_for("submit") == ("enter",)
-    assert loaded.keys_for("newline") == ("shift+enter", "alt+enter")
+    assert loaded.keys_for("newline") == ("shift+enter", "ctrl+j", "alt+enter")  # pi 1.x adds Ctrl+J
     assert loaded.keys_for("follow_up") == ("alt+enter",)
     assert loaded.keys_for("model_picker") == ("ctrl+l",)
     assert loaded.keys_for("cycle_thinking") == ("shift+tab",)
@@ -270,10 +270,15 @@ def test_hotkeys_text_lists_every_key_aligned() -> None:
     rows = [line for line in lines[1:] if line.startswith("  ")]
     matches = [re.fullmatch(r"  (\S.*?)\s{2,}(\S.*?)(?:\s{2,}(\S+))?", row) for row in rows]
     assert all(matches), [row for row, match in zip(rows, matches, strict=True) if not match]
-    assert len({match.start(2) for match in matches if match}) == 1  # descriptions share one column
+    sections = "\n".join(lines[1:]).split("\n\n")
+    for section in sections:  # descriptions share one column within each section
+        in_section = [
+            re.fullmatch(r"  (\S.*?)\s{2,}(\S.*?)(?:\s{2,}(\S+))?", row) for row in section.splitlines()[1:]
+        ]
+        assert len({match.start(2) for match in in_section if match}) == 1, section
     by_text = {match.group(2): match.group(1) for match in matches if match}
     assert by_text["Send the message"] == "Enter"
-    assert by_text["Insert a new line"] == "Shift+Enter, Alt+Enter"
+    assert by_text["Insert a new line"] == "Shift+Enter, Ctrl+J, Alt+Enter"
     assert by_text["Open the model picker"] == "Ctrl+L"
     assert by_text["Cycle the thinking level"] == "Shift+Tab"
     assert by_text["Suspend to the shell (fg comes back)"] == "Ctrl+Z"
@@ -281,7 +286,8 @@ def test_hotkeys_text_lists_every_key_aligned() -> None:
     assert by_text["Bring queued messages back into the editor"] == "Alt+Up"
     assert by_text["Paste an image from the clipboard"] == "Ctrl+V"
     assert by_text["Paste the text deleted last"] == "Ctrl+Y"
-    assert by_text["Command palette: commands, settings and actions"] == "Ctrl+X"
+    assert by_text["Command palette: commands, settings and actions"] == "Alt+X"  # Ctrl+X: pi 1.x's copy
+    assert by_text["Copy the last assistant message to the clipboard"] == "Ctrl+X"
     assert by_text["Next model of the scoped list"] == "Ctrl+P"
     assert by_text["Steer: send the message to the running agent"] == "Enter while running"
     assert by_text["Open /tree (the doubleEscapeAction setting)"] == "Escape twice (empty editor)"

@@ -16,7 +16,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from pi_tui.tui.transcript import AssistantItem, ChatItem
+from pi_tui.tui.transcript import AssistantItem, ChatItem, UserItem, searchable_text
 from pi_tui.tui.widgets.chat_items import EXPANDABLE, AssistantView, ItemView, view_for
 
 FIRST_WINDOW = 40
@@ -226,6 +226,110 @@ class ChatView(VerticalScroll, can_focus=False):
     def page_down(self) -> None:
         """Down one page; reaching the bottom follows new output again."""
         self.scroll_to(y=self.scroll_y + self.scrollable_content_region.height, animate=False, immediate=True)
+
+    def half_page_up(self) -> None:
+        """Up half a page (pi's ``tui.altScreen.halfPageUp``); at the top, earlier history."""
+        self.scroll_lines(-max(1, self.scrollable_content_region.height // 2))
+
+    def half_page_down(self) -> None:
+        self.scroll_lines(max(1, self.scrollable_content_region.height // 2))
+
+    def scroll_lines(self, lines: int) -> None:
+        """Move by ``lines`` (negative: up); up from the top mounts the previous batch."""
+        if lines < 0 and self.scroll_y <= 0:
+            if self._first > 0:
+                self.request_older()
+            return
+        self.scroll_to(y=max(0, self.scroll_y + lines), animate=False, immediate=True)
+
+    def prompt_rows(self) -> list[int]:
+        """The rows (in the scrolled content) where each mounted prompt you sent starts: pi's
+        prompt marks, which ``tui.altScreen.previousPrompt``/``nextPrompt`` jump between."""
+        rows = []
+        for item in self.items[self._first :]:
+            view = self._views.get(id(item))
+            if isinstance(item, UserItem) and view is not None and view.is_mounted:
+                rows.append(view.virtual_region.y)
+        return rows
+
+    def jump_to_prompt(self, direction: int) -> bool:
+        """Scroll so the previous (``direction`` -1) or next (1) prompt starts the view, as pi
+        does; going back past the first mounted prompt mounts the batch before it. False when
+        there is no prompt that way."""
+        top = round(self.scroll_y)
+        rows = self.prompt_rows()
+        if direction < 0:
+            before = [row for row in rows if row < top]
+            if not before:
+                if self._first > 0:
+                    self.request_older()
+                    return True
+                return False
+            target = before[-1]
+        else:
+            after = [row for row in rows if row > top]
+            if not after or top >= self.max_scroll_y:
+                return False
+            target = after[0]
+        self.scroll_to(y=target, animate=False, immediate=True)
+        return True
+
+    # --- transcript search ------------------------------------------------------------------------
+
+    def search_matches(self, query: str) -> list[tuple[int, int]]:
+        """Every place ``query`` occurs, case-insensitively, as (item index, occurrence within
+        that item), from the oldest item to the newest: whole history, mounted or not."""
+        wanted = query.strip().casefold()
+        if not wanted:
+            return []
+        found: list[tuple[int, int]] = []
+        for index, item in enumerate(self.items):
+            text = searchable_text(item, show_thinking=self.show_thinking).casefold()
+            found.extend((index, occurrence) for occurrence in range(text.count(wanted)))
+        return found
+
+    def first_visible_index(self) -> int:
+        """The index of the first item whose view reaches into the visible part of the chat."""
+        top = self.scroll_y
+        for index in range(self._first, len(self.items)):
+            view = self._views.get(id(self.items[index]))
+            if view is not None and view.is_mounted and view.virtual_region.bottom > top:
+                return index
+        return max(0, len(self.items) - 1)
+
+    async def reveal(self, index: int) -> Widget | None:
+        """Bring item ``index`` on screen (its view's top at the top of the chat, as far as the
+        chat scrolls), mounting every older item down to it first when it is not mounted yet."""
+        if not 0 <= index < len(self.items):
+            return None
+        if index < self._first:
+            views = [self._make(item) for item in self.items[index : self._first]]
+            with self.app.batch_update():
+                await self.mount(*views, after=self._marker)
+                self._first = index
+                self._update_marker()
+        view = self._views.get(id(self.items[index]))
+        if view is None:
+            return None
+        self.mark_search_hit(view)
+        self.call_after_refresh(
+            lambda: self.scroll_to(y=view.virtual_region.y, animate=False, immediate=True)
+        )
+        return view
+
+    def show_from_top(self, view: Widget) -> None:
+        """Scroll so a view taller than the chat starts at its top (a long command output is
+        read from its beginning); a shorter one is left to the usual follow-the-end."""
+        if view.is_mounted and view.outer_size.height > self.scrollable_content_region.height:
+            self.scroll_to(y=view.virtual_region.y, animate=False, immediate=True)
+
+    def mark_search_hit(self, view: Widget | None) -> None:
+        """The item holding the current match is marked (class ``-search-hit``); None: none is."""
+        for other in self.query(".-search-hit"):
+            if other is not view:
+                other.remove_class("-search-hit")
+        if view is not None:
+            view.add_class("-search-hit")
 
     def to_top(self) -> None:
         """To the top of the mounted window; when it is already there, one older batch comes in."""

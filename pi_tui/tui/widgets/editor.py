@@ -1,7 +1,8 @@
 """The prompt editor: a multi-line TextArea that submits on Enter.
 
 Enter submits; Shift+Enter, Alt+Enter and Ctrl+J add a newline (Alt+Enter queues a follow-up
-while the agent runs); Up/Down walk the prompt history from the first/last line; Tab completes
+while the agent runs); Up/Down walk the prompt history from the first/last line, and pi 1.x's
+``tui.editor.historyPrevious``/``historyNext`` keys walk it from anywhere; Tab completes
 ``/commands`` and ``@paths`` through a small menu above the editor. A large paste becomes a
 ``[paste #1 +120 lines]`` marker so the editor stays readable, and is expanded on submit.
 
@@ -88,7 +89,6 @@ class PromptEditor(TextArea, inherit_bindings=False):
     editing key is one of pi's actions in the key map, so keybindings.json decides them all."""
 
     BINDINGS = [
-        Binding("ctrl+j", "newline", "newline", show=False),
         Binding("shift+left", "cursor_left(True)", show=False),
         Binding("shift+right", "cursor_right(True)", show=False),
         Binding("shift+up", "cursor_up(True)", show=False),
@@ -220,6 +220,8 @@ class PromptEditor(TextArea, inherit_bindings=False):
             "delete_backward": self.action_delete_left,
             "delete_forward": self.action_delete_right,
             "undo": self.action_undo,
+            "editor_page_up": self.action_cursor_page_up,
+            "editor_page_down": self.action_cursor_page_down,
             "yank": self._yank,
             "yank_pop": self._yank_pop,
         }
@@ -237,6 +239,13 @@ class PromptEditor(TextArea, inherit_bindings=False):
                 self._history_step(1)
             else:
                 self.action_cursor_down()
+            return True
+        if action in ("recall_previous", "recall_next"):
+            # pi 1.x's dedicated history keys: the history whatever the cursor's line
+            if action == "recall_previous" and self.prompt_history:
+                self._history_step(-1)
+            elif action == "recall_next" and self._history_index is not None:
+                self._history_step(1)
             return True
         if action in ("jump_forward", "jump_backward"):
             self._jump = 1 if action == "jump_forward" else -1
