@@ -31,6 +31,19 @@ class SharedPage:
     """``$PI_SHARE_VIEWER_URL#<gist id>`` when that variable is set (as pi builds it)."""
 
 
+def destination_problem(destination: str) -> str | None:
+    """Why ``sessionShareDestination`` cannot be honoured, or None. pi 1.x can upload to Radius,
+    its makers' hosted service, which pi-tui has no account or client for: ``auto`` (Radius when
+    signed in, else a gist) is a gist here, and ``radius`` (never a gist) is refused rather than
+    silently published somewhere the user did not choose."""
+    if destination == "radius":
+        return (
+            'sessionShareDestination is "radius": pi-tui shares by GitHub gist only. Set it to '
+            '"gist" or "auto" to share with /share, or use /export to keep the page.'
+        )
+    return None
+
+
 def gh_path() -> str:
     """The ``gh`` on PATH, or :class:`ShareError` saying how to get it."""
     found = shutil.which("gh")

@@ -79,9 +79,13 @@ async def export(app: CommandHost, args: str) -> None:
 @command("share")
 async def share(app: CommandHost, args: str) -> None:
     from pi_tui.html_export import export_html
-    from pi_tui.html_export.share import ShareError, check_logged_in, gh_path, upload
+    from pi_tui.html_export.share import ShareError, check_logged_in, destination_problem, gh_path, upload
     from pi_tui.secrets.active import current as current_secrets
 
+    refused = destination_problem(app.agent.settings.session_share_destination)
+    if refused:
+        app.say(refused, "error")
+        return
     manager = app.agent.manager
     if len(manager) == 0:
         app.say("Nothing to share yet: the session has no entries.", "warning")
