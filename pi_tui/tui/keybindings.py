@@ -95,12 +95,15 @@ ACTIONS: dict[str, KeyAction] = {
     "line_down": _action("Scroll the chat down one line", (), "app", "tui.altScreen.lineDown"),
     "previous_prompt": _action(
         "Scroll the chat to the previous prompt you sent",
-        ("ctrl+shift+up",),
+        ("ctrl+shift+up", "ctrl+up"),
         "app",
         "tui.altScreen.previousPrompt",
     ),
     "next_prompt": _action(
-        "Scroll the chat to the next prompt you sent", ("ctrl+shift+down",), "app", "tui.altScreen.nextPrompt"
+        "Scroll the chat to the next prompt you sent",
+        ("ctrl+shift+down", "ctrl+down"),
+        "app",
+        "tui.altScreen.nextPrompt",
     ),
     "search": _action(
         "Search the chat (press again to close the search)", ("ctrl+shift+f",), "app", "tui.altScreen.search"
@@ -560,6 +563,8 @@ def load_keybindings(agent_dir: Path) -> KeyBindingsLoad:
 
     chosen: dict[str, tuple[int, tuple[str, ...]]] = {}
     for name, value in data.items():
+        if name == "$schema":
+            continue  # pi's files name their JSON schema (an editor's help), not a key
         action = _resolve_action(name)
         if action is None:
             result.problems.append(
