@@ -36,6 +36,7 @@ EVENT_TYPES = frozenset(
         "tool_execution_end",
         "queue_update",
         "session_info_changed",
+        "thinking_level_changed",
         "compaction_start",
         "compaction_end",
         "auto_retry_start",

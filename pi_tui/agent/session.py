@@ -283,6 +283,8 @@ class AgentSession:
         previous = self.thinking_level
         self.thinking_level = level
         self.manager.append_thinking_level_change(level)
+        if level != previous:  # pi 1.x tells json/rpc clients when the level really changed
+            self.emit("thinking_level_changed", level=level)
         self.hooks.notify("thinking_level_select", level=level, previous_level=previous)
 
     # --- prompting -----------------------------------------------------------------------------

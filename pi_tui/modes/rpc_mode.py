@@ -49,6 +49,7 @@ from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.entries import THINKING_LEVELS, MessageEntry
 from pi_tui.session.messages import (
     AssistantMessage,
+    BashExecutionMessage,
     ImageContent,
     TextContent,
     UserMessage,
@@ -376,6 +377,10 @@ class RpcServer:
         self.output.send(response_record(command, request_id, data=data, error=error))
 
     def on_event(self, event: AgentEvent) -> None:
+        if event.type in ("message_start", "message_end") and isinstance(
+            event.get("message"), BashExecutionMessage
+        ):
+            return  # as pi 1.x: a user shell command is told by bash_execution_update and its answer
         self.output.send(event.to_json())
 
     async def shutdown(self) -> None:
