@@ -35,6 +35,7 @@ EVENT_TYPES = frozenset(
         "tool_execution_update",
         "tool_execution_end",
         "queue_update",
+        "entry_appended",  # pi 1.x: an extension saved a custom entry
         "session_info_changed",
         "thinking_level_changed",
         "compaction_start",

@@ -162,8 +162,12 @@ class ExtensionAPI:
         self._runner.send_user_message(content, DELIVERY.get(deliver_as or ""))
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
-        """Save extension state as a ``custom`` entry (never sent to the model); its id."""
-        return self._runner.live_agent().manager.append_custom_entry(custom_type, data)
+        """Save extension state as a ``custom`` entry (never sent to the model); its id.
+        json/rpc/server clients hear of it as ``entry_appended``, as in pi 1.x."""
+        agent = self._runner.live_agent()
+        entry_id = agent.manager.append_custom_entry(custom_type, data)
+        agent.emit("entry_appended", entry=dict(agent.manager.get_raw_entry(entry_id) or {}))
+        return entry_id
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         """Label an entry (shown in /tree); None or "" clears it."""

@@ -310,3 +310,32 @@ def test_json_mode_ends_with_agent_settled(server: ModelServer, project: Path) -
     assert events[-2]["willRetry"] is False and events[-1]["aborted"] is False
     (tool_end,) = [e for e in events if e["type"] == "tool_execution_end"]
     assert isinstance(tool_end["durationMs"], int)
+
+
+REMEMBER = """
+def activate(pi):
+    async def remember(args, ctx):
+        pi.append_entry("memo", {"text": args})
+    pi.register_command("remember", handler=remember, description="Keep a memo")
+"""
+
+
+def test_an_extension_entry_is_announced_and_its_command_is_handled(
+    server: ModelServer, project: Path, tmp_path: Path
+) -> None:
+    extension = tmp_path / "remember.py"
+    extension.write_text(REMEMBER)
+    client = PiTuiRpc(project, "-e", str(extension))
+    try:
+        start = len(client.seen)
+        answer = client.request({"type": "prompt", "message": "/remember the milk"})
+        assert answer["success"] and answer["data"] == {"disposition": "handled"}
+        (appended,) = [r for r in client.seen[start:] if r["type"] == "entry_appended"]
+        entry = appended["entry"]
+        assert entry["type"] == "custom" and entry["customType"] == "memo"
+        assert entry["data"] == {"text": "the milk"} and isinstance(entry["id"], str)
+        entries = client.request({"type": "get_entries"})["data"]["entries"]
+        assert entries[-1] == entry
+        assert "agent_start" not in types(client.seen) and not server.requests  # no run for it
+    finally:
+        client.kill()
