@@ -40,11 +40,22 @@ commands:
   pi-tui import [PATH | --from claude|codex|gemini] [--all]
                                             another agent's transcript as a session here
   pi-tui serve [--host H] [--port N] [--token T]
-                                            the sessions over HTTP + SSE, and a web page"""
+                                            the sessions over HTTP + SSE, and a web page
+  pi-tui auth login|logout|check|print-api-key [PROVIDER]
+                                            save, remove, check or print a provider's API key
+  pi-tui config [-l]                        where each configuration file is, and whether it exists"""
+
+
+class _MainParser(argparse.ArgumentParser):
+    """The main command's parser: a bad value (``--tui-mode bogus``, ``--mode x``) is one line
+    and exit 2 like every other user error, not argparse's usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"pi-tui: {message} (see pi-tui --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _MainParser(
         prog="pi-tui",
         description=DESCRIPTION,
         epilog=EXAMPLES,
@@ -55,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--provider", metavar="NAME", help="provider from the catalogue or models.json")
     model.add_argument("--model", metavar="PATTERN", help='model id, or provider/id, optional ":<thinking>"')
     model.add_argument("--api-key", metavar="KEY", help="overrides the provider's key")
-    model.add_argument("--thinking", metavar="LEVEL", help="off|minimal|low|medium|high|xhigh|max")
+    model.add_argument(
+        "--thinking",
+        metavar="LEVEL",
+        help="off|minimal|low|medium|high|xhigh|max (clamped to what the model can do)",
+    )
     model.add_argument(
         "--models",
         metavar="a,b:high",
@@ -82,8 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("-r", "--resume", action="store_true", help="open the session picker")
     sessions.add_argument("--session", metavar="PATH|ID", help="open that session file (or id prefix)")
     sessions.add_argument(
+        "--session-id",
+        metavar="ID",
+        help="open this folder's session with that id, or create it with that id "
+        "(letters, digits, . _ -); with --fork: the new session's id",
+    )
+    sessions.add_argument(
         "--fork", metavar="PATH|ID", help="copy that session into a new one and continue there"
     )
+    sessions.add_argument("-n", "--name", metavar="NAME", help="the session's display name (as /name)")
     sessions.add_argument("--session-dir", metavar="DIR", help="where sessions live")
     sessions.add_argument("--no-session", action="store_true", help="keep nothing on disk")
     sessions.add_argument("--list-sessions", action="store_true", help="list this folder's sessions and exit")
@@ -101,7 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent = parser.add_argument_group("agent")
     agent.add_argument(
-        "-t", "--tools", metavar="a,b", help="tool allow-list (read,bash,edit,write,grep,find,ls)"
+        "-t",
+        "--tools",
+        metavar="a,b",
+        help="tool allow-list: names or * patterns (read,bash,edit,write,grep,find,ls); "
+        "or only +name/-name entries to change the default read,bash,edit,write",
+    )
+    agent.add_argument(
+        "-xt",
+        "--exclude-tools",
+        metavar="a,b",
+        help="switch these tools (names or * patterns) off, after every other tool choice",
     )
     agent.add_argument(
         "--list-rules", action="store_true", help="show every rule found, its bucket and source"
@@ -127,6 +159,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="a theme by name, or a theme file (used) or folder (offered in /settings); repeatable",
     )
     look.add_argument("--no-themes", action="store_true", help="ignore the themes in <agent dir>/themes")
+    look.add_argument(
+        "--use-theme",
+        metavar="NAME[/NAME]",
+        help="the theme for this run (dark/light: one for each terminal background); the setting is kept",
+    )
+    look.add_argument(
+        "--tui-mode",
+        choices=("regular", "fullscreen"),
+        help="fullscreen (the default) or regular terminal mode (else the tuiMode setting)",
+    )
     look.add_argument("--verbose", action="store_true", help="full start-up header (overrides quietStartup)")
     look.add_argument(
         "--offline",
@@ -146,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-ne", "--no-extensions", action="store_true", help="load no discovered extension (-e still loads)"
     )
     add_approval_flags(extend, whose="this project folder", aliases=("--trust",))
+    extend.add_argument(
+        "--no-mcp", action="store_true", help="connect no MCP server this run (pi-tui has no MCP support yet)"
+    )
     extend.add_argument(
         "--skill",
         action="append",
@@ -167,7 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
         "-np", "--no-prompt-templates", action="store_true", help="discover no prompt templates"
     )
     agent.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the system prompt")
-    agent.add_argument("--append-system-prompt", metavar="TEXT|FILE", help="add to the system prompt")
+    agent.add_argument(
+        "--append-system-prompt",
+        action="append",
+        metavar="TEXT|FILE",
+        help="add to the system prompt; repeatable",
+    )
     parser.add_argument("-v", "--version", action="version", version=f"pi-tui {__version__}")
     return parser
 
@@ -248,6 +298,35 @@ def _user_input_problem(args: argparse.Namespace) -> str | None:
             parent = show_name(folder.parent)
             return f"--session-dir {show_name(folder)}: its parent folder {parent} does not exist"
     return None
+
+
+def _split_list(value: str | None) -> list[str] | None:
+    """A comma-separated flag value as its non-empty entries (None when the flag is absent)."""
+    if not value:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _session_flags_problem(args: argparse.Namespace) -> str | None:
+    """pi 1.x's rules for the session flags that cannot go together, a bad ``--session-id``,
+    an empty ``--name`` and a ``--tools`` list mixing plain names with ``+``/``-`` entries."""
+    from pi_tui.startup import session_id_problem, tool_list_problem
+
+    others = (("--session", args.session), ("--continue", args.continue_recent), ("--resume", args.resume))
+    if args.session_id is not None:
+        problem = session_id_problem(args.session_id)
+        if problem is not None:
+            return problem
+        clash = next((flag for flag, given in others if given), None)
+        if clash is not None:
+            return f"--session-id cannot be combined with {clash}"
+    if args.fork is not None:
+        clash = next((flag for flag, given in (*others, ("--no-session", args.no_session)) if given), None)
+        if clash is not None:
+            return f"--fork cannot be combined with {clash}"
+    if args.name is not None and not args.name.strip():
+        return "-n/--name needs a name"
+    return tool_list_problem(_split_list(args.tools) or [])
 
 
 def _export(values: list[str], cwd: str, session_dir: str | None, with_secrets: bool = False) -> int:
@@ -334,6 +413,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from pi_tui.transcripts.command import run_import
 
         return run_import(words[1:], fail)
+    if words[:1] == ["auth"]:  # pi-tui auth login|logout|check|print-api-key ...
+        from pi_tui.auth_command import run_auth
+
+        return run_auth(words[1:], fail)
+    if words[:1] == ["config"]:  # pi-tui config [-l]
+        from pi_tui.config_command import run_config
+
+        return run_config(words[1:], fail)
     parser = build_parser()
     # Words and flags in any order, as pi. Flags nobody here knows may belong to an extension
     # (``pi.register_flag``): they are kept and checked once the extensions are loaded.
@@ -360,6 +447,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _list_rules(cwd)
     if args.export:
         return _export(args.export, cwd, sessions_folder, args.with_secrets)
+    session_problem = _session_flags_problem(args)
+    if session_problem is not None:
+        return fail(session_problem)
     if args.resume and (args.print or args.mode != "text"):
         return fail("-r opens the session picker, which needs the interactive mode (drop -p / --mode)")
     if args.mode == "rpc":
@@ -389,7 +479,7 @@ def _run(
         fork=args.fork,
         session_dir=sessions_folder,
         no_session=args.no_session,
-        tools=[name.strip() for name in args.tools.split(",") if name.strip()] if args.tools else None,
+        tools=_split_list(args.tools),
         no_tools=args.no_tools,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
@@ -409,6 +499,12 @@ def _run(
         no_skills=args.no_skills,
         prompt_templates=args.prompt_templates,
         no_prompt_templates=args.no_prompt_templates,
+        name=args.name,
+        session_id=args.session_id,
+        exclude_tools=_split_list(args.exclude_tools),
+        use_theme=args.use_theme,
+        tui_mode=args.tui_mode,
+        no_mcp=args.no_mcp,
     )
     if args.offline:
         os.environ["PI_OFFLINE"] = "1"

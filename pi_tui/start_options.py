@@ -21,7 +21,8 @@ class StartOptions:
     tools: list[str] | None = None
     no_tools: bool = False
     system_prompt: str | None = None
-    append_system_prompt: str | None = None
+    append_system_prompt: str | list[str] | None = None
+    """``--append-system-prompt`` values (repeatable in pi 1.x): each text or a file's path."""
     models: list[str] | None = None
     """``--models a,b:high``: the scoped models Ctrl+P cycles (over the enabledModels setting)."""
     no_builtin_tools: bool = False

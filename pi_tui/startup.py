@@ -1,12 +1,14 @@
 """From command-line options to a ready AgentSession: settings, session file, model, tools, prompt.
 
-Every user mistake here (unknown model, bad models.json, unreadable session, unknown tool) is a
-:class:`StartupError` with one clear line; the CLI prints it and exits 2.
+Every user mistake here (unknown model, bad models.json, unreadable session, a session id
+taken) is a :class:`StartupError` with one clear line; the CLI prints it and exits 2. A tool
+name nothing provides is left out with a warning, as pi 1.x leaves it out (silently there).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,10 +87,13 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         raise StartupError(str(error)) from None
     extensions = _load_extensions(registry, options, trust)  # before the model: they may add providers
     manager = manager if manager is not None else open_session(options)
+    if options.name is not None and options.name.strip():
+        manager.append_session_info(options.name)  # -n/--name: the same entry /name writes
     model, thinking, notice = choose_model(options, registry, settings, manager)
     thinking = clamp_level(model, thinking)  # what runs on this model (--thinking max: maybe high)
     trust_lines = [*trust.problems, trust.skip_line(), *settings.notes]
-    for line in (*registry.problems, *trust_lines, continuing_notice(options, manager)):
+    session_lines = (continuing_notice(options, manager), new_session_id_notice(options, manager))
+    for line in (*registry.problems, *trust_lines, *session_lines):
         if line:
             notice = f"{notice}\n{line}" if notice else line
     try:
@@ -101,7 +106,11 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         ) from None
     for problem in install_secrets(settings, options, registry):
         print(f"pi-tui: warning: {problem}", file=sys.stderr)
-    tools = choose_tools(options, frozenset(extensions.runner.tools))
+    selection = select_tools(options, settings, frozenset(extensions.runner.tools))
+    tools = choose_tools(options, frozenset(extensions.runner.tools), selection)
+    if selection.unknown:
+        warning = unknown_tools_line(selection.unknown, frozenset(extensions.runner.tools))
+        notice = f"{notice}\n{warning}" if notice else warning
     expander = load_prompt_resources(options, trust.trusted)
     holder: list[AgentSession] = []
 
@@ -116,7 +125,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
             Path(options.cwd),
             trust.trusted,
             _file_or_text(options.system_prompt),
-            _file_or_text(options.append_system_prompt),
+            _appended_prompt(options.append_system_prompt),
         )
         prompt = build_system_prompt(
             Path(options.cwd),
@@ -153,7 +162,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         ttsr=ttsr,
     )
     holder.append(agent)
-    agent.loadout_pool = loadout_pool(options, tools)
+    agent.loadout_pool = loadout_pool(options, tools, selection)
     agent.expander = expander
     if expander.problems:
         lines = "\n".join(expander.problems)
@@ -161,8 +170,11 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     extensions.runner.bind(agent)
     if options.no_tools:
         extensions.runner.set_active_tools([])  # --no-tools: extensions' tools too
-    elif options.tools is not None:
-        extensions.runner.set_active_tools(options.tools)  # the allow-list covers theirs too
+    elif selection.allow_list:
+        extensions.runner.set_active_tools(selection.names)  # the allow-list covers theirs too
+    elif options.exclude_tools:  # -xt: the extensions' tools too, after everything else
+        excluded = name_matcher(options.exclude_tools)
+        extensions.runner.set_active_tools([tool.name for tool in agent.tools if not excluded(tool.name)])
     patterns = options.models if options.models is not None else settings.enabled_models
     scope = resolve_scope(registry, patterns or [])
     if scope.unmatched:
@@ -253,14 +265,21 @@ def open_session(options: StartOptions) -> SessionManager:
     try:
         if options.no_session:
             return SessionManager.in_memory(options.cwd)
+        wanted = options.session_id
+        existing = session_with_id(wanted, options) if wanted is not None else None
         if options.fork:
-            manager = SessionManager.fork_from(find_session(options.fork, options), options.cwd, folder)
+            if existing is not None:
+                raise StartupError(f'This folder already has a session with the id "{wanted}": {existing}')
+            source = find_session(options.fork, options)
+            manager = SessionManager.fork_from(source, options.cwd, folder, session_id=wanted)
         elif options.session:
             manager = SessionManager.open(find_session(options.session, options), folder)
         elif options.continue_recent:
             manager = SessionManager.continue_recent(options.cwd, folder)
+        elif existing is not None:
+            manager = SessionManager.open(existing, folder)
         else:
-            manager = SessionManager.create(options.cwd, folder)
+            manager = SessionManager.create(options.cwd, folder, session_id=wanted)
         manager.check_writable()  # a new session's folder: said now, not at the first reply
         return manager
     except SessionError as error:
@@ -283,6 +302,35 @@ def continuing_notice(options: StartOptions, manager: SessionManager) -> str | N
         return None
     whose = " (pi's folder)" if from_pi else ""
     return f"Continuing {path}{whose}"
+
+
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+"""What ``--session-id`` accepts (pi's rule): letters, digits, ``.``, ``_`` and ``-``, starting
+and ending with a letter or digit, so the id is safe in the session's file name."""
+
+
+def session_id_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a ``--session-id``, or None."""
+    if SESSION_ID_PATTERN.fullmatch(value):
+        return None
+    return (
+        f"--session-id {value!r}: an id holds only letters, digits, '.', '_' and '-', and starts "
+        "and ends with a letter or digit"
+    )
+
+
+def session_with_id(session_id: str, options: StartOptions) -> Path | None:
+    """The file of this folder's session whose id is exactly ``session_id`` (``--session-id``
+    reopens it), or None."""
+    folder = session_dir_for_cwd(options.cwd, options.session_dir)
+    return next((info.path for info in list_sessions(folder, cwd=options.cwd) if info.id == session_id), None)
+
+
+def new_session_id_notice(options: StartOptions, manager: SessionManager) -> str | None:
+    """``--session-id`` made a new session: said, so a typo in the id is noticed (as pi warns)."""
+    if options.session_id is None or options.fork or len(manager):
+        return None
+    return f'No session of this folder has the id "{options.session_id}"; a new one is created with it.'
 
 
 def find_session(reference: str, options: StartOptions) -> Path:
@@ -343,7 +391,8 @@ def choose_model(
         )
     if choice.warning:
         notice = choice.warning if notice is None else f"{choice.warning}\n{notice}"
-    default_level = settings.default_thinking_level or "off"
+    per_model = settings.model_thinking_levels.get(f"{choice.model.provider}/{choice.model.id}")
+    default_level = per_model or settings.default_thinking_level or "off"
     thinking = (
         options.thinking or choice.thinking or (context.thinking_level if len(manager) else default_level)
     )
@@ -352,30 +401,162 @@ def choose_model(
     return choice.model, thinking, notice
 
 
-def choose_tools(options: StartOptions, extension_tools: frozenset[str] = frozenset()) -> list:  # type: ignore[type-arg]
-    """The built-in tools to start with. ``--tools`` may also name ``extension_tools`` (those
-    are the extensions' to provide); any other unknown name is an error."""
-    if options.no_tools or (options.no_builtin_tools and options.tools is None):
-        return []
-    from pi_tui.tools import default_tools, tools_by_name
+@dataclass(slots=True)
+class ToolSelection:
+    """The tools to start with, by name, as pi 1.x chooses them (see :func:`select_tools`)."""
 
-    if options.tools is not None:
-        try:
-            return tools_by_name([name for name in options.tools if name not in extension_tools], options.cwd)
-        except ValueError as error:
-            raise StartupError(str(error)) from None
-    return default_tools(options.cwd)
+    names: list[str]
+    """Built-in and extension tool names, in order, with ``--exclude-tools`` applied."""
+    allow_list: bool
+    """``--tools`` gave plain names or patterns: extension tools not named are off too."""
+    unknown: list[str] = field(default_factory=list)
+    """Names no tool has (``--tools``, ``defaultTools``): left out with a warning."""
+    excluded: list[str] = field(default_factory=list)
+    """``--exclude-tools`` entries (names or patterns)."""
 
 
-def loadout_pool(options: StartOptions, tools: list) -> list:  # type: ignore[type-arg]
+def is_tool_modifier(entry: str) -> bool:
+    """``+name`` or ``-name``: changes the default selection instead of replacing it."""
+    return entry[:1] in ("+", "-")
+
+
+def tool_list_problem(entries: list[str]) -> str | None:
+    """Why a ``--tools`` list cannot be used (pi's two rules), or None: plain names and
+    ``+``/``-`` entries do not mix, and ``+``/``-`` take exact names, not patterns."""
+    modifiers = [entry for entry in entries if is_tool_modifier(entry)]
+    if not modifiers:
+        return None
+    if len(modifiers) < len(entries):
+        return "--tools: plain tool names cannot be mixed with +name or -name entries"
+    pattern = next((entry for entry in modifiers if "*" in entry), None)
+    if pattern is not None:
+        return f"--tools: +name and -name take exact tool names, not patterns: {pattern}"
+    return None
+
+
+def apply_tool_modifiers(base: list[str], entries: list[str]) -> list[str]:
+    """``base`` with each ``+name`` added (at the end, once) and each ``-name`` removed, in order;
+    plain entries are skipped."""
+    tools = list(base)
+    for entry in entries:
+        name = entry[1:]
+        if not is_tool_modifier(entry) or not name:
+            continue
+        if entry.startswith("+") and name not in tools:
+            tools.append(name)
+        elif entry.startswith("-") and name in tools:
+            tools.remove(name)
+    return tools
+
+
+def resolve_default_tools(entries: list[str] | None) -> list[str]:
+    """The ``defaultTools`` setting as a list of names: absent is read, bash, edit, write; plain
+    names replace that, then ``+``/``-`` entries apply in order; ``[]`` is no built-in tool."""
+    from pi_tui.tools import DEFAULT_TOOL_NAMES
+
+    if entries is None:
+        return list(DEFAULT_TOOL_NAMES)
+    plain = [entry for entry in entries if not is_tool_modifier(entry)]
+    base = plain if plain or not entries else list(DEFAULT_TOOL_NAMES)
+    return apply_tool_modifiers(base, entries)
+
+
+def name_matcher(entries: list[str]) -> Callable[[str], bool]:
+    """Whether a tool name is one of ``entries`` or matches one of its ``*`` patterns (``*`` is
+    any run of characters, nothing else is special)."""
+    names = {entry for entry in entries if "*" not in entry}
+    patterns = [
+        re.compile(".*".join(re.escape(part) for part in entry.split("*")))
+        for entry in entries
+        if "*" in entry
+    ]
+    return lambda name: name in names or any(pattern.fullmatch(name) for pattern in patterns)
+
+
+def select_tools(
+    options: StartOptions, settings: Settings, extension_tools: frozenset[str] = frozenset()
+) -> ToolSelection:
+    """pi 1.x's order: the default selection (``defaultTools``, else read/bash/edit/write; none
+    with ``--no-builtin-tools``); ``--tools`` with plain names or ``*`` patterns replaces it, with
+    only ``+name``/``-name`` entries changes it; ``--exclude-tools`` comes last. Names no tool
+    has are left out and reported (pi drops them silently; a typo deserves a word)."""
+    from pi_tui.tools import ALL_TOOL_NAMES
+
+    known = [*ALL_TOOL_NAMES, *sorted(name for name in extension_tools if name not in ALL_TOOL_NAMES)]
+    excluded = list(options.exclude_tools or [])
+    if options.no_tools:
+        return ToolSelection([], True, excluded=excluded)
+    defaults = [] if options.no_builtin_tools else resolve_default_tools(settings.default_tools)
+    entries = options.tools
+    allow_list = entries is not None and not (entries and all(map(is_tool_modifier, entries)))
+    chosen: list[str] = []
+    if entries is None or not allow_list:
+        chosen = apply_tool_modifiers(defaults, entries or [])
+    else:
+        for entry in entries:
+            if "*" in entry:
+                matches = name_matcher([entry])
+                chosen.extend(name for name in known if matches(name) and name not in chosen)
+            elif entry not in chosen:
+                chosen.append(entry)
+    unknown = [name for name in chosen if name not in known]
+    drop = name_matcher(excluded)
+    names = [name for name in chosen if name in known and not drop(name)]
+    return ToolSelection(names, allow_list, unknown, excluded)
+
+
+def unknown_tools_line(unknown: list[str], extension_tools: frozenset[str] = frozenset()) -> str:
+    """The warning for tool names nothing provides."""
+    from pi_tui.tools import ALL_TOOL_NAMES
+
+    known = ", ".join([*ALL_TOOL_NAMES, *sorted(extension_tools - set(ALL_TOOL_NAMES))])
+    plural = "s" if len(unknown) > 1 else ""
+    return f"Unknown tool{plural} left out: {', '.join(unknown)} (known tools: {known})"
+
+
+def choose_tools(
+    options: StartOptions,
+    extension_tools: frozenset[str] = frozenset(),
+    selection: ToolSelection | None = None,
+) -> list:  # type: ignore[type-arg]
+    """The built-in tools to start with (``selection`` is :func:`select_tools`'s answer; made
+    from the options and default settings when not given). Extension tools it names are the
+    extensions' to provide."""
+    from pi_tui.config.settings import Settings
+    from pi_tui.tools import ALL_TOOL_NAMES, tools_by_name
+
+    if selection is None:
+        selection = select_tools(options, Settings(), extension_tools)
+    return tools_by_name([name for name in selection.names if name in ALL_TOOL_NAMES], options.cwd)
+
+
+def loadout_pool(
+    options: StartOptions,
+    tools: list,
+    selection: ToolSelection | None = None,  # type: ignore[type-arg]
+) -> list:  # type: ignore[type-arg]
     """Built-in tools that are off but that a pi 1.x branch may switch on (its system messages
-    declare a loadout): all the others, unless ``--tools`` / ``--no-tools`` chose the set."""
-    if options.no_tools or options.no_builtin_tools or options.tools is not None:
+    declare a loadout): all the others, unless ``--tools`` / ``--no-tools`` chose the set; never
+    one ``--exclude-tools`` switched off."""
+    if options.no_tools or options.no_builtin_tools or (selection is not None and selection.allow_list):
+        return []
+    if selection is None and options.tools is not None:
         return []
     from pi_tui.tools import ALL_TOOL_NAMES, tools_by_name
 
     have = {tool.name for tool in tools}
-    return tools_by_name([name for name in ALL_TOOL_NAMES if name not in have], options.cwd)
+    excluded = name_matcher(list(options.exclude_tools or []))
+    names = [name for name in ALL_TOOL_NAMES if name not in have and not excluded(name)]
+    return tools_by_name(names, options.cwd)
+
+
+def _appended_prompt(values: str | list[str] | None) -> str | None:
+    """``--append-system-prompt`` values (repeatable, as in pi 1.x), each text or a file's
+    path, joined by blank lines."""
+    if values is None or isinstance(values, str):
+        return _file_or_text(values)
+    parts = [_file_or_text(value) or "" for value in values]
+    return "\n\n".join(parts) if parts else None
 
 
 def _file_or_text(value: str | None) -> str | None:

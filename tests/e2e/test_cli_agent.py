@@ -252,7 +252,6 @@ def test_ctrl_c_during_stream_and_during_long_bash(agent_dir: Path, project: Pat
         (["--provider", "anthropic", "-p", "hi"], "offline demo model"),
         (["--session", "/no/such/file.jsonl", "-p", "hi"], "Session file not found"),
         (["--thinking", "extreme", "-p", "hi"], "Unknown thinking level"),
-        (["--tools", "read,teleport", "-p", "hi"], "teleport"),
         (["@missing.txt", "-p", "hi"], "Cannot attach missing.txt"),
     ],
 )
