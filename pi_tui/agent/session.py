@@ -656,12 +656,7 @@ class AgentSession:
         self.emit(
             "compaction_end",
             reason=reason,
-            result={
-                "summary": result.summary,
-                "firstKeptEntryId": result.first_kept_entry_id,
-                "tokensBefore": result.tokens_before,
-                "details": result.details,
-            },
+            result=compaction_json(result, self.messages),
             aborted=False,
             willRetry=reason == "overflow",
         )
@@ -1211,6 +1206,25 @@ def keep_ttsr_partials(messages: list[Any]) -> list[Any]:
                 kept = [block for block in previous.content if not isinstance(block, ToolCall)]
                 out[index - 1] = previous.model_copy(update={"stop_reason": "stop", "content": kept})
     return out
+
+
+def compaction_json(result: Any, messages: Sequence[Any]) -> dict[str, Any]:
+    """A compaction's result as pi 1.x reports it (``compaction_end``, rpc ``compact``):
+    ``estimatedTokensAfter`` is an estimate over the rebuilt context (no reply has measured it
+    yet); ``usage`` what the summary cost, absent when no model wrote it."""
+    from pi_tui.compaction.tokens import estimate_tokens
+
+    data: dict[str, Any] = {
+        "summary": result.summary,
+        "firstKeptEntryId": result.first_kept_entry_id,
+        "tokensBefore": result.tokens_before,
+        "estimatedTokensAfter": sum(estimate_tokens(message) for message in messages),
+        "details": result.details,
+    }
+    usage = getattr(result, "usage", None)
+    if usage is not None:
+        data["usage"] = usage.model_dump(by_alias=True, mode="json")
+    return data
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:

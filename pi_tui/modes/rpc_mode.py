@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from pi_tui import jsonio
 from pi_tui.agent.events import AgentEvent
-from pi_tui.agent.session import AgentBusyError, AgentSession, CompactionFailed
+from pi_tui.agent.session import AgentBusyError, AgentSession, CompactionFailed, compaction_json
 from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.thinking import supported_levels
 from pi_tui.ai.types import Model
@@ -198,26 +198,6 @@ def message_text(message: Any) -> str:
 
 def model_json(model: Model) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-def to_camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-def result_json(result: Any) -> Any:
-    """A compaction result (whatever shape AgentSession returns) as pi's JSON object."""
-    if result is None or isinstance(result, str | int | float | bool):
-        return result
-    if isinstance(result, Wire):
-        return result.to_json_dict()
-    if isinstance(result, BaseModel):
-        return result.model_dump(by_alias=True, mode="json")
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        result = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
-    if isinstance(result, dict):
-        return {to_camel(str(key)): value for key, value in result.items()}
-    return str(result)
 
 
 def response_record(
@@ -709,7 +689,7 @@ class RpcServer:
             self._compact_task = None
         if result is None:
             raise CommandError("Nothing to compact (the session is too small)")
-        return result_json(result)
+        return compaction_json(result, self.agent.messages)
 
     # --- sessions ---------------------------------------------------------------------------
 

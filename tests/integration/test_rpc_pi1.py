@@ -339,3 +339,28 @@ def test_an_extension_entry_is_announced_and_its_command_is_handled(
         assert "agent_start" not in types(client.seen) and not server.requests  # no run for it
     finally:
         client.kill()
+
+
+def test_compact_reports_pi1s_result_fields(server: ModelServer, project: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    client = PiTuiRpc(project)
+    try:
+        client.settle("first task")
+        client.settle("second task")
+        server.queue(Scripted(text="## Goal\nThe summary."), Scripted(text="## Goal\nThe summary."))
+        start = len(client.seen)
+        response = client.request({"type": "compact"}, timeout=15)
+        data = response["data"]
+        assert set(data) == {
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "estimatedTokensAfter",
+            "usage",
+            "details",
+        }
+        assert data["estimatedTokensAfter"] > 0 and data["usage"]["output"] > 0
+        (end,) = [r for r in client.seen[start:] if r["type"] == "compaction_end"]
+        assert end["result"] == data and end["aborted"] is False and end["willRetry"] is False
+    finally:
+        client.kill()
