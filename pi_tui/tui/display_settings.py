@@ -27,11 +27,16 @@ MAX_CODE_INDENT = 8
 """``markdown.codeBlockIndent`` wider than this is cut (a block indented past the middle of a
 narrow terminal is unreadable)."""
 
-DISPLAY_CSS = "#chat.-output-pad-0 .chat-item { padding-left: 0; padding-right: 0; }\n" + "".join(
-    f"#chat.-code-indent-{n} MarkdownFence > Label {{ padding-left: {n}; }}\n"
-    for n in range(MAX_CODE_INDENT + 1)
+DISPLAY_CSS = (
+    "Screen:inline { border-top: none; border-bottom: none; }\n"
+    "#chat.-output-pad-0 .chat-item { padding-left: 0; padding-right: 0; }\n"
+    + "".join(
+        f"#chat.-code-indent-{n} MarkdownFence > Label {{ padding-left: {n}; }}\n"
+        for n in range(MAX_CODE_INDENT + 1)
+    )
 )
-"""The transcript rules the settings switch on: no side padding in blocks (``outputPad`` 0) and
+"""The rules the settings switch on: no frame around the inline app (``tuiMode`` "regular": the
+app sits in the terminal's own flow, as pi's does), no side padding in blocks (``outputPad`` 0) and
 code blocks' text set in by N cells (``markdown.codeBlockIndent``; pi's default two spaces is
 the two cells Textual's code blocks already had)."""
 

@@ -5,6 +5,12 @@ from the first frame: running commands are killed with all they started, the app
 on /quit (the run is aborted and recorded, the session file flushed, fsynced and unlocked, the
 terminal restored) and the exit code is 128 + the signal. If the terminal is gone and the app
 cannot finish, :func:`_last_resort` does the essential part and the process ends anyway.
+
+pi 1.x's two terminal modes (``tuiMode``, ``--tui-mode``): ``fullscreen`` (the default) is the
+alternate screen; ``regular`` runs the app inline, under what the shell printed before, leaves
+the mouse to the terminal and leaves its last frame on the terminal at exit. After a quit, as
+pi does, the transcript is printed on the normal screen (``fullscreenExitOutput``:
+``transcript``, fullscreen only) and then the command that resumes the session.
 """
 
 from __future__ import annotations
@@ -80,8 +86,11 @@ def run_interactive(
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     signals.install(loop)
+    regular = chosen_tui_mode(options, cwd) == "regular"
+    quit_normally = False
     try:
-        app.run(loop=loop)
+        app.run(loop=loop, inline=regular, inline_no_clear=regular, mouse=not regular)
+        quit_normally = signals.received is None
     except Exception:
         if signals.received is None:
             raise
@@ -90,6 +99,8 @@ def run_interactive(
         kill_running_commands()  # whatever way the app ended, no command outlives it
         lost = False
         if app.started is not None:
+            if quit_normally:
+                _say_on_exit(app.started, regular)  # before a save failure, which must show last
             manager = app.started.agent.manager
             # The chat is gone: a last failure to save (a full disk) is said on stderr.
             manager.save_listener = _say_on_stderr
@@ -101,6 +112,99 @@ def run_interactive(
     if lost and not app.return_code:
         return 2  # the user must hear that the session was not all saved, in the code too
     return app.return_code or 0
+
+
+def chosen_tui_mode(options: StartOptions, cwd: str) -> str:
+    """``--tui-mode``, else the ``tuiMode`` setting (read without loading the settings module,
+    before the first frame), else ``fullscreen``."""
+    from pi_tui.tui.app import peek_setting
+
+    mode = options.tui_mode or peek_setting(cwd, "tuiMode", options.approve)
+    return "regular" if mode == "regular" else "fullscreen"
+
+
+def _say_on_exit(started: Started, regular: bool) -> None:
+    """What a quit leaves on the normal screen: the transcript (fullscreen with
+    ``fullscreenExitOutput`` "transcript"; regular mode's last frame is already there), then how
+    to resume. Only on a terminal, as pi: a pipe gets nothing it did not ask for."""
+    stdout = sys.stdout
+    if stdout is None or not stdout.isatty():
+        return
+    manager = started.agent.manager
+    path = manager.session_file
+    lines: list[str] = []
+    if not regular and started.agent.settings.fullscreen_exit_output == "transcript":
+        lines.extend(exit_transcript(manager, started.options.cwd if started.options else None))
+    if path is not None and path.exists():
+        lines.append(f"To resume this session: {resume_command(manager)}")
+    if lines:
+        with contextlib.suppress(OSError):
+            stdout.write("\n".join(lines) + "\n")
+            stdout.flush()
+
+
+def resume_command(manager: Any) -> str:
+    """``pi-tui --session <id>``, with ``--session-dir`` when the session lives elsewhere than
+    this folder's default (so the line works pasted as it is)."""
+    import shlex
+
+    from pi_tui.config.paths import session_dir_for_cwd
+
+    words = ["pi-tui"]
+    folder = manager.session_dir
+    if folder is not None and Path(folder) != session_dir_for_cwd(manager.cwd):
+        words += ["--session-dir", str(folder)]
+    words += ["--session", manager.session_id]
+    return shlex.join(words)
+
+
+def exit_transcript(manager: Any, cwd: str | None) -> list[str]:
+    """The current branch as plain lines: prompts (``>``), answers, a line per tool call and
+    ``!`` command, compactions and branch summaries as one line. Made safe for the terminal (what
+    the model or a file wrote can never drive it)."""
+    from pi_tui.text_safety import clean_text, for_terminal
+    from pi_tui.tui.render import tool_title
+
+    lines: list[str] = []
+
+    def add(text: str, first: str = "", rest: str = "") -> None:
+        safe = for_terminal(clean_text(text)).rstrip()
+        if not safe:
+            return
+        if lines:
+            lines.append("")
+        for number, line in enumerate(safe.splitlines()):
+            lines.append((first if number == 0 else rest) + line)
+
+    for entry in manager.get_branch():
+        kind = entry.type
+        if kind == "compaction":
+            add(f"[compacted: {entry.tokens_before:,} tokens summarised]")
+        elif kind == "branch_summary":
+            add("[branch summary]")
+        elif kind == "custom_message" and getattr(entry, "display", True):
+            add(_text_of(entry.content))
+        elif kind == "message":
+            message = entry.message
+            role = getattr(message, "role", None)
+            if role == "user":
+                add(_text_of(message.content), "> ", "  ")
+            elif role == "assistant":
+                for block in message.content:
+                    if getattr(block, "type", None) == "text":
+                        add(block.text)
+                    elif getattr(block, "type", None) == "toolCall":
+                        add(tool_title(block.name, block.arguments, cwd), "• ", "  ")
+            elif role == "bashExecution":
+                add(message.command, "$ ", "  ")
+    return lines
+
+
+def _text_of(content: Any) -> str:
+    """The text blocks of a message's content (a string, or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.text for block in content if getattr(block, "type", None) == "text")
 
 
 def _say_on_stderr(text: str) -> None:

@@ -211,3 +211,63 @@ def test_terminal_progress_is_off_by_default(tmp_path: Path) -> None:
         finally:
             pane.kill()
     assert b"\x1b]9;4" not in raw.read_bytes()
+
+
+def _alternate_screen(pane: TmuxPane) -> bool:
+    """Whether the pane is on the terminal's alternate screen (tmux knows)."""
+    shown = pane.tmux("display-message", "-p", "-t", pane.session, "#{alternate_on}").stdout
+    return shown.strip() == "1"
+
+
+def _run_and_quit(
+    tmp_path: Path, server: ModelServer, name: str, argv: list[str], settings: dict[str, Any]
+) -> tuple[bool, str]:
+    """pi-tui started from a shell with ``argv``, one prompt, Ctrl+D: (alternate screen while it
+    ran, the shell's screen after)."""
+    root = tmp_path / name
+    agent_dir = root / "agent"
+    project = root / "project"
+    agent_dir.mkdir(parents=True)
+    project.mkdir()
+    models = server.models_json(models=[{"id": MODEL, "name": "Tmux test model"}])
+    (agent_dir / "models.json").write_text(json.dumps(models))
+    (agent_dir / "settings.json").write_text(json.dumps(settings))
+    pane = TmuxPane.start(
+        ["bash", "--norc", "--noprofile", "-i"],
+        cwd=project,
+        env={"PI_CODING_AGENT_DIR": str(agent_dir), "PS1": "shell$ "},
+    )
+    try:
+        pane.wait_for(lambda screen: "shell$" in screen, "the shell prompt")
+        pane.type("echo before-pi-tui; " + " ".join([SCRIPT, "--provider", "test", "--model", MODEL, *argv]))
+        pane.press("Enter")
+        pane.wait_for(ready, "pi-tui ready", timeout=20)
+        alternate = _alternate_screen(pane)
+        send(pane, f"{name} probe")
+        pane.wait_for(lambda screen: f"echo: {name} probe" in screen, "the answer")
+        pane.press("C-d")
+        pane.wait_for(lambda screen: "To resume this session:" in screen, "the resume line", 15)
+        return alternate, pane.last_screen
+    finally:
+        pane.kill()
+
+
+def test_tui_mode_regular_runs_inline_and_fullscreen_prints_the_transcript_at_exit(tmp_path: Path) -> None:
+    with ModelServer() as server:
+        full_alt, full_after = _run_and_quit(tmp_path, server, "full", [], {})
+        flag_alt, _flag_after = _run_and_quit(tmp_path, server, "flag", ["--tui-mode", "regular"], {})
+        set_alt, set_after = _run_and_quit(tmp_path, server, "set", [], {"tuiMode": "regular"})
+        hint_alt, hint_after = _run_and_quit(
+            tmp_path, server, "hint", [], {"fullscreenExitOutput": "resume-hint"}
+        )
+    assert full_alt and hint_alt  # fullscreen: the alternate screen
+    assert not flag_alt and not set_alt  # regular: inline, on the normal screen
+    # fullscreen + "transcript": the conversation printed on the normal screen, then the resume line
+    assert "> full probe" in full_after and "echo: full probe" in full_after
+    assert full_after.index("echo: full probe") < full_after.index(
+        "To resume this session: pi-tui --session "
+    )
+    # "resume-hint": only the resume line
+    assert "hint probe" not in hint_after and "To resume this session: pi-tui --session " in hint_after
+    # regular: the app's last frame stays on the terminal
+    assert "echo: set probe" in set_after and "> set probe" not in set_after
