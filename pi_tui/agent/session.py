@@ -794,7 +794,9 @@ class AgentSession:
                     break
                 if not started:
                     started = True
-                    self.emit("message_start", message=event.partial)
+                    # pi 1.x: the reply under way has stopReason "pending" until message_end
+                    start = event.partial.model_copy(update={"stop_reason": "pending"})
+                    self.emit("message_start", message=start)
                 if event.type == "start":
                     continue  # told by message_start, as pi's loop does (no update carries it)
                 self.emit("message_update", assistantMessageEvent=event)

@@ -208,11 +208,23 @@ def run_rpc(who: str, tmp_path: Path, server: ModelServer) -> list[dict[str, Any
     return records
 
 
+def announced(records: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    """The role and stop reason of every message as it starts and ends (a reply under way is
+    ``pending``), the values a client's message list is built on."""
+    return [
+        (r["type"], r["message"].get("role"), r["message"].get("stopReason"))
+        for r in records
+        if r.get("type") in ("message_start", "message_end")
+    ]
+
+
 def compare(theirs: list[dict[str, Any]], ours: list[dict[str, Any]]) -> None:
-    expected = merge_deltas([shape(r) for r in without_system_messages(theirs)])
+    theirs = without_system_messages(theirs)
+    expected = merge_deltas([shape(r) for r in theirs])
     actual = merge_deltas([shape(r) for r in ours])
     assert [item[:3] for item in actual] == [item[:3] for item in expected]  # the sequence first
     assert actual == expected  # then every record's field names
+    assert announced(ours) == announced(theirs)
 
 
 def test_json_mode_matches_pi_1_5_2(tmp_path: Path) -> None:
