@@ -98,9 +98,10 @@ class SessionCommands(RpcServer):
     def runs_beside_queue(self, command: dict[str, Any]) -> bool:
         return ALIASES.get(command["type"], command["type"]) in BACKGROUND
 
-    async def execute(self, command: dict[str, Any]) -> Outcome:
+    async def execute(self, command: dict[str, Any]) -> Outcome | Deferred:
         """Run one checked command. A failure, even a bug, is an outcome (it costs one command,
-        never the session); only cancellation propagates."""
+        never the session); only cancellation propagates. A :class:`Deferred` holds an outcome
+        that comes later (see :meth:`_outcome`)."""
         name = ALIASES.get(command["type"], command["type"])
         request_id = command.get("id")
         if name == "extension_ui_response":
@@ -111,8 +112,23 @@ class SessionCommands(RpcServer):
         handler, _background = self._handlers[name]
         try:
             data = await handler(command)
-            if isinstance(data, Deferred):  # a prompt's disposition: known once the agent decided
-                data = await data.answer
+            if isinstance(data, Deferred):
+                # A prompt's disposition, known once the agent has decided (after an extension
+                # command has run): answered later, so the queue goes on meanwhile.
+                return Deferred(self._outcome(name, request_id, data.answer))
+        except CommandError as error:
+            return error.status, response_record(name, request_id, error=str(error))
+        except Exception as error:
+            print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            return 500, response_record(
+                name, request_id, error=f"{name} failed: {type(error).__name__}: {error}"
+            )
+        return 200, response_record(name, request_id, data=data)
+
+    async def _outcome(self, name: str, request_id: Any, answer: Any) -> Outcome:
+        """The outcome of a command whose answer is awaited after it was started."""
+        try:
+            data = await answer
         except CommandError as error:
             return error.status, response_record(name, request_id, error=str(error))
         except Exception as error:

@@ -15,12 +15,14 @@ import contextlib
 import sys
 import time
 from collections import deque
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent
 from pi_tui.modes.rpc_mode import (
     ABORT_WAIT,
+    Deferred,
     Output,
     _register_extension_commands,
     _start_extensions_ui,
@@ -167,6 +169,19 @@ class LiveSession:
         cancelled (``abort`` cancels a compaction; closing cancels everything)."""
         try:
             outcome = await self.commands.execute(pending.command)
+        except asyncio.CancelledError:
+            self._finish(pending, (409, cancelled_record(pending.command)))
+            raise
+        if isinstance(outcome, Deferred):  # a prompt answered once the agent decided
+            task = asyncio.create_task(self._apply_later(pending, outcome.answer))
+            self._beside.add(task)
+            task.add_done_callback(self._beside.discard)
+            return
+        self._finish(pending, outcome)
+
+    async def _apply_later(self, pending: PendingCommand, answer: Awaitable[Outcome]) -> None:
+        try:
+            outcome = await answer
         except asyncio.CancelledError:
             self._finish(pending, (409, cancelled_record(pending.command)))
             raise

@@ -5,7 +5,9 @@ snapshot, and the answer is an ``extension_ui_response`` command, as in rpc mode
 from __future__ import annotations
 
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,25 +52,14 @@ def test_dialogs_pause_the_session_and_are_answered_by_command(
         reader = EventReader(server, sid)
         try:
             reader.wait_named("snapshot")
-            assert client.post(url, json={"type": "prompt", "message": "/deploy web"}).status_code == 200
-            confirm = reader.wait_last("extension_ui_request").data
-            assert (confirm["method"], confirm["title"]) == ("confirm", "Deploy?")
-            reader.wait_for(lambda events: "paused" in runtimes(events))
-            late = EventReader(server, sid)  # a client arriving now is told what waits
-            snapshot = late.wait_named("snapshot")[0].data
-            late.close()
-            assert snapshot["runtime"] == "paused"
-            assert snapshot["dialogs"] == [{"id": confirm["id"], "method": "confirm"}]
-            answer = {"type": "extension_ui_response", "id": confirm["id"], "confirmed": True}
-            assert client.post(url, json=answer).status_code == 200
-            select = reader.wait_last("extension_ui_request", 2).data
-            assert (select["method"], select["options"]) == ("select", ["eu", "us"])
-            reader.wait_for(lambda events: "waiting_user_input" in runtimes(events))
-            again = client.post(
-                url, json={"type": "extension_ui_response", "id": "no-such-dialog", "value": "x"}
-            )
-            assert again.status_code == 404
-            client.post(url, json={"type": "extension_ui_response", "id": select["id"], "value": "eu"})
+            # pi 1.x answers a prompt that runs an extension command once the command has run
+            # (disposition "handled"): posted from another thread, as its dialogs come first.
+            with ThreadPoolExecutor(1) as pool, server.client() as other:
+                posted = pool.submit(other.post, url, json={"type": "prompt", "message": "/deploy web"})
+                confirm = reader.wait_last("extension_ui_request").data
+                self_check_dialogs(client, server, reader, sid, url, confirm)
+                answered = posted.result(30)
+            assert answered.status_code == 200 and answered.json()["data"] == {"disposition": "handled"}
             events = reader.wait_for(
                 lambda events: runtimes(events)[-1:] == ["idle"] and "agent_end" in [e.name for e in events]
             )
@@ -80,3 +71,25 @@ def test_dialogs_pause_the_session_and_are_answered_by_command(
             )
         finally:
             reader.close()
+
+
+def self_check_dialogs(
+    client: Any, server: ServeProcess, reader: EventReader, sid: str, url: str, confirm: dict
+) -> None:
+    """The confirmation pauses the session, a late client sees it, the choice waits for input;
+    both are answered by command."""
+    assert (confirm["method"], confirm["title"]) == ("confirm", "Deploy?")
+    reader.wait_for(lambda events: "paused" in runtimes(events))
+    late = EventReader(server, sid)  # a client arriving now is told what waits
+    snapshot = late.wait_named("snapshot")[0].data
+    late.close()
+    assert snapshot["runtime"] == "paused"
+    assert snapshot["dialogs"] == [{"id": confirm["id"], "method": "confirm"}]
+    answer = {"type": "extension_ui_response", "id": confirm["id"], "confirmed": True}
+    assert client.post(url, json=answer).status_code == 200
+    select = reader.wait_last("extension_ui_request", 2).data
+    assert (select["method"], select["options"]) == ("select", ["eu", "us"])
+    reader.wait_for(lambda events: "waiting_user_input" in runtimes(events))
+    again = client.post(url, json={"type": "extension_ui_response", "id": "no-such-dialog", "value": "x"})
+    assert again.status_code == 404
+    client.post(url, json={"type": "extension_ui_response", "id": select["id"], "value": "eu"})
