@@ -990,6 +990,8 @@ class PiApp(App[None]):
                     return event
                 character = wanted if len(wanted) == 1 else None
                 return events.Key(wanted, character)
+        if type(self.screen).__name__ == "TreeScreen" and event.key in self.keys.keys_for("message_copy"):
+            return events.Key("ctrl+x", None)  # pi 1.x: app.message.copy copies the selected entry
         return event
 
     # --- the chat's key actions (``_key_<action>``; False: not for now, let the editor have it)

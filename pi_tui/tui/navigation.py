@@ -10,7 +10,7 @@ editor. The moves themselves are :meth:`AgentSession.navigate_tree` and SessionM
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 from pi_tui.tui.screens.tree import TreeScreen
@@ -49,6 +49,40 @@ async def ask_label(app: CommandHost, entry_id: str) -> bool:
     return True
 
 
+def entry_copy_text(raw: dict[str, Any]) -> str | None:
+    """What Ctrl+X in /tree copies of an entry, as pi 1.x does: a message's full text (a failed
+    reply's error when it has none), a ``!command``'s command, a custom message's text, a
+    summary's summary; None when that is empty (a tool result, a model change)."""
+    kind = raw.get("type")
+    text: object = None
+    if kind == "message" and isinstance(raw.get("message"), dict):
+        message = raw["message"]
+        if message.get("role") == "bashExecution":
+            text = message.get("command")
+        else:
+            text = raw_text(message.get("content"))
+            if not text and message.get("role") == "assistant":
+                text = message.get("errorMessage")
+    elif kind == "custom_message":
+        text = raw_text(raw.get("content"))
+    elif kind in ("compaction", "branch_summary"):
+        text = raw.get("summary")
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def copy_entry(app: CommandHost, entry_id: str) -> None:
+    """``app.message.copy`` in /tree: the selected entry's text to the clipboard."""
+    from pi_tui.tui.clipboard import copy_text
+
+    raw = app.agent.manager.get_raw_entry(entry_id)
+    text = entry_copy_text(raw) if raw is not None else None
+    if text is None:
+        app.show_hint("This entry has no text to copy.")
+        return
+    result = copy_text(text, app.copy_to_clipboard)
+    app.show_hint(result.message, 3)
+
+
 async def open_tree(app: CommandHost, select: str | None = None) -> None:
     if app.busy:
         app.say("Wait for the agent to finish (or press Esc) before moving in the tree.", "warning")
@@ -67,7 +101,12 @@ async def open_tree(app: CommandHost, select: str | None = None) -> None:
 
         app.run_background(work(), group="label")
 
-    screen = TreeScreen(lambda mode: build_tree_model(app, mode), on_label=label_selected, select=select)
+    screen = TreeScreen(
+        lambda mode: build_tree_model(app, mode),
+        on_label=label_selected,
+        on_copy=lambda entry_id: copy_entry(app, entry_id),
+        select=select,
+    )
     choice = await app.push_screen_wait(screen)
     if choice is None:
         return

@@ -225,3 +225,20 @@ async def test_hotkeys_shows_its_first_rows_first(project: Path, agent_dir: Path
         shown = screen_text(app)
         for key in ("Ctrl+Z", "Ctrl+G", "PageUp", "Ctrl+X", "Alt+X"):
             assert key in shown, key
+
+
+async def test_ctrl_x_in_the_tree_copies_the_selected_entry(
+    project: Path, tmp_path: Path, agent_dir: Path, clipboard: Path
+) -> None:
+    bind(agent_dir, {"app.message.copy": ["ctrl+x", "alt+c"]})
+    path = long_session(project, tmp_path / "sessions", 5)
+    app = make_app(project, session=str(path), model="offline/demo")
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot, app, "answer 4")
+        app.run_slash("tree", "")
+        await until(pilot, lambda: type(app.screen).__name__ == "TreeScreen", "the tree")
+        await pilot.press("ctrl+x")  # the leaf: the last answer
+        await until(pilot, lambda: clipboard.exists() and clipboard.read_text() == "answer 4", "the copy")
+        await pilot.press("up", "alt+c")  # the prompt above it, with the second key bound
+        await until(pilot, lambda: clipboard.read_text() == "question 4", "the prompt copied")
+        assert type(app.screen).__name__ == "TreeScreen"  # copying keeps the tree open

@@ -22,7 +22,7 @@ from textual.widgets import Static
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel, cut_to_width
 
-HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · enter select · esc close"
+HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · ctrl+x copy · esc close"
 DIRECT_FILTERS = {
     "ctrl+d": "default",
     "ctrl+t": "no-tools",
@@ -82,6 +82,7 @@ class TreeScreen(ModalScreen[str | None]):
         build_model: Callable[[str | None], TreeModel],
         *,
         on_label: Callable[[str], Any] | None = None,
+        on_copy: Callable[[str], Any] | None = None,
         select: str | None = None,
     ) -> None:
         super().__init__(classes="tree-screen")
@@ -90,6 +91,8 @@ class TreeScreen(ModalScreen[str | None]):
         self.model = build_model(None)
         self.on_label = on_label
         """Called with the selected entry id on Shift+L (the app shows the label prompt)."""
+        self.on_copy = on_copy
+        """Called with the selected entry id on Ctrl+X (pi 1.x's ``app.message.copy``)."""
         self._select = select
 
     def compose(self) -> ComposeResult:
@@ -197,6 +200,9 @@ class TreeScreen(ModalScreen[str | None]):
                 self.on_label(self.selected_id)
         elif event.character == "T":
             model.toggle_label_times()
+        elif key == "ctrl+x" and self.selected_id is not None:
+            if self.on_copy is not None:
+                self.on_copy(self.selected_id)
         elif key == "enter":
             self.dismiss(self.selected_id)
         elif key in ("escape", "ctrl+c"):
