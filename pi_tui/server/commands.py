@@ -46,6 +46,9 @@ READING_COMMANDS = frozenset(
         "get_fork_messages",
         "get_session_stats",
         "get_last_assistant_text",
+        "get_entries",
+        "get_tree",
+        "get_available_thinking_levels",
     }
 )
 ALIASES = {"label": "set_label", "name": "set_session_name", "set_name": "set_session_name"}
@@ -53,6 +56,7 @@ ELSEWHERE = {
     "new_session": "POST /sessions",
     "switch_session": 'POST /sessions with {"path": ...}',
     "fork": "POST /sessions/{id}/fork",
+    "clone": "POST /sessions/{id}/clone",
 }
 BACKGROUND = frozenset({"compact", "bash", "navigate_tree"})
 """Commands that may take long: they run beside the queue, so ``abort`` can reach them."""

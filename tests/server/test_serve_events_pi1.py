@@ -59,5 +59,10 @@ def test_a_turn_streams_pi1_shapes(server: ServeProcess, model_server: ModelServ
             assert client.post(url, json={"type": "set_session_name", "name": "served"}).status_code == 200
             named = reader.wait_for(lambda seen: any(e.name == "session_info_changed" for e in seen))
             assert [e.data for e in named if e.name == "session_info_changed"][-1]["name"] == "served"
+
+            entries = client.post(url, json={"type": "get_entries"}).json()["data"]
+            assert entries["leafId"] == entries["entries"][-1]["id"]
+            clone = client.post(url, json={"type": "clone"})  # a session id names one file here
+            assert clone.status_code == 400 and "POST /sessions/{id}/clone" in clone.json()["error"]
         finally:
             reader.close()
