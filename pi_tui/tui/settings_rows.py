@@ -113,6 +113,9 @@ THEME_PATH = ("theme",)
 QUEUE_MODES = ("one-at-a-time", "all")
 ESCAPE_ACTIONS = ("tree", "fork", "none")
 TREE_FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+TUI_MODES = ("fullscreen", "regular")
+EXIT_OUTPUTS = ("transcript", "resume-hint")
+SHARE_DESTINATIONS = ("auto", "gist", "radius")
 BUILT_IN = "(empty: the built-in budget)"
 
 
@@ -192,6 +195,43 @@ _SPECS: tuple[_Spec, ...] = (
         "The filter /tree starts with",
         ("treeFilterMode",),
         TREE_FILTERS,
+    ),
+    _Spec(
+        "output-padding",
+        "Output padding",
+        "Columns of space on each side of messages, tool output and summaries (0 or 1)",
+        ("outputPad",),
+        "cycle",
+        _count(0, 1),
+        ("0", "1"),
+    ),
+    _one_of(
+        "tui-mode",
+        "Terminal mode",
+        "fullscreen: the alternate screen; regular: inline under the shell's output (next start)",
+        ("tuiMode",),
+        TUI_MODES,
+    ),
+    _one_of(
+        "fullscreen-exit-output",
+        "Fullscreen exit output",
+        "What a quit from fullscreen prints: the transcript, or only how to resume",
+        ("fullscreenExitOutput",),
+        EXIT_OUTPUTS,
+    ),
+    _on_off(
+        "terminal-progress",
+        "Terminal progress",
+        "Show a busy indicator in the terminal's tab while the agent works (OSC 9;4)",
+        ("terminal", "showTerminalProgress"),
+    ),
+    _one_of(
+        "share-destination",
+        "Share destination",
+        "Where /share uploads: auto and gist make a secret GitHub gist; radius is pi's service "
+        "(not in pi-tui: /share refuses)",
+        ("sessionShareDestination",),
+        SHARE_DESTINATIONS,
     ),
     _Spec(
         "thinking",
