@@ -170,7 +170,8 @@ def test_json_mode_prints_header_then_events_in_order(agent_dir: Path, project: 
         assert call["toolName"] == "read" and call["id"]
         end = next(r for r in records if r["type"] == "tool_execution_end")
         assert end["toolName"] == "read" and end["isError"] is False and "Demo" in json.dumps(end["result"])
-        assert records[-1]["type"] == "agent_end" and len(records[-1]["messages"]) == 4
+        assert records[-2]["type"] == "agent_end" and len(records[-2]["messages"]) == 4
+        assert records[-1] == {"type": "agent_settled", "aborted": False}  # pi 1.x: the run's last word
 
 
 def alive(pid: int) -> bool:
