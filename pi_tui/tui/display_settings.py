@@ -1,5 +1,5 @@
-"""pi 1.x's display settings that act on the running screen: ``outputPad``,
-``markdown.codeBlockIndent`` and ``terminal.showTerminalProgress``.
+"""pi 1.x's display settings that act on the running screen: ``outputPad`` and
+``terminal.showTerminalProgress`` (and the inline app's frame for ``tuiMode`` "regular").
 
 The app calls :func:`apply_display_settings` at start and after every /settings or /reload
 change, so a change shows at once. The transcript's rules live in a small stylesheet added to
@@ -23,34 +23,18 @@ PROGRESS_BUSY = "\x1b]9;4;3\x07"
 PROGRESS_CLEAR = "\x1b]9;4;0\x07"
 """OSC 9;4, state 0: no progress shown."""
 
-MAX_CODE_INDENT = 8
-"""``markdown.codeBlockIndent`` wider than this is cut (a block indented past the middle of a
-narrow terminal is unreadable)."""
-
 DISPLAY_CSS = (
     "Screen:inline { border-top: none; border-bottom: none; }\n"
     "#chat.-output-pad-0 .chat-item { padding-left: 0; padding-right: 0; }\n"
-    + "".join(
-        f"#chat.-code-indent-{n} MarkdownFence > Label {{ padding-left: {n}; }}\n"
-        for n in range(MAX_CODE_INDENT + 1)
-    )
 )
 """The rules the settings switch on: no frame around the inline app (``tuiMode`` "regular": the
-app sits in the terminal's own flow, as pi's does), no side padding in blocks (``outputPad`` 0) and
-code blocks' text set in by N cells (``markdown.codeBlockIndent``; pi's default two spaces is
-the two cells Textual's code blocks already had)."""
+app sits in the terminal's own flow, as pi's does) and no side padding in the transcript's
+blocks (``outputPad`` 0)."""
 
 _STARTS = frozenset({"turn_start", "compaction_start"})
 _ENDS = frozenset({"agent_end", "compaction_end"})
 _installed: weakref.WeakSet[Any] = weakref.WeakSet()
 _watched: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def code_indent_cells(indent: str) -> int:
-    """The width of ``markdown.codeBlockIndent`` in cells: pi prefixes each code line with the
-    string; pi-tui sets the code's text in by as many cells (a tab counts 4), at most 8."""
-    width = sum(4 if char == "\t" else 1 for char in indent)
-    return min(MAX_CODE_INDENT, width)
 
 
 def _install_css(app: Any) -> None:
@@ -63,13 +47,10 @@ def _install_css(app: Any) -> None:
 
 
 def apply_display_settings(app: Any, settings: Any) -> None:
-    """Put ``outputPad``, ``markdown.codeBlockIndent`` and terminal progress into effect."""
+    """Put ``outputPad`` and terminal progress into effect."""
     _install_css(app)
     chat = app.chat
     chat.set_class(settings.output_pad == 0, "-output-pad-0")
-    wanted = code_indent_cells(settings.markdown.code_block_indent)
-    for n in range(MAX_CODE_INDENT + 1):
-        chat.set_class(n == wanted, f"-code-indent-{n}")
     app.refresh_css(animate=False)
     agent = getattr(app, "agent", None)
     if agent is not None and agent not in _watched:
