@@ -183,7 +183,8 @@ class Settings(_Group):
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     tree_filter_mode: TreeFilterMode = "default"
     hide_thinking_block: bool = False
-    quiet_startup: bool = False
+    quiet_startup: bool | Literal["header"] = False
+    """pi 1.x's ``"header"`` keeps the header; pi-tui shows it whole (as ``false``)."""
     shell_path: str | None = None
     enabled_models: list[str] | None = None
     """pi's ``enabledModels``: the patterns of the models Ctrl+P cycles (``--models`` wins)."""
