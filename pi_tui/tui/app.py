@@ -167,7 +167,7 @@ class PiApp(App[None]):
         self.pi_theme_name = (
             theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or "dark"
         )
-        quiet = early.quiet_startup if early else bool(peek_setting(self.cwd, "quietStartup", approve))
+        quiet = (early.quiet_startup if early else peek_setting(self.cwd, "quietStartup", approve)) is True
         self.verbose = options is not None and options.verbose
         self.quiet_startup = quiet and not self.verbose
         self.theme_problems: list[str] = []
@@ -897,7 +897,7 @@ class PiApp(App[None]):
         (pi's editorPaddingX, added to the column the border needs) and the completion rows."""
         from pi_tui.tui.display_settings import apply_display_settings
 
-        self.quiet_startup = settings.quiet_startup and not self.verbose
+        self.quiet_startup = settings.quiet_startup is True and not self.verbose  # "header": all shown
         self.query_one(PiHeader).set_quiet(self.quiet_startup)
         self.editor.styles.padding = (0, 1 + min(3, max(0, settings.editor_padding_x)))
         rows = min(20, max(3, settings.autocomplete_max_visible))

@@ -46,3 +46,14 @@ async def test_rows_show_what_the_file_says(project: Path, agent_dir: Path) -> N
         screen = await open_settings(pilot, app)
         assert value_of(screen, "output-padding") == "0"
         assert value_of(screen, "share-destination") == "radius"
+
+
+async def test_quiet_startup_header_is_accepted_and_keeps_the_header(project: Path, agent_dir: Path) -> None:
+    from pi_tui.tui.widgets.header import PiHeader
+
+    (agent_dir / "settings.json").write_text(json.dumps({"quietStartup": "header"}))
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        header = app.query_one(PiHeader)
+        assert header.quiet is False and "commands" in str(header.render())  # the key hints stay
