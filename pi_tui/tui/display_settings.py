@@ -1,5 +1,6 @@
-"""pi 1.x's display settings that act on the running screen: ``outputPad`` and
-``terminal.showTerminalProgress`` (and the inline app's frame for ``tuiMode`` "regular").
+"""pi 1.x's display settings that act on the running screen: ``outputPad``,
+``fullscreenScrollbar`` and ``terminal.showTerminalProgress`` (and the inline app's frame for
+``tuiMode`` "regular").
 
 The app calls :func:`apply_display_settings` at start and after every /settings or /reload
 change, so a change shows at once. The transcript's rules live in a small stylesheet added to
@@ -26,10 +27,13 @@ PROGRESS_CLEAR = "\x1b]9;4;0\x07"
 DISPLAY_CSS = (
     "Screen:inline { border-top: none; border-bottom: none; }\n"
     "#chat.-output-pad-0 .chat-item { padding-left: 0; padding-right: 0; }\n"
+    "#chat.-scrollbar-hidden { scrollbar-size-vertical: 0; }\n"
+    "#chat.-scrollbar-always { overflow-y: scroll; }\n"
 )
 """The rules the settings switch on: no frame around the inline app (``tuiMode`` "regular": the
-app sits in the terminal's own flow, as pi's does) and no side padding in the transcript's
-blocks (``outputPad`` 0)."""
+app sits in the terminal's own flow, as pi's does), no side padding in the transcript's
+blocks (``outputPad`` 0), and the chat's scrollbar never or always shown
+(``fullscreenScrollbar`` "hidden" / "always"; "auto" shows it when the chat overflows)."""
 
 _STARTS = frozenset({"turn_start", "compaction_start"})
 _ENDS = frozenset({"agent_end", "compaction_end"})
@@ -47,10 +51,12 @@ def _install_css(app: Any) -> None:
 
 
 def apply_display_settings(app: Any, settings: Any) -> None:
-    """Put ``outputPad`` and terminal progress into effect."""
+    """Put ``outputPad``, ``fullscreenScrollbar`` and terminal progress into effect."""
     _install_css(app)
     chat = app.chat
     chat.set_class(settings.output_pad == 0, "-output-pad-0")
+    chat.set_class(settings.fullscreen_scrollbar == "hidden", "-scrollbar-hidden")
+    chat.set_class(settings.fullscreen_scrollbar == "always", "-scrollbar-always")
     app.refresh_css(animate=False)
     agent = getattr(app, "agent", None)
     if agent is not None and agent not in _watched:

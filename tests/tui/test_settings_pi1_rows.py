@@ -57,3 +57,13 @@ async def test_quiet_startup_header_is_accepted_and_keeps_the_header(project: Pa
         await pilot.pause()
         header = app.query_one(PiHeader)
         assert header.quiet is False and "commands" in str(header.render())  # the key hints stay
+
+
+async def test_fullscreen_scrollbar_hidden_and_always(project: Path, agent_dir: Path) -> None:
+    for choice, width, overflow in (("hidden", 0, "auto"), ("always", 1, "scroll"), ("auto", 1, "auto")):
+        (agent_dir / "settings.json").write_text(json.dumps({"fullscreenScrollbar": choice}))
+        app = make_app(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            chat = app.query_one(ChatView)
+            assert (chat.styles.scrollbar_size_vertical, chat.styles.overflow_y) == (width, overflow), choice
