@@ -84,7 +84,8 @@ async def test_page_keys_scroll_the_chat_and_reach_older_items(
 async def test_hotkeys_lists_the_scroll_keys_and_keybindings_json_rebinds_them(
     project: Path, agent_dir: Path
 ) -> None:
-    (agent_dir / "keybindings.json").write_text(json.dumps({"tui.editor.pageUp": "alt+u"}))
+    # pi 1.x: the chat's page key is tui.altScreen.pageUp (tui.editor.pageUp pages the editor)
+    (agent_dir / "keybindings.json").write_text(json.dumps({"tui.altScreen.pageUp": "alt+u"}))
     app = make_app(project)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press(*"/hotkeys")
@@ -93,7 +94,7 @@ async def test_hotkeys_lists_the_scroll_keys_and_keybindings_json_rebinds_them(
         await settle(pilot, app)
         text = [item.text for item in app.chat.items if isinstance(item, InfoItem)][-1]
         assert "Alt+U " in text and "PageDown " in text and "Ctrl+Home " in text and "Ctrl+End " in text
-        assert "Alt+U " in text.split("tui.editor.pageUp")[0].splitlines()[-1]  # the chat's row
+        assert "Alt+U " in text.split("tui.altScreen.pageUp")[0].splitlines()[-1]  # the chat's row
         assert not app.keys.problems
 
 
