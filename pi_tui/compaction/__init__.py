@@ -6,10 +6,12 @@
 - :mod:`.compact`: :func:`prepare_compaction` (pure) then :func:`compact` (the model request).
 - :mod:`.branch_summary`: summaries of the path left behind by ``/tree``.
 
-Typical use by the agent::
+Typical use by the agent (``for_model`` applies pi 1.x's ``compaction.modelOverrides`` entry for
+the active model; every threshold check and cut reads the settings through it)::
 
-    if should_compact(context_tokens(messages), model.context_window, settings.compaction):
-        preparation = prepare_compaction(manager.get_branch(), settings.compaction)
+    chosen = settings.compaction.for_model(model.provider, model.id)
+    if should_compact(context_tokens(messages), model.context_window, chosen):
+        preparation = prepare_compaction(manager.get_branch(), chosen)
         if preparation is not None:
             result = await compact(preparation, model, options)
             result.append_to(manager)
