@@ -181,7 +181,9 @@ def test_the_tui_says_lost_entries_and_exits_2(
             pane.type("hello\r")
             pane.wait_for(lambda s: "offline demo" in s, "the first answer", timeout=15)
             disk.fill()
-            pane.type("second " + "x" * 6000 + "\r")
+            pane.paste("second " + "x" * 6000)
+            pane.wait_for(lambda s: "[paste #1" in s, "the paste in the editor", timeout=15)
+            pane.press("Enter")
             pane.wait_for(
                 lambda s: "No space left on device" in s, "the save failure in the chat", timeout=15
             )

@@ -112,6 +112,13 @@ class TmuxPane:
         """Literal text (no key names), as if typed."""
         self.tmux("send-keys", "-t", self.session, "-l", text)
 
+    def paste(self, text: str) -> None:
+        """Text as a terminal paste (bracketed when the program asked for it), the way a user
+        puts thousands of characters in: typed one key at a time they would be thousands of
+        key events, which a loaded machine takes many seconds to work through."""
+        self.tmux("set-buffer", "-b", "pasted", "--", text)
+        self.tmux("paste-buffer", "-p", "-d", "-b", "pasted", "-t", self.session)
+
     def press(self, *keys: str) -> None:
         """Keys by tmux name: ``Enter``, ``Escape``, ``C-d``..."""
         self.tmux("send-keys", "-t", self.session, *keys)
