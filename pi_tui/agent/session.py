@@ -816,15 +816,15 @@ class AgentSession:
         message.thinking_level = options.thinking  # pi 1.x records the level this reply asked for
         if not started:
             self.emit("message_start", message=message)
-        if "attempt" in retry_state:
-            done = message.stop_reason not in ("error",)
-            extra = {} if done else {"finalError": message.error_message}
-            self.emit("auto_retry_end", success=done, attempt=retry_state["attempt"], **extra)
         message = await self._finished(message)
         self.manager.append_message(message)
         if self.ttsr is not None:
             self.ttsr.message_ended(message.stop_reason)
         self.emit("message_end", message=message)
+        if "attempt" in retry_state:  # after the reply it ends, as pi 1.x
+            done = message.stop_reason not in ("error",)
+            extra = {} if done else {"finalError": message.error_message}
+            self.emit("auto_retry_end", success=done, attempt=retry_state["attempt"], **extra)
         return message
 
     async def _failed_message(self, error: str) -> AssistantMessage:
