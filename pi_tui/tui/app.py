@@ -902,7 +902,7 @@ class PiApp(App[None]):
         self.editor.styles.padding = (0, 1 + min(3, max(0, settings.editor_padding_x)))
         rows = min(20, max(3, settings.autocomplete_max_visible))
         self.query_one(CompletionMenu).styles.max_height = rows + 2  # + the border
-        apply_display_settings(self, settings)  # outputPad, codeBlockIndent, terminal progress
+        apply_display_settings(self, settings)  # outputPad, scrollbar, terminal progress
         self.refresh_footer()
 
     # --- keys -------------------------------------------------------------------------------------
