@@ -68,6 +68,7 @@ def run_interactive(
     from pi_tui.tui.terminal_colours import terminal_appearance
 
     terminal_appearance(ask=True)  # dark or light (the system theme), asked before Textual reads keys
+    apply_true_color(options, cwd)
     app = PiApp(
         start_options=options,
         cwd=cwd,
@@ -112,6 +113,22 @@ def run_interactive(
     if lost and not app.return_code:
         return 2  # the user must hear that the session was not all saved, in the code too
     return app.return_code or 0
+
+
+def apply_true_color(options: StartOptions, cwd: str) -> None:
+    """``terminal.trueColor``: true draws 24-bit colour, false 256 colours, ``"auto"`` (the
+    default) leaves Textual's own detection (``COLORTERM``, ``TERM``). ``TEXTUAL_COLOR_SYSTEM``,
+    when set, wins. Textual reads its colour system when the app is made, so it is set before."""
+    from textual import constants
+
+    from pi_tui.tui.app import peek_setting
+
+    if os.environ.get("TEXTUAL_COLOR_SYSTEM"):
+        return
+    terminal = peek_setting(cwd, "terminal", options.approve)
+    choice = terminal.get("trueColor") if isinstance(terminal, dict) else None
+    if choice is True or choice is False:
+        setattr(constants, "COLOR_SYSTEM", "truecolor" if choice else "256")  # noqa: B010 (a Final)
 
 
 def chosen_tui_mode(options: StartOptions, cwd: str) -> str:

@@ -271,3 +271,25 @@ def test_tui_mode_regular_runs_inline_and_fullscreen_prints_the_transcript_at_ex
     assert "hint probe" not in hint_after and "To resume this session: pi-tui --session " in hint_after
     # regular: the app's last frame stays on the terminal
     assert "echo: set probe" in set_after and "> set probe" not in set_after
+
+
+def _raw_colours(tmp_path: Path, true_color: bool) -> bytes:
+    """The pane's raw output of a start with ``terminal.trueColor`` set."""
+    raw = tmp_path / f"raw-{true_color}"
+    with ModelServer() as server:
+        settings = {"terminal": {"trueColor": true_color}}
+        pane, _agent_dir, _project = start(tmp_path, server, settings, name=f"colour-{true_color}")
+        try:
+            pane.tmux("pipe-pane", "-O", "-t", pane.session, f"cat >> {raw}")
+            send(pane, "colour probe")
+            pane.wait_for(lambda screen: "echo: colour probe" in screen, "the answer")
+            pane.wait_for(lambda _screen: raw.exists() and b"colour probe" in raw.read_bytes(), "piped")
+        finally:
+            pane.kill()
+    return raw.read_bytes()
+
+
+def test_true_color_setting_picks_24_bit_or_256_colours(tmp_path: Path) -> None:
+    assert b"\x1b[38;2;" in _raw_colours(tmp_path, True)
+    limited = _raw_colours(tmp_path, False)
+    assert b"\x1b[38;2;" not in limited and b"\x1b[38;5;" in limited
