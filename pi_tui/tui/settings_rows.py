@@ -115,6 +115,7 @@ ESCAPE_ACTIONS = ("tree", "fork", "none")
 TREE_FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 TUI_MODES = ("fullscreen", "regular")
 EXIT_OUTPUTS = ("transcript", "resume-hint")
+SCROLLBARS = ("auto", "always", "hidden")
 SHARE_DESTINATIONS = ("auto", "gist", "radius")
 BUILT_IN = "(empty: the built-in budget)"
 
@@ -218,6 +219,13 @@ _SPECS: tuple[_Spec, ...] = (
         "What a quit from fullscreen prints: the transcript, or only how to resume",
         ("fullscreenExitOutput",),
         EXIT_OUTPUTS,
+    ),
+    _one_of(
+        "fullscreen-scrollbar",
+        "Scrollbar",
+        "The chat's scrollbar: auto shows it when the chat overflows, always or hidden",
+        ("fullscreenScrollbar",),
+        SCROLLBARS,
     ),
     _on_off(
         "terminal-progress",

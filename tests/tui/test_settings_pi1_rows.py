@@ -23,12 +23,15 @@ async def test_pi1_rows_save_pis_keys_and_output_padding_restyles_the_chat(
         await choose(pilot, app, screen, "output-padding")  # 1 -> 0
         await choose(pilot, app, screen, "tui-mode")
         await choose(pilot, app, screen, "fullscreen-exit-output")
+        await choose(pilot, app, screen, "fullscreen-scrollbar")
         await choose(pilot, app, screen, "terminal-progress")
         await choose(pilot, app, screen, "share-destination")
         data = saved(agent_dir)
         assert data["outputPad"] == 0 and data["tuiMode"] == "regular"
         assert data["fullscreenExitOutput"] == "resume-hint"
         assert data["terminal"] == {"showTerminalProgress": True}
+        assert data["fullscreenScrollbar"] == "always"
+        assert chat.styles.overflow_y == "scroll"  # applied at once
         assert data["sessionShareDestination"] == "gist"
         settings = app.agent.settings
         assert settings.output_pad == 0 and settings.terminal.show_terminal_progress is True
