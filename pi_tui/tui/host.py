@@ -70,6 +70,9 @@ class CommandHost(Protocol):
     def refresh_footer(self) -> None:
         """Redraw the footer after the model, thinking level, name or usage changed."""
 
+    async def pick_thinking_level(self) -> None:
+        """pi 1.x's thinking selector (``/thinking`` alone opens it, as in pi)."""
+
     # --- work -------------------------------------------------------------------------------------
 
     @property

@@ -184,11 +184,8 @@ def _switch_model(app: CommandHost, picked: Any) -> None:
 @command("thinking")
 async def thinking(app: CommandHost, args: str) -> None:
     agent = app.agent
-    if not args:
-        app.say(
-            f"Thinking level: {agent.thinking_level}. Set one with /thinking <{'|'.join(THINKING_LEVELS)}> "
-            "or cycle with Shift+Tab."
-        )
+    if not args:  # pi 1.x: the selector (Enter for this session, Ctrl+S saves it)
+        await app.pick_thinking_level()
         return
     level = args.lower()
     if level not in THINKING_LEVELS:

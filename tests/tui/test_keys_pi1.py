@@ -216,6 +216,19 @@ async def test_thinking_picker_uses_a_level_and_the_save_key_keeps_it(
         assert json.loads(settings.read_text())["defaultThinkingLevel"] == level
 
 
+async def test_slash_thinking_alone_opens_the_picker(
+    project: Path, agent_dir: Path, server: ModelServer
+) -> None:
+    """pi 1.x: ``/thinking`` with no level opens the selector (it used to print the level)."""
+    app = make_app(project, provider="test", model="r")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None, "the agent")
+        await pilot.press(*"/thinking", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
+
+
 async def test_hotkeys_shows_its_first_rows_first(project: Path, agent_dir: Path) -> None:
     app = make_app(project, model="offline/demo")
     async with app.run_test(size=(100, 40)) as pilot:
