@@ -29,7 +29,17 @@ from pi_tui.config.paths import agent_dir
 from pi_tui.text_safety import clean_text, for_terminal
 from pi_tui.tui.completion import Completion, complete_arguments, complete_command, complete_path
 from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, display_key, load_keybindings
-from pi_tui.tui.theme import ThemeLoad, available_themes, is_pi_theme, load_theme, to_textual_theme
+from pi_tui.tui.terminal_colours import terminal_appearance
+from pi_tui.tui.theme import (
+    SYSTEM_THEME,
+    ThemeLoad,
+    available_themes,
+    choose_theme,
+    is_pi_theme,
+    load_theme,
+    theme_choices,
+    to_textual_theme,
+)
 from pi_tui.tui.transcript import InfoItem, UserItem, build_transcript
 from pi_tui.tui.widgets.chat import ChatView
 from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
@@ -67,6 +77,7 @@ SCREEN_KEY_SCOPES: dict[str, tuple[str, ...]] = {
     "ResumePicker": ("sessions", "select"),
     "ScopedModelsScreen": ("models", "select"),
     "ThinkingPicker": ("thinking", "select"),
+    "ModelPicker": ("models", "select"),
 }
 """Which key-binding scopes a picker screen answers to (any other pushed screen: "select")."""
 
@@ -163,9 +174,10 @@ class PiApp(App[None]):
         approve = options.approve if options is not None else None
         self.theme_paths = [path for path in given if Path(path).expanduser().exists()]
         self.discover_themes = not (options is not None and options.no_themes)
-        theme_name = theme_name or _theme_from_options(options)
+        use_theme = options.use_theme if options is not None else None  # --use-theme: this run only
+        theme_name = theme_name or use_theme or _theme_from_options(options)
         self.pi_theme_name = (
-            theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or "dark"
+            theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or SYSTEM_THEME
         )
         quiet = (early.quiet_startup if early else peek_setting(self.cwd, "quietStartup", approve)) is True
         self.verbose = options is not None and options.verbose
@@ -561,13 +573,10 @@ class PiApp(App[None]):
     # --- themes -----------------------------------------------------------------------------------
 
     def _install_theme(self, name: str, *, first: bool = False) -> ThemeLoad | None:
-        themes = self.theme_files()
-        path = themes.get(name)
-        if path is None:
-            self.theme_problems.append(
-                f'Theme "{name}" not found (available: {", ".join(themes)}); using "dark".'
-            )
-            path = themes["dark"]
+        choice = choose_theme(name, self.theme_files(), terminal_appearance())
+        if choice.problem:
+            self.theme_problems.append(choice.problem)
+        path = choice.path
         loaded = load_theme(path)
         self.theme_problems.extend(loaded.problems)
         textual_theme = to_textual_theme(loaded.theme)
@@ -586,7 +595,7 @@ class PiApp(App[None]):
             self.refresh_css()  # the same theme, new colours: re-read the variables
         else:
             self.theme = textual_theme.name
-        self.pi_theme_name = loaded.theme.name
+        self.pi_theme_name = SYSTEM_THEME if choice.problem else name  # as the setting says it
         self._theme_path = path
         self._theme_mtime = _mtime(path)
         self.code_theme = "monokai" if loaded.theme.dark else "friendly"
@@ -681,7 +690,7 @@ class PiApp(App[None]):
             return
         mtime = _mtime(self._theme_path)
         if mtime is not None and mtime != self._theme_mtime:
-            problems = self.switch_theme(self._theme_path.stem)
+            problems = self.switch_theme(self.pi_theme_name)
             self.say(f"Theme {self._theme_path.name} changed on disk: reloaded.")
             for problem in problems:
                 self.say(problem, "warning")
@@ -839,7 +848,7 @@ class PiApp(App[None]):
 
         agent = self.agent
         levels = supported_levels(agent.model)
-        themes = list(self.theme_files())
+        themes = theme_choices(self.theme_files())
         return SettingsView(
             agent.settings, self.pi_theme_name, themes, agent.thinking_level, levels, not self.show_thinking
         )

@@ -149,6 +149,7 @@ def _why_nothing_to_compact(agent: Any) -> str:
 @command("model")
 async def model(app: CommandHost, args: str) -> None:
     from pi_tui.ai.types import Model
+    from pi_tui.tui.keybindings import display_key
     from pi_tui.tui.screens.model_picker import ModelPicker
 
     registry = app.started.registry
@@ -166,11 +167,20 @@ async def model(app: CommandHost, args: str) -> None:
     if app.agent.model not in models:
         models.insert(0, app.agent.model)
 
-    def chosen(picked: Model | None) -> None:
-        if picked is not None:
-            _switch_model(app, picked)
+    def chosen(picked: tuple[Model, bool] | None) -> None:
+        if picked is None:
+            return
+        model, save = picked
+        _switch_model(app, model)
+        if save:  # pi 1.x: the default for new sessions (and the next start)
+            app.agent.settings.default_provider = model.provider
+            app.agent.settings.default_model = model.id
+            app.save_setting({"defaultProvider": model.provider, "defaultModel": model.id})
+            app.say(f"Default model: {model.provider}/{model.id}")
 
-    app.push_screen(ModelPicker(models, app.agent.model), chosen)
+    save_keys = app.keys.bindings.get("models_save", ())
+    save_key = display_key(save_keys[0]) if save_keys else "(unbound)"
+    app.push_screen(ModelPicker(models, app.agent.model, save_key=save_key), chosen)
 
 
 def _switch_model(app: CommandHost, picked: Any) -> None:

@@ -229,6 +229,34 @@ async def test_slash_thinking_alone_opens_the_picker(
         await until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
 
 
+async def test_model_picker_save_key_makes_the_default_model(
+    project: Path, agent_dir: Path, server: ModelServer
+) -> None:
+    """pi 1.x's ``app.models.save`` in /model: the highlighted model is used and saved as
+    ``defaultProvider``/``defaultModel``; Enter alone saves nothing."""
+    from pi_tui.tui.screens.model_picker import ModelPicker
+
+    bind(agent_dir, {"app.models.save": "ctrl+w"})
+    app = make_app(project, model="offline/demo")
+    settings = agent_dir / "settings.json"
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None, "the agent")
+        await pilot.press(*"/model", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
+        await until(pilot, lambda: "ctrl+w save as default" in screen_text(app).lower(), "the save key")
+        await pilot.press(*"test/r", "enter")
+        await until(pilot, lambda: app.agent.model.id == "r", "the switch")
+        saved = json.loads(settings.read_text()) if settings.exists() else {}
+        assert "defaultModel" not in saved
+        await pilot.press(*"/model", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
+        await pilot.press(*"offline/demo", "ctrl+w")
+        await until(pilot, lambda: app.agent.model.id == "demo", "the switch back")
+        await settle(pilot, app)
+        saved = json.loads(settings.read_text())
+        assert (saved["defaultProvider"], saved["defaultModel"]) == ("offline", "demo")
+
+
 async def test_hotkeys_shows_its_first_rows_first(project: Path, agent_dir: Path) -> None:
     app = make_app(project, model="offline/demo")
     async with app.run_test(size=(100, 40)) as pilot:

@@ -1,4 +1,5 @@
-"""The model picker (Ctrl+L, ``/model``): type to filter, Enter to switch, Escape to keep."""
+"""The model picker (Ctrl+L, ``/model``): type to filter, Enter to switch, Escape to keep, and
+pi 1.x's ``app.models.save`` (Ctrl+S) to switch and make the model the default for new sessions."""
 
 from __future__ import annotations
 
@@ -26,15 +27,22 @@ def _window(tokens: int) -> str:
     return f"{tokens // 1000}k" if tokens >= 1000 else str(tokens)
 
 
-class ModelPicker(ModalScreen[Model | None]):
+class ModelPicker(ModalScreen[tuple[Model, bool] | None]):
+    """Dismissed with ``(model, save)`` or None; the app translates a rebound ``models_save``
+    key to the Ctrl+S listened for here (``SCREEN_KEY_SCOPES``)."""
+
     BINDINGS = [
         Binding("escape", "dismiss_none", "Cancel", show=False),
+        Binding("ctrl+s", "save", "Save as default", show=False),
         Binding("down", "move(1)", show=False, priority=True),
         Binding("up", "move(-1)", show=False, priority=True),
     ]
 
-    def __init__(self, models: list[Model], current: Model, query: str = "") -> None:
+    def __init__(
+        self, models: list[Model], current: Model, query: str = "", save_key: str = "ctrl+s"
+    ) -> None:
         super().__init__()
+        self.save_key = save_key
         self.models = models
         self.current = current
         self.query_text = query
@@ -47,7 +55,10 @@ class ModelPicker(ModalScreen[Model | None]):
                 self.query_text, placeholder="type to filter (provider, id, name)", id="picker-filter"
             )
             yield OptionList(id="picker-options")
-            yield Static("↑↓ move · enter select · esc cancel", classes="picker-help")
+            yield Static(
+                f"↑↓ move · enter select · {self.save_key} save as default · esc cancel",
+                classes="picker-help",
+            )
 
     def on_mount(self) -> None:
         self._fill(self.query_text)
@@ -91,9 +102,12 @@ class ModelPicker(ModalScreen[Model | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self._choose(event.option_index)
 
-    def _choose(self, index: int | None) -> None:
+    def _choose(self, index: int | None, save: bool = False) -> None:
         if index is not None and 0 <= index < len(self._shown):
-            self.dismiss(self._shown[index])
+            self.dismiss((self._shown[index], save))
+
+    def action_save(self) -> None:
+        self._choose(self.query_one(OptionList).highlighted, save=True)
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
