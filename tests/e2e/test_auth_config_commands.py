@@ -165,7 +165,7 @@ def test_login_asks_for_the_key_without_echo_on_a_terminal(
         (["auth", "print-api-key"], ("needs a provider",)),
         (["auth"], ("needs a command",)),
         (["auth", "frob"], ("invalid choice",)),
-        (["config", "--frob"], ("unrecognized arguments",)),
+        (["config", "--frob"], ("config: unrecognized arguments",)),
     ],
 )
 def test_mistakes_are_one_line(
