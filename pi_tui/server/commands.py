@@ -120,26 +120,16 @@ class SessionCommands(RpcServer):
                 # A prompt's disposition, known once the agent has decided (after an extension
                 # command has run): answered later, so the queue goes on meanwhile.
                 return Deferred(self._outcome(name, request_id, data.answer))
-        except CommandError as error:
-            return error.status, response_record(name, request_id, error=str(error))
         except Exception as error:
-            print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-            return 500, response_record(
-                name, request_id, error=f"{name} failed: {type(error).__name__}: {error}"
-            )
+            return _failed(name, request_id, error)
         return 200, response_record(name, request_id, data=data)
 
     async def _outcome(self, name: str, request_id: Any, answer: Any) -> Outcome:
         """The outcome of a command whose answer is awaited after it was started."""
         try:
             data = await answer
-        except CommandError as error:
-            return error.status, response_record(name, request_id, error=str(error))
         except Exception as error:
-            print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-            return 500, response_record(
-                name, request_id, error=f"{name} failed: {type(error).__name__}: {error}"
-            )
+            return _failed(name, request_id, error)
         return 200, response_record(name, request_id, data=data)
 
     def respond(
@@ -255,3 +245,12 @@ class SessionCommands(RpcServer):
         data = await super().cmd_compact(command)
         self.session_changed("tree", {"leafId": self.agent.manager.get_leaf_id()})
         return data
+
+
+def _failed(name: str, request_id: Any, error: Exception) -> Outcome:
+    """A command that raised: the user's mistake as its status, a bug as 500 with the
+    traceback on stderr (it costs one command, never the session)."""
+    if isinstance(error, CommandError):
+        return error.status, response_record(name, request_id, error=str(error))
+    print(f"pi-tui serve: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+    return 500, response_record(name, request_id, error=f"{name} failed: {type(error).__name__}: {error}")
