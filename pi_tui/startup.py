@@ -111,7 +111,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     if selection.unknown:
         warning = unknown_tools_line(selection.unknown, frozenset(extensions.runner.tools))
         notice = f"{notice}\n{warning}" if notice else warning
-    expander = load_prompt_resources(options, trust.trusted)
+    expander = load_prompt_resources(options, trust.trusted, skill_commands=settings.enable_skill_commands)
     holder: list[AgentSession] = []
 
     def rebuild_prompt(chosen: Settings) -> tuple[str, Any]:
@@ -186,7 +186,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     )
 
 
-def load_prompt_resources(options: StartOptions, project_trusted: bool) -> Any:
+def load_prompt_resources(options: StartOptions, project_trusted: bool, *, skill_commands: bool = True) -> Any:
     """The skills and prompt templates for ``options`` (a PromptExpander); the project's only
     when ``project_trusted``."""
     from pi_tui.config.paths import agent_dir
@@ -210,6 +210,7 @@ def load_prompt_resources(options: StartOptions, project_trusted: bool) -> Any:
             no_templates=options.no_prompt_templates,
             project_trusted=project_trusted,
         ),
+        skill_commands=skill_commands,
     )
 
 

@@ -174,6 +174,9 @@ class Settings(_Group):
     http_idle_timeout_ms: TimeoutMs = 300000
     websocket_connect_timeout_ms: TimeoutMs = 15000
     self_update_command: list[str] | None = None
+    enable_skill_commands: bool = True
+    """pi's ``enableSkillCommands``: false offers no ``/skill:name`` commands (skills are still
+    listed in the system prompt for the model to read)."""
     enable_analytics: bool = False
     theme: str | None = None
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)

@@ -18,6 +18,8 @@ from pi_tui.resources.templates import TemplateSet, expand
 class PromptExpander:
     skills: SkillSet = field(default_factory=lambda: SkillSet([], []))
     templates: TemplateSet = field(default_factory=lambda: TemplateSet({}, []))
+    skill_commands: bool = True
+    """pi's ``enableSkillCommands``: without it, ``/skill:name`` is neither offered nor expanded."""
 
     def expand(self, text: str) -> str | None:
         """The prompt ``text`` stands for, or None when it is no skill or template command."""
@@ -26,6 +28,8 @@ class PromptExpander:
             return None
         name, args = parsed
         if name.startswith("skill:"):
+            if not self.skill_commands:
+                return None
             skill = self.skills.get(name.removeprefix("skill:"))
             return skill_message(skill, args) if skill is not None else None
         template = self.templates.templates.get(name)
@@ -43,7 +47,8 @@ class PromptExpander:
             )
             for template in self.templates.templates.values()
         ]
-        found += [_skill_command(skill) for skill in self.skills.skills]
+        if self.skill_commands:
+            found += [_skill_command(skill) for skill in self.skills.skills]
         return found
 
     @property

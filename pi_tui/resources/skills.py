@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from pi_tui import jsonio
 from pi_tui.ttsr.rules import parse_front_matter
 
 SKILL_FILE = "SKILL.md"
@@ -69,6 +68,7 @@ def discover_skills(
     """The skills for ``cwd``; ``project_trusted=False`` leaves the project's out (the user's
     own, ``--skill`` included, still load)."""
     from pi_tui.config.project_trust import agents_skill_folders, project_dir
+    from pi_tui.resources.listed import listed_paths
 
     project = Path(cwd).resolve()
     project_folder = project_dir(project) if project_trusted else None
@@ -86,32 +86,18 @@ def discover_skills(
         ):
             add(skill)
     if not no_skills:
-        listing: list[tuple[Path, Path]] = [(agent_dir / "settings.json", agent_dir)]
         folders: list[tuple[Path, bool]] = [(agent_dir / "skills", True)]
         if project_folder is not None:
-            listing.append((project_folder / "settings.json", project_folder))
             folders.append((project_folder / "skills", True))
         if project_trusted:
             folders += [(folder, False) for folder in agents_skill_folders(project)]
-        for settings, base in listing:
-            for item in _listed(settings, "skills", found):
-                for skill in _skills_at(base / Path(item).expanduser(), found, str(settings)):
-                    add(skill)
+        for path in listed_paths(project, agent_dir, "skills", project_trusted=project_trusted):
+            for skill in _skills_at(path, found, "settings skills"):
+                add(skill)
         for folder, top_files in folders:
             for skill in _folder_skills(folder, top_files, found):
                 add(skill)
     return found
-
-
-def _listed(settings: Path, key: str, found: SkillSet) -> list[str]:
-    try:
-        data = jsonio.loads(settings.read_text(encoding="utf-8"))  # too deep: a ValueError
-    except (OSError, ValueError):
-        return []
-    items = data.get(key) if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return []
-    return [item for item in items if isinstance(item, str) and item.strip()]
 
 
 def _skills_at(path: Path, found: SkillSet, where: str) -> list[Skill]:

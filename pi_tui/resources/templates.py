@@ -53,6 +53,7 @@ def discover_templates(
     project_trusted: bool = True,
 ) -> TemplateSet:
     from pi_tui.config.project_trust import project_dir
+    from pi_tui.resources.listed import listed_paths
 
     found = TemplateSet({}, [])
     project = Path(cwd).resolve()
@@ -63,17 +64,24 @@ def discover_templates(
     for folder in folders:  # later folders win: the project's template over the global one
         for path in _markdown_files(folder):
             _add(found, path)
+    if not no_templates:  # pi's settings "prompts": files or folders beside each settings file
+        for path in listed_paths(project, agent_dir, "prompts", project_trusted=project_trusted):
+            _add_path(found, path, "settings prompts")
     for text in cli_paths or ():
         path = Path(text).expanduser()
-        path = path if path.is_absolute() else project / path
-        if path.is_dir():
-            for file in _markdown_files(path):
-                _add(found, file)
-        elif path.is_file():
-            _add(found, path)
-        else:
-            found.problems.append(f"--prompt-template: {path} does not exist")
+        _add_path(found, path if path.is_absolute() else project / path, "--prompt-template")
     return found
+
+
+def _add_path(found: TemplateSet, path: Path, where: str) -> None:
+    """A template file, or every ``.md`` file of a folder, named by the user."""
+    if path.is_dir():
+        for file in _markdown_files(path):
+            _add(found, file)
+    elif path.is_file():
+        _add(found, path)
+    else:
+        found.problems.append(f"{where}: {path} does not exist")
 
 
 def _markdown_files(folder: Path) -> list[Path]:

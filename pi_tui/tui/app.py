@@ -172,8 +172,9 @@ class PiApp(App[None]):
         options = start_options or (started.options if started is not None else None)
         given = options.theme_paths or [] if options is not None else []
         approve = options.approve if options is not None else None
-        self.theme_paths = [path for path in given if Path(path).expanduser().exists()]
         self.discover_themes = not (options is not None and options.no_themes)
+        listed = _settings_themes(self.cwd, self.agent_dir, approve) if self.discover_themes else []
+        self.theme_paths = [*listed, *(path for path in given if Path(path).expanduser().exists())]
         use_theme = options.use_theme if options is not None else None  # --use-theme: this run only
         theme_name = theme_name or use_theme or _theme_from_options(options)
         self.pi_theme_name = (
@@ -1335,6 +1336,18 @@ def peek_setting(cwd: str, key: str, approve: bool | None = None) -> Any:
         if isinstance(data, dict) and key in data:
             value = data[key]
     return value
+
+
+def _settings_themes(cwd: str, folder: Path, approve: bool | None) -> list[str]:
+    """pi's settings ``themes``: theme files or folders named in the user's (and the trusted
+    project's) settings, offered like ``--theme`` folders (``--no-themes`` skips them)."""
+    from pi_tui.config.project_trust import saved_trust_allows
+    from pi_tui.resources.listed import listed_paths
+
+    trusted = saved_trust_allows(cwd, approve)
+    return [
+        str(path) for path in listed_paths(cwd, folder, "themes", project_trusted=trusted) if path.exists()
+    ]
 
 
 def _theme_from_options(options: StartOptions | None) -> str | None:

@@ -198,7 +198,12 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
         from pi_tui.resources.expander import register_commands
         from pi_tui.startup import load_prompt_resources
 
-        expander = await asyncio.to_thread(load_prompt_resources, started.options, bool(trusted))
+        expander = await asyncio.to_thread(
+            load_prompt_resources,
+            started.options,
+            bool(trusted),
+            skill_commands=app.agent.settings.enable_skill_commands,
+        )
         for command in [c for c in app.commands.all() if c.source in ("prompt", "skill")]:
             app.commands.unregister(command.name)
         app.agent.expander = expander

@@ -49,6 +49,19 @@ async def test_theme_flag_loads_a_theme_file_and_no_themes_hides_the_agent_dirs(
         assert app.pi_theme_name == "light" and "mine" in app.theme_files()
 
 
+def test_themes_setting_offers_the_themes_it_names(project: Path, agent_dir: Path, tmp_path: Path) -> None:
+    """pi's settings ``themes``: files or folders (relative: beside settings.json) offered like
+    ``--theme`` folders; ``--no-themes`` leaves them out as it does the agent dir's."""
+    write_theme(agent_dir / "team-themes", "harbour", "#0000ff")
+    single = write_theme(tmp_path / "loose", "dusk", "#00ffff")
+    (agent_dir / "settings.json").write_text(json.dumps({"themes": ["team-themes", str(single), "gone"]}))
+    offered = app_with(project).theme_files()
+    assert offered["harbour"] == agent_dir / "team-themes" / "harbour.json"
+    assert offered["dusk"] == single
+    hidden = app_with(project, no_themes=True).theme_files()
+    assert "harbour" not in hidden and "dusk" not in hidden
+
+
 async def test_header_help_expands_with_ctrl_o_and_quiet_startup_hides_it(
     project: Path, agent_dir: Path
 ) -> None:
