@@ -186,7 +186,9 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     )
 
 
-def load_prompt_resources(options: StartOptions, project_trusted: bool, *, skill_commands: bool = True) -> Any:
+def load_prompt_resources(
+    options: StartOptions, project_trusted: bool, *, skill_commands: bool = True
+) -> Any:
     """The skills and prompt templates for ``options`` (a PromptExpander); the project's only
     when ``project_trusted``."""
     from pi_tui.config.paths import agent_dir
