@@ -454,15 +454,22 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return fail("-r opens the session picker, which needs the interactive mode (drop -p / --mode)")
     if args.mode == "rpc":
         return _run(args, cwd, sessions_folder, rpc=True)
-    if not args.print and args.mode == "text":
+    from pi_tui.modes.piped_input import piped_stdin, streams_are_terminals
+
+    piped = piped_stdin()  # `git diff | pi-tui "review this"`: before the first message, as pi
+    if not args.print and args.mode == "text" and streams_are_terminals():
         return _run(args, cwd, sessions_folder, rpc=False, interactive=True)
-    if not args.messages:
-        return fail('no message given: pi-tui -p "what to do"')
-    return _run(args, cwd, sessions_folder, rpc=False)
+    return _run(args, cwd, sessions_folder, rpc=False, piped=piped)  # also for redirected streams
 
 
 def _run(
-    args: argparse.Namespace, cwd: str, sessions_folder: str | None, *, rpc: bool, interactive: bool = False
+    args: argparse.Namespace,
+    cwd: str,
+    sessions_folder: str | None,
+    *,
+    rpc: bool,
+    interactive: bool = False,
+    piped: str | None = None,
 ) -> int:
     from pathlib import Path
 
@@ -511,6 +518,8 @@ def _run(
     problem = _user_input_problem(args) or _unclaimed_flags_problem(options)
     if problem is not None:
         return fail(problem)
+    if not rpc and not interactive and not args.messages and piped is None:
+        return fail('no message given: pi-tui -p "what to do" (or pipe the text in)')
     prompts = []
     if args.messages and not rpc:
         from pi_tui.modes.attachments import AttachmentError, build_prompts
@@ -519,6 +528,16 @@ def _run(
             prompts = build_prompts(args.messages, Path(cwd))
         except AttachmentError as error:
             return fail(str(error))
+    if piped is not None:  # after the @path words are read: piped text is never a file list
+        from pi_tui.modes.attachments import Prompt
+        from pi_tui.modes.piped_input import with_piped_text
+        from pi_tui.text_safety import clean_text
+
+        text = clean_text(piped)
+        if prompts:
+            prompts[0] = Prompt(with_piped_text(text, prompts[0].text), prompts[0].images)
+        else:
+            prompts = [Prompt(text)]
     if interactive:
         # The app paints its first frame, then starts the agent (settings, session, model) in the
         # background; a startup error ends the app with the same one line as here.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,15 @@ from pi_tui.secrets import active as active_secrets
 
 DATA = Path(__file__).parent / "data"
 PI_SESSIONS = DATA / "pi-sessions"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Standard input is ``/dev/null`` for the tests and every pi-tui they start: pi-tui reads
+    a piped stdin to its end (pi 1.x), and whatever ran pytest may hold a pipe open forever.
+    A test that pipes text in gives the child its own stdin."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
 
 
 @pytest.fixture(autouse=True)

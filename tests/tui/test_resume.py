@@ -514,6 +514,7 @@ def test_cli_resume_starts_the_interactive_mode_with_the_picker(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pi_tui import cli
+    from pi_tui.modes import piped_input
     from pi_tui.tui import run
 
     calls: list[dict[str, object]] = []
@@ -530,6 +531,9 @@ def test_cli_resume_starts_the_interactive_mode_with_the_picker(
         return 0
 
     monkeypatch.setattr(run, "run_interactive", fake_run)
+    # pytest captures stdout: stand in for the terminal a user starts pi-tui from (without one,
+    # pi-tui runs print mode, as pi 1.x does)
+    monkeypatch.setattr(piped_input, "streams_are_terminals", lambda: True)
     monkeypatch.chdir(project)
     assert cli.main(["-r"]) == 0
     assert cli.main(["--resume"]) == 0
