@@ -50,6 +50,10 @@ def test_prompts_setting_loads_templates_beside_the_settings_file(agent_dir: Pat
         result = pi_tui(*BASE, "-p", "/review src/app.py", cwd=project)
         assert result.returncode == 0, result.stderr
         assert user_text(server.requests[-1]) == "Review src/app.py carefully."
+        server.queue(Scripted(text="ok"))
+        result = pi_tui(*BASE, "-p", "/review", cwd=project)  # pi 1.x's ${1:-default}
+        assert result.returncode == 0, result.stderr
+        assert user_text(server.requests[-1]) == "Review everything carefully."
         result = pi_tui(*BASE, "-p", "/one the diff", cwd=project)
         assert result.returncode == 0, result.stderr
         assert user_text(server.requests[-1]) == "Summarise the diff in one line."
