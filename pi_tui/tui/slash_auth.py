@@ -31,6 +31,7 @@ DISPLAY_NAMES = {
     "cerebras": "Cerebras",
     "xai": "xAI",
     "mistral": "Mistral",
+    "azure": "Azure OpenAI",
 }
 """pi's names for the built-in providers pi-tui knows (what its /login list shows)."""
 
