@@ -3,9 +3,8 @@
 ``tuiMode`` "regular").
 
 The app calls :func:`apply_display_settings` at start and after every /settings or /reload
-change, so a change shows at once. The transcript's rules live in a small stylesheet added to
-the app once (:data:`DISPLAY_CSS`); each setting then only switches a class on the chat, which
-restyles every block already drawn and every block to come.
+change, so a change shows at once. The rules live in app.tcss; each setting only switches a
+class on the chat, which restyles every block already drawn and every block to come.
 
 Terminal progress is pi's OSC 9;4: "busy" (indeterminate) when a turn or a compaction starts,
 cleared when the run or the compaction ends. The setting is read at each event, so switching it
@@ -24,40 +23,18 @@ PROGRESS_BUSY = "\x1b]9;4;3\x07"
 PROGRESS_CLEAR = "\x1b]9;4;0\x07"
 """OSC 9;4, state 0: no progress shown."""
 
-DISPLAY_CSS = (
-    "Screen:inline { border-top: none; border-bottom: none; }\n"
-    "#chat.-output-pad-0 .chat-item { padding-left: 0; padding-right: 0; }\n"
-    "#chat.-scrollbar-hidden { scrollbar-size-vertical: 0; }\n"
-    "#chat.-scrollbar-always { overflow-y: scroll; }\n"
-)
-"""The rules the settings switch on: no frame around the inline app (``tuiMode`` "regular": the
-app sits in the terminal's own flow, as pi's does), no side padding in the transcript's
-blocks (``outputPad`` 0), and the chat's scrollbar never or always shown
-(``fullscreenScrollbar`` "hidden" / "always"; "auto" shows it when the chat overflows)."""
-
 _STARTS = frozenset({"turn_start", "compaction_start"})
 _ENDS = frozenset({"agent_end", "compaction_end"})
-_installed: weakref.WeakSet[Any] = weakref.WeakSet()
 _watched: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _install_css(app: Any) -> None:
-    """Add :data:`DISPLAY_CSS` to the app's stylesheet once."""
-    if app in _installed:
-        return
-    app.stylesheet.add_source(DISPLAY_CSS, read_from=(__file__, "DISPLAY_CSS"), is_default_css=False)
-    app.stylesheet.reparse()
-    _installed.add(app)
-
-
 def apply_display_settings(app: Any, settings: Any) -> None:
-    """Put ``outputPad``, ``fullscreenScrollbar`` and terminal progress into effect."""
-    _install_css(app)
+    """Put ``outputPad``, ``fullscreenScrollbar`` and terminal progress into effect (a class
+    switch restyles only when it changes something: nothing to re-parse at start)."""
     chat = app.chat
     chat.set_class(settings.output_pad == 0, "-output-pad-0")
     chat.set_class(settings.fullscreen_scrollbar == "hidden", "-scrollbar-hidden")
     chat.set_class(settings.fullscreen_scrollbar == "always", "-scrollbar-always")
-    app.refresh_css(animate=False)
     agent = getattr(app, "agent", None)
     if agent is not None and agent not in _watched:
         agent.subscribe(TerminalProgress(app, agent).handle)

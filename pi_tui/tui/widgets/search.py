@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from textual import events
-from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.widget import AwaitMount
 from textual.widgets import Input, Static
 
 from pi_tui.tui.widgets.chat import ChatView
@@ -66,10 +66,18 @@ class TranscriptSearch(Horizontal):
         self.selected = -1
         self.display = False
 
-    def compose(self) -> ComposeResult:
-        yield Static("Search:", classes="search-label")
-        yield SearchInput(self.keymap, id="search-input")
-        yield Static("", id="search-count")
+    def _build(self) -> AwaitMount | None:
+        """The box's widgets, made the first time it opens: most sessions never search, and an
+        ``Input`` mounted at start costs the first frame its stylesheet and layout."""
+        if self.children:
+            return None
+        return self.mount_all(
+            [
+                Static("Search:", classes="search-label"),
+                SearchInput(self.keymap, id="search-input"),
+                Static("", id="search-count"),
+            ]
+        )
 
     @property
     def input(self) -> SearchInput:
@@ -80,7 +88,13 @@ class TranscriptSearch(Horizontal):
         return bool(self.display)
 
     def open(self) -> None:
+        mounting = self._build()
         self.display = True
+        self.call_later(self._focus, mounting)
+
+    async def _focus(self, mounting: AwaitMount | None) -> None:
+        if mounting is not None:
+            await mounting
         self.input.keymap = self.keymap
         self.input.focus()
         self._show_count()
