@@ -167,6 +167,28 @@ def write_compaction_and_session_name(workspace: Workspace) -> None:
     assert "compaction" in kinds and "session_info" in kinds
 
 
+def write_chosen_id_and_name(workspace: Workspace) -> None:
+    """pi 1.x's ``--session-id`` and ``-n``: a header id that is no UUID, a session_info first."""
+    with serving(workspace):
+        result = workspace.pi_tui("--session-id", "release-2.0", "-n", "Release notes", "-p", "hello")
+        assert result.returncode == 0, result.stderr
+    header, first, *_ = entries(workspace.session_file())
+    assert header["id"] == "release-2.0" and first == {
+        **first,
+        "type": "session_info",
+        "name": "Release notes",
+    }
+
+
+def write_bash_left_out_of_context(workspace: Workspace) -> None:
+    """rpc ``bash`` with pi 1.x's ``excludeFromContext``, then a turn."""
+    with serving(workspace), workspace.rpc() as rpc:
+        rpc.call({"type": "bash", "command": "echo kept out", "excludeFromContext": True})
+        rpc.prompt("hello after the command")
+    (run,) = messages_of(workspace.session_file(), "bashExecution")
+    assert run["excludeFromContext"] is True
+
+
 def write_fork_with_model_and_thinking_changes(workspace: Workspace) -> None:
     with serving(workspace), workspace.rpc() as rpc:
         rpc.prompt("Tell me about apples")
@@ -366,6 +388,8 @@ CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
     "aborted-tool + user bash (rpc)": (write_aborted_tool_and_user_bash, {}),
     "every-tool-details-and-cut-output (-p)": (write_every_tool_with_details_and_cut_output, {}),
     "compaction + session name (rpc)": (write_compaction_and_session_name, {}),
+    "chosen session id + name (-p --session-id -n)": (write_chosen_id_and_name, {}),
+    "bash excludeFromContext (rpc)": (write_bash_left_out_of_context, {}),
     "ttsr-injection (-p)": (write_ttsr_injection, {}),
     "fork + thinking-level changes (rpc)": (write_fork_with_model_and_thinking_changes, {"reasoning": True}),
     "thinking-signatures (anthropic, -p)": (
