@@ -110,20 +110,11 @@ class Pi1Commands:
         """Continue in a new session file holding the current branch (``/clone``)."""
         from pi_tui.modes.rpc_mode import CommandError
 
-        server = self.server
-        leaf = server.agent.manager.get_leaf_id()
+        leaf = self.server.agent.manager.get_leaf_id()
         if leaf is None:
             raise CommandError("Nothing to clone: the session has no entries yet")
-        server._ensure_idle_for("clone")
-        await server._settle()
-        if not await server._extensions_allow("session_before_fork", entry_id=leaf, position="at"):
-            return {"cancelled": True}
-        manager = server.agent.manager
-        previous = manager.session_file
-        manager.create_branched_session(leaf)
-        server._adopt(manager)
-        await server._extensions_moved("fork", previous)
-        return {"cancelled": False}
+        done = await self.server.branch_off("clone", leaf, entry_id=leaf, position="at")
+        return {"cancelled": not done}
 
     async def export_html(self, command: dict[str, Any]) -> Any:
         """The session as an HTML page (``/export``'s), secrets hidden as the model sees them;

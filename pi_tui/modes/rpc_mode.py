@@ -736,19 +736,26 @@ class RpcServer:
 
     async def cmd_fork(self, command: dict[str, Any]) -> Any:
         entry, message = self._user_entry(command.get("entryId"))
-        self._ensure_idle_for("fork")
+        # forking at the very first entry (no parent): an empty session
+        done = await self.branch_off("fork", entry.parent_id, entry_id=entry.id, position="before")
+        return {"text": message_text(message), "cancelled": not done}
+
+    async def branch_off(self, command: str, upto: str | None, *, entry_id: str, position: str) -> bool:
+        """Go on in a new session file holding the branch up to ``upto`` (None: an empty one):
+        rpc ``fork`` and ``clone``. False when an extension's ``session_before_fork`` said no."""
+        self._ensure_idle_for(command)
         await self._settle()
-        if not await self._extensions_allow("session_before_fork", entry_id=entry.id, position="before"):
-            return {"text": message_text(message), "cancelled": True}
+        if not await self._extensions_allow("session_before_fork", entry_id=entry_id, position=position):
+            return False
         manager = self.agent.manager
         previous = manager.session_file
-        if entry.parent_id is None:
-            manager = self._new_manager()  # forking at the very first entry: an empty session
+        if upto is None:
+            manager = self._new_manager()
         else:
-            manager.create_branched_session(entry.parent_id)
+            manager.create_branched_session(upto)
         self._adopt(manager)
         await self._extensions_moved("fork", previous)
-        return {"text": message_text(message), "cancelled": False}
+        return True
 
     async def cmd_get_fork_messages(self, command: dict[str, Any]) -> Any:
         messages = [
