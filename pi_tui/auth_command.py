@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
@@ -185,23 +184,21 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
     """Where requests to ``provider`` take their key from, in resolution order (auth.json, then
     models.json's ``apiKey``, then the environment variable), without running a ``!command``
     or showing the key."""
-    from pi_tui.ai.models import ENV_VARS
+    from pi_tui.ai.key_origin import key_origin
 
-    store = registry.auth
-    if store.api_key(provider):
-        whose = f"pi's auth.json ({store.beneath})" if store.saved_by_pi(provider) else f"{store.path}"
+    origin = key_origin(registry, provider)
+    if origin.layer == "auth.json":
+        store = registry.auth
+        whose = f"pi's auth.json ({store.beneath})" if origin.by_pi else f"{store.path}"
         return KeySource(True, f"saved in {whose}")
-    configured = registry.config.providers.get(provider)
-    if configured is not None and configured.api_key:
-        how = "a !command" if configured.api_key.startswith("!") else "its apiKey"
-        return KeySource(True, f"models.json ({how})")
-    env_var = ENV_VARS.get(provider)
-    if env_var:
-        if os.environ.get(env_var):
-            return KeySource(True, f"the {env_var} environment variable")
-        oauth = " (an OAuth login is saved, which pi-tui cannot use)" if store.kind(provider) else ""
-        return KeySource(False, f"no key: set {env_var} or run pi-tui auth login {provider}{oauth}")
-    return KeySource(True, "needs no key")
+    if origin.layer == "models.json":
+        return KeySource(True, f"models.json ({'a !command' if origin.command else 'its apiKey'})")
+    if origin.env_var is None:
+        return KeySource(True, "needs no key")
+    if origin.layer == "env":
+        return KeySource(True, f"the {origin.env_var} environment variable")
+    oauth = " (an OAuth login is saved, which pi-tui cannot use)" if origin.oauth_saved else ""
+    return KeySource(False, f"no key: set {origin.env_var} or run pi-tui auth login {provider}{oauth}")
 
 
 def _resolved(registry: ModelRegistry, provider: str) -> tuple[str, str | None, str | None]:

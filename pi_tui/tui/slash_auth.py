@@ -63,16 +63,16 @@ def key_providers(registry: ModelRegistry) -> list[str]:
 
 def key_status(registry: ModelRegistry, provider: str) -> str:
     """Where the provider's key comes from now, as the /login list shows it (never the key)."""
-    store = registry.auth
-    if store.api_key(provider):
-        return "✓ saved by pi" if store.saved_by_pi(provider) else "✓ saved"
-    configured = registry.config.providers.get(provider)
-    if configured is not None and configured.api_key:
+    from pi_tui.ai.key_origin import key_origin
+
+    origin = key_origin(registry, provider)
+    if origin.layer == "auth.json":
+        return "✓ saved by pi" if origin.by_pi else "✓ saved"
+    if origin.layer == "models.json":
         return "✓ key in models.json"
-    env_var = ENV_VARS.get(provider)
-    if env_var and registry.has_key(provider):
-        return f"✓ env: {env_var}"
-    if store.kind(provider) == "oauth":
+    if origin.layer == "env":
+        return f"✓ env: {origin.env_var}"
+    if origin.oauth_saved:
         return "• subscription saved by pi (not usable here)"
     return "• not configured"
 
