@@ -99,7 +99,7 @@ def stream_time(agent_folder: Path | None, tokens: int, listener: bool = False) 
     from pi_tui.agent.session import AgentSession
     from pi_tui.ai.http import close_shared_client
     from pi_tui.ai.types import StreamOptions
-    from pi_tui.extensions.discovery import ExtensionSource
+    from pi_tui.config.extension_sources import ExtensionSource
     from pi_tui.extensions.runner import ExtensionRunner
     from pi_tui.session import SessionManager
 

@@ -262,8 +262,8 @@ def _unclaimed_flags_problem(options: StartOptions) -> str | None:
     would otherwise paint its first screen before the extensions load and say it)."""
     if not options.extension_flags:
         return None
+    from pi_tui.config.extension_sources import discover_extensions
     from pi_tui.config.paths import agent_dir
-    from pi_tui.extensions.discovery import discover_extensions
 
     found = discover_extensions(
         options.cwd, agent_dir(), options.extensions, no_extensions=options.no_extensions

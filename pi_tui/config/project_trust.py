@@ -94,9 +94,9 @@ def agents_skill_folders(cwd: str | Path) -> list[Path]:
 def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
     """What of the project's needs trust, as the user is told it (``settings.json``,
     ``extensions: a, b``, ``skills``, ``.agents/skills``...); empty for a bare folder.
-    ``names=False`` leaves the extensions listed only in the settings out (finding them imports
-    the extension machinery, too slow before the first frame; the settings file needs trust
-    anyway, so the decision is the same)."""
+    ``names=False`` leaves the extensions listed only in the settings out (resolving those lists
+    is not needed before the first frame; the settings file needs trust anyway, so the decision
+    is the same)."""
     folder = project_dir(cwd)
     labels: list[str] = []
     if folder is not None:
@@ -120,8 +120,8 @@ def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
 def project_extension_names(cwd: str | Path) -> list[str]:
     """Names of the project's extensions (its folder and its settings' list); only listed.
     They are file names from someone else's folder: control characters are shown escaped."""
+    from pi_tui.config.extension_sources import discover_extensions
     from pi_tui.config.paths import agent_dir
-    from pi_tui.extensions.discovery import discover_extensions
 
     discovered = discover_extensions(cwd, agent_dir(), None)
     return [_printable(source.name) for source in discovered.untrusted()]

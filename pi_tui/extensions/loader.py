@@ -14,7 +14,7 @@ import re
 import sys
 from types import ModuleType
 
-from pi_tui.extensions.discovery import ExtensionSource
+from pi_tui.config.extension_sources import ExtensionSource
 
 _counter = itertools.count(1)
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.config.extension_sources import ExtensionSource
 from pi_tui.extensions.api import ExtensionAPI, ExtensionError
 from pi_tui.extensions.context import ToolCallContext
-from pi_tui.extensions.discovery import ExtensionSource
 from pi_tui.extensions.renderers import register_tool_renderers, renderer_adapter
 from pi_tui.extensions.tool import ExtensionTool, RegisteredTool, positional_count
 from pi_tui.tools.base import ToolContext

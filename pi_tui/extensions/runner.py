@@ -28,10 +28,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from pi_tui.agent.hooks import AgentHooks
+from pi_tui.config.extension_sources import ExtensionSource
 from pi_tui.extensions.actions import Actions
 from pi_tui.extensions.api import ExtensionAPI, ExtensionError
 from pi_tui.extensions.context import AbortSignal, ExtensionContext
-from pi_tui.extensions.discovery import ExtensionSource
 from pi_tui.extensions.events import BRIDGED_EVENTS, ExtensionEvent, from_bus
 from pi_tui.extensions.hook_calls import FAILED, HookCalls
 from pi_tui.extensions.loader import LoadError, import_extension, unload

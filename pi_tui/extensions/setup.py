@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.config.extension_sources import ExtensionSource, discover_extensions
 from pi_tui.config.paths import agent_dir
-from pi_tui.extensions.discovery import ExtensionSource, discover_extensions
 from pi_tui.extensions.runner import ExtensionRunner
 
 if TYPE_CHECKING:

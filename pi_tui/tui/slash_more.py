@@ -317,8 +317,8 @@ async def trust_command(app: CommandHost, args: str) -> None:
 async def load_trusted_project(app: CommandHost) -> tuple[list[str], list[str]]:
     """The folder was just trusted mid-session: its extensions join the runner (all of them are
     restarted, as /reload does) and its settings, skills, prompts and system prompt load."""
+    from pi_tui.config.extension_sources import discover_extensions
     from pi_tui.config.paths import agent_dir
-    from pi_tui.extensions.discovery import discover_extensions
 
     options = app.started.options if app.started is not None else None
     bridge = app.extension_bridge

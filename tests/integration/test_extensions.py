@@ -14,8 +14,8 @@ import pytest
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.types import StreamOptions
+from pi_tui.config.extension_sources import ExtensionSource
 from pi_tui.config.settings import Settings
-from pi_tui.extensions.discovery import ExtensionSource
 from pi_tui.extensions.runner import ExtensionRunner
 from pi_tui.session import SessionManager
 from pi_tui.tools.base import ToolContext, ToolResult

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.extensions.discovery import discover_extensions
+from pi_tui.config.extension_sources import discover_extensions
 from pi_tui.extensions.trust import TrustError, TrustStore
 
 
