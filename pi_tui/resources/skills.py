@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from pi_tui.ttsr.rules import parse_front_matter
+from pi_tui.resources.front_matter import parse_front_matter
 
 SKILL_FILE = "SKILL.md"
 NAME_RULE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

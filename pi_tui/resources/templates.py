@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_tui.ttsr.rules import parse_front_matter
+from pi_tui.resources.front_matter import parse_front_matter
 
 _PLACEHOLDER = re.compile(
     r"\$\{(\d+|ARGUMENTS|@):-([^}]*)\}"  # ${1:-default}, ${@:-default}, ${ARGUMENTS:-default}

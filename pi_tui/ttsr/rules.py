@@ -5,11 +5,9 @@ Cline or Copilot (specs/ttsr.md, "Rule files" and "Discovery"). Nothing here may
 from starting: a bad file, key or token becomes a warning (on the rule, in a
 :class:`DiscoveryReport`, and on this module's logger) and everything readable is kept.
 
-The front matter is read by a small YAML-subset parser instead of a YAML library: rule files
-only use scalars, lists and block strings, the project has no YAML dependency, and a lenient
-reader lets the common not-quite-YAML of rule files work (``globs: *.ts,*.tsx``, regexes with
-``\\d`` in double quotes, ``[tool:edit(src/{a,b}/*.py), text]``) where a real YAML parser
-would reject the whole front matter.
+The front matter is read by :mod:`pi_tui.resources.front_matter` (PyYAML, with a lenient
+fallback for the common not-quite-YAML of rule files: ``globs: *.ts,*.tsx``, regexes with
+``\\d`` in double quotes).
 
 Main API: :func:`parse_rule_text`, :func:`discover_rules`, :func:`bucket_rules`,
 :func:`system_prompt_sections`, :func:`format_rule_list`.
@@ -29,12 +27,12 @@ import regex
 
 from pi_tui.config.paths import agent_dir
 from pi_tui.config.settings import TtsrSettings
+from pi_tui.resources.front_matter import parse_front_matter
 from pi_tui.ttsr.model import BucketedRule, InterruptMode, Rule, ScopeToken
 
 __all__ = [
     "CONDITION_KEYS",
     "DiscoveryReport",
-    "FrontMatter",
     "RuleRegistry",
     "bucket_rules",
     "discover_rules",
@@ -42,7 +40,6 @@ __all__ = [
     "format_rule_list",
     "load_builtin_rules",
     "looks_like_file_glob",
-    "parse_front_matter",
     "parse_rule_text",
     "parse_scope",
     "split_top_level",
@@ -59,67 +56,11 @@ _RULE_SUFFIXES = (".md", ".mdc")
 _INSTRUCTIONS_SUFFIX = ".instructions.md"
 
 # ---------------------------------------------------------------------------------------------
-# A YAML subset
+# Rules
 # ---------------------------------------------------------------------------------------------
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
-
-_INT = regex.compile(r"[-+]?\d+")
-_FLOAT = regex.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-_BLOCK_HEADER = regex.compile(r"([|>])([-+]?)(\d?)([-+]?)\s*(?:#.*)?")
-_DQ_ESCAPES = {
-    "0": "\0",
-    "a": "\a",
-    "b": "\b",
-    "t": "\t",
-    "\t": "\t",
-    "n": "\n",
-    "v": "\v",
-    "f": "\f",
-    "r": "\r",
-    "e": "\x1b",
-    " ": " ",
-    '"': '"',
-    "/": "/",
-    "\\": "\\",
-    "N": "\x85",
-    "_": "\xa0",
-    "L": "\u2028",
-    "P": "\u2029",
-}
-_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
-
-
-@dataclass(slots=True)
-class FrontMatter:
-    """A rule file split into its front matter (as data) and its body."""
-
-    data: dict[str, Any]
-    body: str
-    warnings: list[str] = field(default_factory=list)
-    present: bool = False
-    """Whether the file had a front matter block at all."""
-
-
-def parse_front_matter(text: str) -> FrontMatter:
-    """Split ``text`` at a leading ``---`` ... ``---`` block and read the block as YAML.
-
-    No opening ``---``: no front matter, the whole text is the body. No closing line: a
-    warning, and again the whole text is the body (guessing where it ends would turn content
-    into keys or keys into content).
-    """
-    text = text.removeprefix("\ufeff")
-    lines = text.splitlines()
-    if not lines or lines[0].rstrip() != "---":
-        return FrontMatter({}, text)
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in ("---", "..."):
-            parser = _YamlSubset(lines[1:index], first_line=2)
-            data = parser.parse_document()
-            body = "\n".join(lines[index + 1 :])
-            return FrontMatter(data, body, parser.warnings, present=True)
-    return FrontMatter({}, text, ["front matter: no closing '---' line; read the file as plain content"])
 
 
 def split_top_level(text: str, separator: str = ",") -> list[str]:
@@ -166,323 +107,6 @@ def split_top_level(text: str, separator: str = ",") -> list[str]:
     parts.append("".join(current).strip())
     return [part for part in parts if part]
 
-
-def _indent_of(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def _is_blank(line: str) -> bool:
-    stripped = line.strip()
-    return not stripped or stripped.startswith("#")
-
-
-def _strip_comment(value: str) -> str:
-    """Drop a trailing ``  # comment`` from a plain (unquoted) value."""
-    for index, char in enumerate(value):
-        if char == "#" and index > 0 and value[index - 1] in " \t":
-            return value[:index].rstrip()
-    return value
-
-
-def _is_list_item(stripped: str) -> bool:
-    return stripped == "-" or stripped.startswith(("- ", "-\t"))
-
-
-def _split_key(stripped: str) -> tuple[str, str] | None:
-    """``key: value`` -> (key, value); None when the line is not a mapping entry."""
-    if stripped[:1] in ("'", '"'):
-        quote = stripped[0]
-        end = stripped.find(quote, 1)
-        if end < 0 or not stripped[end + 1 :].lstrip().startswith(":"):
-            return None
-        rest = stripped[end + 1 :].lstrip()[1:]
-        if rest and rest[0] not in " \t":
-            return None
-        return stripped[1:end], rest.strip()
-    for index, char in enumerate(stripped):
-        if char == ":" and (index + 1 == len(stripped) or stripped[index + 1] in " \t"):
-            key = stripped[:index].strip()
-            return (key, stripped[index + 1 :].strip()) if key else None
-    return None
-
-
-class _YamlSubset:
-    """Block mappings, block lists, flow lists, scalars, ``|``/``>`` strings; nothing more.
-
-    Anchors, tags, flow mappings and multi-document streams are not rule-file material; what
-    they would be is read as a plain string. Problems are collected in :attr:`warnings` with
-    the line number in the rule file.
-    """
-
-    def __init__(self, lines: list[str], first_line: int) -> None:
-        self.lines = lines
-        self.first_line = first_line
-        self.i = 0
-        self.warnings: list[str] = []
-
-    def warn(self, index: int, message: str) -> None:
-        self.warnings.append(f"front matter line {self.first_line + index}: {message}")
-
-    def skip_blank(self) -> None:
-        while self.i < len(self.lines) and _is_blank(self.lines[self.i]):
-            self.i += 1
-
-    def parse_document(self) -> dict[str, Any]:
-        self.skip_blank()
-        if self.i >= len(self.lines):
-            return {}
-        stripped = self.lines[self.i].strip()
-        if _is_list_item(stripped) or stripped.startswith("["):
-            self.warn(self.i, "front matter is not a mapping of keys; ignored")
-            return {}
-        data: dict[str, Any] = {}
-        while True:  # a key indented less than the first one starts over at its own indent
-            self.skip_blank()
-            if self.i >= len(self.lines):
-                return data
-            data.update(self.parse_mapping(_indent_of(self.lines[self.i])))
-
-    def parse_mapping(self, indent: int) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        while True:
-            self.skip_blank()
-            if self.i >= len(self.lines):
-                return data
-            line = self.lines[self.i]
-            line_indent = _indent_of(line)
-            if line_indent < indent:
-                return data
-            stripped = line.strip()
-            if line_indent > indent:
-                self.warn(self.i, f"unexpected indentation: {stripped!r} (skipped)")
-                self.i += 1
-                continue
-            entry = _split_key(stripped)
-            if entry is None:
-                self.warn(self.i, f"expected 'key: value', got {stripped!r} (skipped)")
-                self.i += 1
-                continue
-            key, value = entry
-            start = self.i
-            self.i += 1
-            if key in data:
-                self.warn(start, f"key {key!r} given twice; the last one counts")
-            data[key] = self.parse_value(value, indent, start)
-
-    def parse_list(self, indent: int) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            self.skip_blank()
-            if self.i >= len(self.lines):
-                return items
-            line = self.lines[self.i]
-            stripped = line.strip()
-            if _indent_of(line) != indent or not _is_list_item(stripped):
-                return items
-            start = self.i
-            self.i += 1
-            items.append(self.parse_value(stripped[1:].strip(), indent, start))
-
-    def parse_value(self, value: str, indent: int, start: int) -> Any:
-        """The value after ``key:`` or ``-`` on line ``start``; may read the lines below it."""
-        if not value or value.startswith("#"):
-            return self.parse_nested(indent)
-        header = _BLOCK_HEADER.fullmatch(value)
-        if header:
-            keep = "+" in (header.group(2) + header.group(4))
-            strip = "-" in (header.group(2) + header.group(4))
-            explicit = int(header.group(3)) if header.group(3) else None
-            return self.parse_block_scalar(header.group(1), indent, keep, strip, explicit)
-        pieces = [value]
-        if value.startswith("[") and _matching_bracket(value) < 0:
-            # A flow list may run over several lines, its "]" even back at the key's indent.
-            while self.i < len(self.lines) and _matching_bracket(" ".join(pieces)) < 0:
-                if not _is_blank(self.lines[self.i]):
-                    pieces.append(self.lines[self.i].strip())
-                self.i += 1
-            return self.parse_inline(" ".join(pieces), start)
-        # A plain or quoted scalar continues on the lines indented deeper than its key.
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if not line.strip() or _indent_of(line) <= indent:
-                break
-            pieces.append(line.strip())
-            self.i += 1
-        return self.parse_inline(" ".join(pieces), start)
-
-    def parse_nested(self, indent: int) -> Any:
-        """What follows an empty ``key:``: an indented block, a same-indent list, or null."""
-        self.skip_blank()
-        if self.i >= len(self.lines):
-            return None
-        line = self.lines[self.i]
-        line_indent = _indent_of(line)
-        stripped = line.strip()
-        if _is_list_item(stripped) and line_indent >= indent:
-            return self.parse_list(line_indent)
-        if line_indent > indent:
-            return self.parse_mapping(line_indent)
-        return None
-
-    def parse_block_scalar(
-        self, style: str, indent: int, keep: bool, strip: bool, explicit: int | None
-    ) -> str:
-        raw: list[str] = []
-        block_indent = indent + explicit if explicit else None
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if line.strip():
-                line_indent = _indent_of(line)
-                if block_indent is None:
-                    if line_indent <= indent:
-                        break
-                    block_indent = line_indent
-                if line_indent < block_indent:
-                    break
-                raw.append(line[block_indent:])
-            else:
-                raw.append("")
-            self.i += 1
-        trailing = 0
-        while raw and raw[-1] == "":
-            raw.pop()
-            trailing += 1
-        text = "\n".join(raw) if style == "|" else _fold(raw)
-        if not raw:
-            return ""
-        if strip:
-            return text
-        if keep:
-            return text + "\n" * (trailing + 1)
-        return text + "\n"
-
-    def parse_inline(self, value: str, index: int) -> Any:
-        """A one-line value: flow list, quoted string or plain scalar."""
-        if value.startswith("["):
-            end = _matching_bracket(value)
-            if end < 0:
-                self.warn(index, f"unclosed '[' in {value!r}; read as text")
-                return value
-            tail = _strip_comment(value[end + 1 :]).strip()
-            if tail:
-                self.warn(index, f"text after ']' ignored: {tail!r}")
-            return [self.parse_inline(item, index) for item in split_top_level(value[1:end])]
-        if value[:1] in ("'", '"'):
-            parsed = self.parse_quoted(value, index)
-            if parsed is not None:
-                return parsed
-        return _plain_scalar(_strip_comment(value))
-
-    def parse_quoted(self, value: str, index: int) -> str | None:
-        """A quoted scalar; None when the quote does not close (then it is read as plain)."""
-        quote = value[0]
-        out: list[str] = []
-        i = 1
-        while i < len(value):
-            char = value[i]
-            if quote == "'" and char == "'":
-                if value[i + 1 : i + 2] == "'":
-                    out.append("'")
-                    i += 2
-                    continue
-                break
-            if quote == '"' and char == '"':
-                break
-            if quote == '"' and char == "\\" and i + 1 < len(value):
-                i = self._escape(value, i, out, index)
-                continue
-            out.append(char)
-            i += 1
-        else:
-            self.warn(index, f"unclosed quote in {value!r}; read as text")
-            return None
-        tail = _strip_comment(value[i + 1 :]).strip()
-        if tail:
-            self.warn(index, f"text after the closing quote ignored: {tail!r}")
-        return "".join(out)
-
-    def _escape(self, value: str, i: int, out: list[str], index: int) -> int:
-        """Decode the escape at ``value[i]`` (a backslash); return the index after it.
-
-        Escapes YAML knows mean what they mean in YAML (so ``"\\b"`` is a backspace, as in omp);
-        others (``"\\d"``, ``"\\s"``) would make real YAML reject the file: they are kept as
-        written, which is what a regex author meant, with a hint to use single quotes.
-        """
-        code = value[i + 1]
-        if code in _DQ_ESCAPES:
-            out.append(_DQ_ESCAPES[code])
-            return i + 2
-        if code in _HEX_ESCAPES:
-            digits = value[i + 2 : i + 2 + _HEX_ESCAPES[code]]
-            if len(digits) == _HEX_ESCAPES[code] and all(c in "0123456789abcdefABCDEF" for c in digits):
-                out.append(chr(int(digits, 16)))
-                return i + 2 + len(digits)
-        self.warn(index, f"'\\{code}' is not a YAML escape; kept as written (use single quotes for regexes)")
-        out.append("\\" + code)
-        return i + 2
-
-
-def _matching_bracket(value: str) -> int:
-    depth = 0
-    quote: str | None = None
-    i = 0
-    while i < len(value):
-        char = value[i]
-        if quote is not None:
-            if char == "\\" and quote == '"':
-                i += 2
-                continue
-            if char == quote:
-                quote = None
-        elif char in ("'", '"') and value[i - 1 : i] in ("[", ",", " ", ""):
-            quote = char
-        elif char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
-def _fold(lines: list[str]) -> str:
-    """``>`` folding: lines join with spaces, blank lines become newlines, indented lines stay."""
-    out = ""
-    previous_plain = False
-    for line in lines:
-        if not line:
-            out += "\n"
-            previous_plain = False
-            continue
-        plain = not line.startswith((" ", "\t"))
-        if out and previous_plain and plain and not out.endswith("\n"):
-            out += " "
-        elif out and not out.endswith("\n"):
-            out += "\n"
-        out += line
-        previous_plain = plain
-    return out
-
-
-def _plain_scalar(value: str) -> Any:
-    lowered = value.lower()
-    if lowered == "true":
-        return True
-    if lowered == "false":
-        return False
-    if lowered in ("null", "~", ""):
-        return None
-    if _INT.fullmatch(value):
-        return int(value)
-    if _FLOAT.fullmatch(value) and any(c.isdigit() for c in value):
-        return float(value)
-    return value
-
-
-# ---------------------------------------------------------------------------------------------
-# Rules
-# ---------------------------------------------------------------------------------------------
 
 _GLOB_CHARS = frozenset("?*[]{}")
 _REGEX_ONLY_CHARS = frozenset("\\^$+|()")
@@ -551,7 +175,7 @@ def _parse_scope_token(text: str) -> ScopeToken | None:
     if kind in ("text", "thinking"):
         if tool is not None or glob is not None:
             return None
-        return ScopeToken(kind)  # type: ignore[arg-type]  # narrowed by the test above
+        return ScopeToken(kind)
     if kind in ("tool", "toolcall"):
         if tool is not None and not tool:
             return None
@@ -654,7 +278,7 @@ def parse_rule_text(text: str, name: str, path: Path | None, source: str, priori
     if raw_mode is not None:
         mode = str(raw_mode).strip().lower()
         if mode in _INTERRUPT_MODES:
-            interrupt_mode = mode  # type: ignore[assignment]  # checked against the literals
+            interrupt_mode = mode
         else:
             warnings.append(
                 f"interruptMode: {raw_mode!r} is not one of {', '.join(_INTERRUPT_MODES)} (ignored)"

@@ -10,6 +10,7 @@ import pytest
 import regex
 
 from pi_tui.config.settings import TtsrSettings
+from pi_tui.resources.front_matter import parse_front_matter
 from pi_tui.ttsr.globs import glob_matches, glob_to_regex
 from pi_tui.ttsr.model import DEFAULT_SCOPE, BucketedRule, Rule, ScopeToken
 from pi_tui.ttsr.rules import (
@@ -21,7 +22,6 @@ from pi_tui.ttsr.rules import (
     format_rule_list,
     load_builtin_rules,
     looks_like_file_glob,
-    parse_front_matter,
     parse_rule_text,
     split_top_level,
     system_prompt_sections,
