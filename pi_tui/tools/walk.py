@@ -1,9 +1,10 @@
 """Walking a source tree the way ripgrep does, for ``find`` and for ``grep`` without ``rg``.
 
-Skips version-control folders and ``node_modules``, and follows ``.gitignore`` files closely
-enough for everyday trees (patterns, ``!`` negation, trailing ``/`` for folders, leading ``/``
-and inner ``/`` for anchoring, ``**``). Entries come out sorted by name, depth first, which is
-also the order of ``rg --sort path``, so both grep backends list results the same way.
+Skips version-control folders and ``node_modules``, and follows ``.gitignore`` files as git
+does: each file is read by pathspec's gitignore rules (wildmatch, ``!`` negation, ``/``
+anchoring, ``**``, escapes; braces are literal), nested files layered deepest first.
+Entries come out sorted by name, depth first, which is also the order of ``rg --sort path``,
+so both grep backends list results the same way.
 Hidden files are included (like ``rg --hidden``): ``.github``, ``.env.example`` are often
 exactly what the model is looking for.
 """
@@ -16,6 +17,8 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from pathspec import GitIgnoreSpec, RegexPattern
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})
 
@@ -113,71 +116,76 @@ class PathGlob:
 # --- .gitignore -----------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Rule:
+@dataclass(slots=True, frozen=True)
+class _Layer:
+    """One .gitignore file: its patterns as (regex, ignores) pairs, read by pathspec."""
+
     base: str
-    """Folder of the .gitignore, relative to the walk root ("" for the root and above it)."""
-    regex: re.Pattern[str]
-    negate: bool
-    dir_only: bool
-    anchored: bool
+    """Folder of the .gitignore relative to the walk root ("" for the root and above it)."""
+    prefix: str
+    """Path of the walk root inside the .gitignore's folder, for files above the root ("" else)."""
+    patterns: tuple[tuple[re.Pattern[str], bool], ...]
 
 
-def _parse_gitignore(text: str, base: str) -> list[_Rule]:
-    rules = []
-    for raw_line in text.splitlines():
-        line = raw_line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        negate = line.startswith("!")
-        if negate or line.startswith("\\"):  # a backslash escapes a leading "!" or "#"
-            line = line[1:]
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        if not line:
-            continue
-        anchored = "/" in line
-        line = line.lstrip("/")
-        rules.append(_Rule(base, glob_to_regex(line), negate, dir_only, anchored))
-    return rules
+def _layer(text: str, base: str, prefix: str = "") -> _Layer | None:
+    patterns = tuple(
+        (pattern.regex, bool(pattern.include))
+        for pattern in GitIgnoreSpec.from_lines(text.splitlines()).patterns
+        if isinstance(pattern, RegexPattern) and pattern.include is not None and pattern.regex is not None
+    )
+    return _Layer(base, prefix, patterns) if patterns else None
 
 
-def _ignored(rules: list[_Rule], rel_path: str, is_dir: bool) -> bool:
-    """Whether the last rule that matches ``rel_path`` ignores it (git's precedence)."""
-    verdict = False
-    name = rel_path.rsplit("/", 1)[-1]
-    for rule in rules:
-        if rule.dir_only and not is_dir:
-            continue
-        if rule.base:
-            if not rel_path.startswith(rule.base + "/"):
-                continue
-            local = rel_path[len(rule.base) + 1 :]
-        else:
-            local = rel_path
-        if rule.regex.match(local if rule.anchored else name):
-            verdict = not rule.negate
+def _verdict(layer: _Layer, local: str) -> bool | None:
+    """The last pattern matching ``local`` itself decides (None: no pattern does).
+
+    pathspec's regexes also match everything below a matching folder (``build`` matches
+    ``build/x.py``); git asks about each path itself and simply never enters an ignored
+    folder, so a match that ends before ``local`` does is not counted: otherwise ``!build``
+    in a deeper .gitignore would re-include every ``*.log`` under it.
+    """
+    verdict: bool | None = None
+    for regex, ignores in layer.patterns:
+        match = regex.match(local)
+        if match is not None and match.end() == len(local):
+            verdict = ignores
     return verdict
 
 
-def _outer_rules(root: Path) -> list[_Rule]:
-    """Name rules (no ``/``) from .gitignore files above ``root``, up to its repository's top.
+def _ignored(layers: list[_Layer], rel_path: str, is_dir: bool) -> bool:
+    """Whether ``rel_path`` is ignored: the deepest .gitignore with a matching pattern decides,
+    and within it the last matching pattern (git's precedence)."""
+    for layer in reversed(layers):
+        if layer.base:
+            if not rel_path.startswith(layer.base + "/"):
+                continue
+            local = rel_path[len(layer.base) + 1 :]
+        else:
+            local = layer.prefix + rel_path
+        verdict = _verdict(layer, local + "/" if is_dir else local)
+        if verdict is not None:
+            return verdict
+    return False
 
-    Anchored rules of a parent folder describe paths outside or across ``root`` and are left
-    out: close enough for a search tool, and never hides a file that was not meant to be.
-    Outside a repository the parents' ignore files do not apply at all (git would not use them).
-    """
+
+def _outer_layers(root: Path) -> list[_Layer]:
+    """.gitignore files above ``root``, up to its repository's top, each matched against the
+    path as seen from its own folder (so ``/build`` in the repository's top still means the
+    top's ``build``). Outside a repository the parents' ignore files do not apply at all (git
+    would not use them)."""
     if (root / ".git").exists():
         return []
-    rules: list[_Rule] = []
+    layers: list[_Layer] = []
     for parent in root.parents:
         try:
             text = (parent / ".gitignore").read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = ""
-        rules[:0] = [rule for rule in _parse_gitignore(text, "") if not rule.anchored]
+        layer = _layer(text, "", root.relative_to(parent).as_posix() + "/") if text else None
+        if layer is not None:
+            layers.insert(0, layer)
         if (parent / ".git").exists():
-            return rules
+            return layers
     return []
 
 
@@ -193,14 +201,13 @@ def walk(
     ``wanted`` says yes is yielded even if .gitignore'd (folders still are not entered): that is
     how ripgrep treats ``--glob``, and grep's two backends must agree.
     """
-    rules = _outer_rules(root)
-    yield from _walk_dir(root, "", rules, stop, wanted)
+    yield from _walk_dir(root, "", _outer_layers(root), stop, wanted)
 
 
 def _walk_dir(
     folder: Path,
     rel: str,
-    rules: list[_Rule],
+    layers: list[_Layer],
     stop: threading.Event | None,
     wanted: Callable[[str], bool] | None,
 ) -> Iterator[tuple[str, bool]]:
@@ -208,8 +215,9 @@ def _walk_dir(
         text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
-    if text:
-        rules = rules + _parse_gitignore(text, rel)
+    layer = _layer(text, rel) if text else None
+    if layer is not None:
+        layers = [*layers, layer]
     try:
         with os.scandir(folder) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
@@ -226,8 +234,8 @@ def _walk_dir(
             continue
         path = f"{rel}/{entry.name}" if rel else entry.name
         forced = not is_dir and wanted is not None and wanted(path)
-        if rules and not forced and _ignored(rules, path, is_dir):
+        if layers and not forced and _ignored(layers, path, is_dir):
             continue
         yield path, is_dir
         if is_dir:
-            yield from _walk_dir(Path(entry.path), path, rules, stop, wanted)
+            yield from _walk_dir(Path(entry.path), path, layers, stop, wanted)

@@ -14,6 +14,7 @@ from pi_tui.tools.find import FindTool
 from pi_tui.tools.grep import GrepTool
 from pi_tui.tools.ls import LsTool
 from pi_tui.tools.walk import PathGlob, glob_to_regex
+from tests.support.requires import require_tool
 
 
 def run(tool: Any, cwd: Path, **args: Any) -> ToolResult:
@@ -57,8 +58,7 @@ def tree(tmp_path: Path) -> Path:
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run each grep test with ripgrep and with the pure-Python search."""
     if request.param == "rg":
-        if shutil.which("rg") is None:
-            pytest.skip("ripgrep is not installed")
+        require_tool("rg")
     else:
         real_which = shutil.which
         monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "rg" else real_which(name))
@@ -153,6 +153,47 @@ def test_grep_fallback_honours_nested_gitignore_and_negation(tmp_path: Path, bac
         "keep.txt:1:needle",
         "sub/deeper/local.txt:1:needle",
         "sub/important.gen:1:needle",
+    ]
+
+
+def test_anchored_pattern_of_the_repository_top_applies_below_it(tmp_path: Path, backend: str) -> None:
+    """``/pkg/gen/`` in the top .gitignore hides ``gen`` when searching from ``pkg`` (as git and
+    rg do); the hand-written matcher dropped anchored patterns of parent folders."""
+    (tmp_path / ".git").mkdir()
+    files = {".gitignore": "/pkg/gen/\n", "pkg/gen/x.txt": "needle\n", "pkg/y.txt": "needle\n"}
+    for name, body in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(body)
+    assert text(GrepTool(), tmp_path / "pkg", pattern="needle") == "y.txt:1:needle"
+
+
+def test_find_follows_git_for_braces_escaped_spaces_and_folder_negation(tmp_path: Path) -> None:
+    """git has no ``{a,b}`` (the braces are literal) and ``\\ `` keeps a trailing space (both
+    wrong in the hand-written matcher); ``!keep/`` in a deeper .gitignore re-includes that folder
+    without re-including the ``*.log`` files inside it (pathspec alone would)."""
+    files = {
+        ".gitignore": "{a,b}.txt\nspace\\ \n*.log\nkeep/\n",
+        "sub/.gitignore": "!keep/\n",
+        "a.txt": "",
+        "{a,b}.txt": "",
+        "space ": "",
+        "space": "",
+        "sub/keep/x.log": "",
+        "sub/keep/x.md": "",
+        "keep/y.md": "",
+    }
+    root = tmp_path / "proj"
+    for name, body in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(body)
+    assert text(FindTool(), root, pattern="*").split("\n") == [
+        ".gitignore",
+        "a.txt",
+        "space",
+        "sub/",
+        "sub/.gitignore",
+        "sub/keep/",
+        "sub/keep/x.md",
     ]
 
 
