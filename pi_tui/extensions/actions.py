@@ -12,11 +12,9 @@ import logging
 import os
 import signal
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.extensions.api import ExtensionError
-from pi_tui.extensions.context import AbortSignal
+from pi_tui.extensions.base import AbortSignal, ExecResult, ExtensionError
 from pi_tui.extensions.tool import content_blocks
 from pi_tui.secrets.child_env import child_environment
 from pi_tui.session.messages import CustomMessage, ImageContent, TextContent
@@ -25,16 +23,6 @@ if TYPE_CHECKING:
     from pi_tui.extensions.registrations import RegisteredCommand
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class ExecResult:
-    """What ``pi.exec`` ran: its output, exit code and whether it was killed."""
-
-    stdout: str
-    stderr: str
-    code: int | None
-    killed: bool = False
 
 
 class Actions:
@@ -46,13 +34,13 @@ class Actions:
     run_starter: Callable[[Coroutine[Any, Any, Any]], asyncio.Future[Any]] | None
     shutdown_requested: bool
     _next_turn: list[CustomMessage]
-    _runs: set[asyncio.Task[Any]]
+    _runs: set[asyncio.Future[Any]]
     _queue: asyncio.Queue[Any] | None
+    report: Callable[[str], None]
 
     if TYPE_CHECKING:  # provided by ExtensionRunner and the other mixins
 
         def live_agent(self) -> Any: ...
-        def report(self, line: str) -> None: ...
         async def drain(self) -> None: ...
         async def emit(self, event_type: str, **fields: Any) -> list[Any]: ...
 
@@ -143,7 +131,7 @@ class Actions:
         self._runs.add(task)
         task.add_done_callback(self._run_done)
 
-    def _run_done(self, task: asyncio.Task[Any]) -> None:
+    def _run_done(self, task: asyncio.Future[Any]) -> None:
         self._runs.discard(task)
         if not task.cancelled() and task.exception() is not None:
             error = task.exception()

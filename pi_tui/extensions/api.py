@@ -10,27 +10,22 @@ in Python spelling (``register_tool`` for ``registerTool``, ``deliver_as="follow
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pi_tui.extensions.base import ExecResult, ExtensionError, Runner
 from pi_tui.extensions.events import EVENT_NAMES
 from pi_tui.extensions.tool import RegisteredTool, schema_of
 
-if TYPE_CHECKING:
-    from pi_tui.extensions.actions import ExecResult
-    from pi_tui.extensions.runner import ExtensionRunner
+__all__ = ["DELIVERY", "EventChannel", "ExecResult", "ExtensionAPI", "ExtensionError"]
 
 DELIVERY = {"steer": "steer", "follow_up": "follow_up", "followUp": "follow_up", "next_turn": "next_turn"}
 DELIVERY["nextTurn"] = "next_turn"
 
 
-class ExtensionError(Exception):
-    """A misuse of the API (an unknown event name, a bad tool...): raised to the extension."""
-
-
 class EventChannel:
     """``pi.events``: a small bus extensions share to talk to each other."""
 
-    def __init__(self, runner: ExtensionRunner) -> None:
+    def __init__(self, runner: Runner) -> None:
         self._runner = runner
 
     def on(self, channel: str, handler: Callable[[Any], Any]) -> Callable[[], None]:
@@ -47,7 +42,7 @@ class EventChannel:
 class ExtensionAPI:
     """What one extension can register and do."""
 
-    def __init__(self, runner: ExtensionRunner, name: str, path: str) -> None:
+    def __init__(self, runner: Runner, name: str, path: str) -> None:
         self._runner = runner
         self.name = name
         """The extension's name (its file or package name)."""
@@ -165,7 +160,7 @@ class ExtensionAPI:
         """Save extension state as a ``custom`` entry (never sent to the model); its id.
         json/rpc/server clients hear of it as ``entry_appended``, as in pi 1.x."""
         agent = self._runner.live_agent()
-        entry_id = agent.manager.append_custom_entry(custom_type, data)
+        entry_id: str = agent.manager.append_custom_entry(custom_type, data)
         agent.emit("entry_appended", entry=dict(agent.manager.get_raw_entry(entry_id) or {}))
         return entry_id
 
@@ -177,7 +172,8 @@ class ExtensionAPI:
         self._runner.set_session_name(name)
 
     def get_session_name(self) -> str | None:
-        return self._runner.live_agent().manager.session_name
+        name: str | None = self._runner.live_agent().manager.session_name
+        return name
 
     def get_active_tools(self) -> list[str]:
         return [tool.name for tool in self._runner.live_agent().tools]
@@ -194,7 +190,8 @@ class ExtensionAPI:
         return self._runner.command_list()
 
     def get_thinking_level(self) -> str:
-        return self._runner.live_agent().thinking_level
+        level: str = self._runner.live_agent().thinking_level
+        return level
 
     def set_thinking_level(self, level: str) -> None:
         self._runner.live_agent().set_thinking_level(level)

@@ -11,36 +11,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from pi_tui.extensions.base import AbortSignal, Runner
 from pi_tui.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.extensions.sessions import SessionControl
     from pi_tui.extensions.ui import ExtensionUI
 
 
-class AbortSignal:
-    """Set when the user stops the run (Escape, Ctrl+C, rpc ``abort``)."""
+class ContextRunner(Runner, Protocol):
+    """The runner as a ``ctx`` sees it: also the session moves of command contexts."""
 
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    @property
-    def aborted(self) -> bool:
-        return self._event.is_set()
-
-    def set(self) -> None:
-        self._event.set()
-
-    async def wait(self) -> None:
-        await self._event.wait()
+    sessions: SessionControl
 
 
 class ExtensionContext:
     """The context of an event handler."""
 
-    def __init__(self, runner: ExtensionRunner, extension: str) -> None:
+    def __init__(self, runner: ContextRunner, extension: str) -> None:
         self._runner = runner
         self.extension = extension
 
@@ -54,7 +44,8 @@ class ExtensionContext:
 
     @property
     def cwd(self) -> Path:
-        return self._runner.live_agent().cwd
+        folder: Path = self._runner.live_agent().cwd
+        return folder
 
     @property
     def session_manager(self) -> Any:
@@ -93,7 +84,8 @@ class ExtensionContext:
 
     def get_system_prompt(self) -> str:
         """The system prompt of the current run (after ``before_agent_start`` changes)."""
-        return self._runner.live_agent().current_system_prompt
+        prompt: str = self._runner.live_agent().current_system_prompt
+        return prompt
 
     async def compact(self, custom_instructions: str | None = None) -> Any:
         """Compact the session now (as ``/compact``); returns the result."""
@@ -139,7 +131,7 @@ class CommandContext(ExtensionContext):
 class ToolCallContext(ExtensionContext):
     """The context of an extension tool's ``execute``."""
 
-    def __init__(self, runner: ExtensionRunner, extension: str, tool_context: ToolContext) -> None:
+    def __init__(self, runner: ContextRunner, extension: str, tool_context: ToolContext) -> None:
         super().__init__(runner, extension)
         self.tool_context = tool_context
         self._loop = asyncio.get_running_loop()

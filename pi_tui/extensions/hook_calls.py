@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.hooks import InputOutcome, StartOutcome
-from pi_tui.extensions.api import ExtensionError
-from pi_tui.extensions.context import AbortSignal, CommandContext
+from pi_tui.extensions.base import AbortSignal, ExtensionError
+from pi_tui.extensions.context import CommandContext, ContextRunner
 from pi_tui.extensions.events import ExtensionEvent
 from pi_tui.extensions.tool import content_blocks, positional_count
 from pi_tui.session.messages import CustomMessage, ImageContent
@@ -41,6 +41,7 @@ class HookCalls:
         async def emit(self, event_type: str, **fields: Any) -> list[Any]: ...
         def tool_prompt_section(self) -> str: ...
         def custom_message(self, message: Any) -> CustomMessage: ...
+        def _as_runner(self) -> ContextRunner: ...
 
     # --- hooks the agent awaits --------------------------------------------------------------------
 
@@ -58,7 +59,7 @@ class HookCalls:
         return True
 
     async def run_registered_command(self, command: RegisteredCommand, args: str) -> None:
-        context = CommandContext(self, command.extension)
+        context = CommandContext(self._as_runner(), command.extension)
         try:
             arity = positional_count(command.handler)
             value = command.handler(args) if arity <= 1 else command.handler(args, context)
@@ -211,7 +212,8 @@ class HookCalls:
             )
             value = await self._call(handler, event)
             if isinstance(value, dict) and isinstance(value.get("result"), dict):
-                return value["result"]
+                result: dict[str, Any] = value["result"]
+                return result
         return None
 
     async def before(self, event: str, **fields: Any) -> dict[str, Any] | None:

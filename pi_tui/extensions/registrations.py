@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.config.extension_sources import ExtensionSource
-from pi_tui.extensions.api import ExtensionAPI, ExtensionError
-from pi_tui.extensions.context import ToolCallContext
+from pi_tui.extensions.api import ExtensionAPI
+from pi_tui.extensions.base import ExtensionError
+from pi_tui.extensions.context import ContextRunner, ToolCallContext
 from pi_tui.extensions.renderers import register_tool_renderers, renderer_adapter
 from pi_tui.extensions.tool import ExtensionTool, RegisteredTool, positional_count
 from pi_tui.tools.base import ToolContext
@@ -93,12 +94,14 @@ class Registrations:
     changed: list[Callable[[], None]]
     _builtin_tools: list[Any]
     _active: list[str] | None
+    report: Callable[[str], None]
+    """Where a failure's one line goes; set per instance by the mode."""
 
     if TYPE_CHECKING:  # provided by ExtensionRunner and the other mixins
 
-        def report(self, line: str) -> None: ...  # replaced per instance by the mode
         def _start(self, work: Coroutine[Any, Any, Any]) -> None: ...
         def failed(self, extension: str, where: str, error: BaseException) -> None: ...
+        def _as_runner(self) -> ContextRunner: ...
 
     # --- registration (called by ExtensionAPI) ---------------------------------------------------
 
@@ -119,7 +122,7 @@ class Registrations:
             self.report(f"extension {tool.extension}: tool {tool.name} replaces {previous.extension}'s")
         self.tools[tool.name] = tool
         if tool.render_call is not None or tool.render_result is not None:
-            register_tool_renderers(self, tool)
+            register_tool_renderers(self._as_runner(), tool)
         loaded = self._loaded(tool.extension)
         if loaded is not None and tool.name not in loaded.tools:
             loaded.tools.append(tool.name)
@@ -219,17 +222,17 @@ class Registrations:
         return unknown
 
     def add_renderer(self, extension: str, custom_type: str, renderer: Callable[..., Any]) -> None:
-        from pi_tui.tui.render import register_custom_renderer
+        from pi_tui.view.renderers import register_custom_renderer
 
         self.renderers[custom_type] = (extension, renderer)
-        register_custom_renderer(custom_type, renderer_adapter(self, extension, renderer))
+        register_custom_renderer(custom_type, renderer_adapter(self._as_runner(), extension, renderer))
         loaded = self._loaded(extension)
         if loaded is not None and custom_type not in loaded.renderers:
             loaded.renderers.append(custom_type)
         self._changed()
 
     def _unregister_renderer(self, custom_type: str) -> None:
-        from pi_tui.tui.render import unregister_custom_renderer
+        from pi_tui.view.renderers import unregister_custom_renderer
 
         self.renderers.pop(custom_type, None)
         unregister_custom_renderer(custom_type)
@@ -272,7 +275,8 @@ class Registrations:
         return tools + list(made.values())
 
     def _tool_context_maker(self, extension: str) -> Callable[[ToolContext], Any]:
-        return lambda tool_context: ToolCallContext(self, extension, tool_context)
+        runner = self._as_runner()
+        return lambda tool_context: ToolCallContext(runner, extension, tool_context)
 
     def _install_tools(self) -> None:
         if self.agent is None:

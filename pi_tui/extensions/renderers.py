@@ -12,14 +12,14 @@ from pi_tui.extensions.tool import RegisteredTool, positional_count
 if TYPE_CHECKING:
     from textual.content import Content
 
-    from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.extensions.base import Runner
 
 
-def register_tool_renderers(runner: ExtensionRunner, tool: RegisteredTool) -> None:
+def register_tool_renderers(runner: Runner, tool: RegisteredTool) -> None:
     """An extension tool's ``render_call(args, expanded)`` and ``render_result(result,
     expanded)`` as the chat's tool cards call them; a failure is reported once."""
     from pi_tui.extensions.events import Record
-    from pi_tui.tui.render import register_tool_renderer
+    from pi_tui.view.renderers import register_tool_renderer
 
     def guarded(function: Callable[..., Any], where: str) -> Callable[..., Any]:
         takes_expanded = positional_count(function) >= 2
@@ -46,14 +46,12 @@ def register_tool_renderers(runner: ExtensionRunner, tool: RegisteredTool) -> No
 
 
 def unregister_tool_renderers(name: str) -> None:
-    from pi_tui.tui.render import unregister_tool_renderer
+    from pi_tui.view.renderers import unregister_tool_renderer
 
     unregister_tool_renderer(name)
 
 
-def renderer_adapter(
-    runner: ExtensionRunner, extension: str, renderer: Callable[..., Any]
-) -> Callable[..., Any]:
+def renderer_adapter(runner: Runner, extension: str, renderer: Callable[..., Any]) -> Callable[..., Any]:
     """An extension's renderer as the chat calls it: given the custom message's fields, it may
     return a string or Textual content; a failure is reported once and shown in the panel."""
     from textual.content import Content

@@ -30,8 +30,9 @@ from typing import Any
 from pi_tui.agent.hooks import AgentHooks
 from pi_tui.config.extension_sources import ExtensionSource
 from pi_tui.extensions.actions import Actions
-from pi_tui.extensions.api import ExtensionAPI, ExtensionError
-from pi_tui.extensions.context import AbortSignal, ExtensionContext
+from pi_tui.extensions.api import ExtensionAPI
+from pi_tui.extensions.base import AbortSignal, ExtensionError
+from pi_tui.extensions.context import ExtensionContext
 from pi_tui.extensions.events import BRIDGED_EVENTS, ExtensionEvent, from_bus
 from pi_tui.extensions.hook_calls import FAILED, HookCalls
 from pi_tui.extensions.loader import LoadError, import_extension, unload
@@ -100,12 +101,18 @@ class ExtensionRunner(Registrations, HookCalls, Actions, AgentHooks):
         self._next_turn: list[CustomMessage] = []
         self._queue: asyncio.Queue[ExtensionEvent] | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._runs: set[asyncio.Task[Any]] = set()
+        self._runs: set[asyncio.Future[Any]] = set()
         self._pending_activations: list[tuple[LoadedExtension, Any]] = []
         self._unsubscribe: Callable[[], None] = lambda: None
         self.agent: Any = None
         if agent is not None:
             self.bind(agent)
+
+    def _as_runner(self) -> ExtensionRunner:
+        """This runner as the mixins hand it to ``ctx`` and renderers (they see it through
+        :class:`~pi_tui.extensions.context.ContextRunner`, which the type checker holds this
+        class to)."""
+        return self
 
     def live_agent(self) -> Any:
         """The agent, or :class:`ExtensionError` while extensions are still loading."""
@@ -192,7 +199,7 @@ class ExtensionRunner(Registrations, HookCalls, Actions, AgentHooks):
         for tool_name in [key for key, tool in self.tools.items() if tool.extension == name]:
             unregister_tool_renderers(tool_name)
         for registry in (self.tools, self.commands, self.shortcuts, self.flags):
-            for key in [key for key, item in registry.items() if item.extension == name]:  # type: ignore[attr-defined]
+            for key in [key for key, item in registry.items() if item.extension == name]:
                 del registry[key]
         for custom_type in [key for key, (owner, _) in self.renderers.items() if owner == name]:
             self._unregister_renderer(custom_type)
