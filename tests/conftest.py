@@ -1,17 +1,61 @@
-"""Shared fixtures: an isolated agent dir for every test, and the pi session data."""
+"""Shared fixtures: an isolated agent dir for every test, and the pi session data; the
+``requires`` marker (tests/support/requires.py); and a guard that no test reads the sibling
+``shared`` folder (every fixture is vendored in tests/data, so a fresh clone passes alone)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pi_tui.secrets import active as active_secrets
+from tests.support import requires
 
 DATA = Path(__file__).parent / "data"
 PI_SESSIONS = DATA / "pi-sessions"
+REPO = Path(__file__).resolve().parent.parent
+#: The steering folder beside the repository: present on this machine and CI's, absent in a
+#: fresh clone, so a test that reads it passes here and fails for everyone else.
+OUTSIDE = str(REPO.parent / "shared")
+_AUDITED = frozenset({"open", "os.listdir", "os.scandir"})
+_outside_reads: list[str] = []
+
+
+class ReadOutsideTheRepository(PermissionError):
+    """A test opened a file of the sibling ``shared`` folder instead of its copy in tests/data."""
+
+
+def _no_reads_outside(event: str, args: tuple[object, ...]) -> None:
+    """Audit hook: refuse (and remember) any open or listing under :data:`OUTSIDE`. It runs on
+    every audited event of the process, so it returns at once for all but the three above and
+    for paths that do not even mention ``shared``."""
+    if event not in _AUDITED or not args:
+        return
+    path = args[0]
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return  # a file descriptor, or None
+    text = os.fsdecode(path)
+    if "shared" not in text:
+        return
+    full = os.path.realpath(text)
+    if full == OUTSIDE or full.startswith(OUTSIDE + os.sep):
+        _outside_reads.append(full)
+        raise ReadOutsideTheRepository(f"tests must not read {full}: vendor it into tests/data")
+
+
+sys.addaudithook(_no_reads_outside)
+
+
+@pytest.fixture(autouse=True)
+def reads_stay_in_the_repository() -> Iterator[None]:
+    """Fail a test that touched the sibling ``shared`` folder, even if it caught the error."""
+    _outside_reads.clear()
+    yield
+    if _outside_reads:
+        pytest.fail(f"the test read outside the repository: {sorted(set(_outside_reads))}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,6 +65,15 @@ def pytest_configure(config: pytest.Config) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    config.addinivalue_line(
+        "markers",
+        f"{requires.MARKER}(*tools): the tools the test needs (skips without them, fails under CI)",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The ``requires`` marker: a missing tool skips here and fails under CI."""
+    requires.check_marker(item)
 
 
 @pytest.fixture(autouse=True)

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
-from tests.support.serve import SCRIPT, ServeProcess, configure_agent
+from tests.support.requires import requires
+from tests.support.serve import ServeProcess, configure_agent
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 DOC_SHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "serve-page.png"
 

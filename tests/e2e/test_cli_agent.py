@@ -16,11 +16,10 @@ import pytest
 
 from tests.conftest import PI_SESSIONS
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.requires import requires
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 
 @pytest.fixture

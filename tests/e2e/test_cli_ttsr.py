@@ -11,10 +11,9 @@ import pytest
 
 from tests.e2e.test_cli_agent import SCRIPT
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.requires import requires
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 
 def write(path: Path, text: str) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_session_files_security import saved_session
+from tests.support.requires import requires, unavailable
 from tests.support.small_disk import small_disk
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
@@ -37,9 +38,7 @@ def project(tmp_path: Path) -> Path:
 
 def no_real_disk() -> None:
     """The installed script cannot be handed an injected ENOSPC: it needs a real small disk."""
-    if os.environ.get("CI"):
-        pytest.fail("a real small disk needs root and mount; CI must provide both (see .ci/run)")
-    pytest.skip("a real small disk needs root and mount")
+    unavailable("a real small disk needs root and mount")
 
 
 def run(*args: str | bytes, cwd: Path, drop_root_powers: bool = False) -> subprocess.CompletedProcess[bytes]:
@@ -78,7 +77,7 @@ def test_a_session_dir_whose_parent_is_missing(project: Path, tmp_path: Path, st
     assert not (tmp_path / "no").exists()
 
 
-@pytest.mark.skipif(AS_ROOT and SETPRIV is None, reason="root without setpriv")
+@(requires("setpriv") if AS_ROOT else requires())  # root reads anything unless setpriv drops that
 def test_an_unwritable_or_foreign_session(project: Path, tmp_path: Path, state: Path) -> None:
     path = saved_session(project, tmp_path / "sessions")
     path.chmod(0o444)

@@ -13,16 +13,12 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.test_tui_tmux import MODEL, SCRIPT, read_session, ready
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
 MARKER_EXTENSION = """

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
-
-import pytest
 
 from tests.e2e.test_tui_tmux import MODEL, SCRIPT
 from tests.support.model_server import ModelServer
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 SOURCE = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "claude-code"
 TRANSCRIPT = SOURCE / "yoavf-pomodoro-v2.0.24.jsonl"

@@ -10,18 +10,13 @@ must still be running and answer a prompt from the offline model afterwards.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.test_tui_tmux import SCRIPT, editor_text
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 
 def idle(screen: str) -> bool:

@@ -4,21 +4,16 @@ machinery are drawn under the session they came from, and Ctrl+N / Ctrl+P change
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-
-import pytest
 
 from pi_tui.config.paths import session_dir_for_cwd
 from tests.e2e.test_tui_tmux import MODEL, SCRIPT
 from tests.support.model_server import ModelServer
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 from tests.tui.test_resume import fork_of, make_session
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 
 def test_resume_groups_forks_under_their_parent(agent_dir: Path, tmp_path: Path) -> None:

@@ -30,14 +30,15 @@ import pytest
 from pi_tui.tools.bash import run_command
 from pi_tui.tools.process_tree import kill_trees, process_table
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 pytestmark = [
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
+    requires("pi-tui"),
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the children"),
 ]
-needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+needs_tmux = requires("tmux")
 
 WRAPPER = """\
 import os, signal, subprocess, sys

@@ -8,20 +8,15 @@ here, which edits the file the way a person would) and the edited text comes bac
 from __future__ import annotations
 
 import shlex
-import shutil
 import stat
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.test_tui_tmux import MODEL, SCRIPT, editor_text, ready
 from tests.support.model_server import ModelServer
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 
 def prepare(tmp_path: Path, server: ModelServer) -> tuple[Path, Path]:

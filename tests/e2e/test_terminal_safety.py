@@ -14,7 +14,6 @@ as a paste buffer (``set-clipboard on``), holds none.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,12 +23,10 @@ from pi_tui.session.manager import SessionManager
 from tests.e2e.test_tui_tmux import MODEL, SCRIPT, editor_text, ready
 from tests.support.builders import assistant, user
 from tests.support.model_server import HttpError, ModelServer, Scripted, ToolCallSpec
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 CLEAR = "\x1b[2J"
 

@@ -19,16 +19,12 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
-from pi_tui.tui.theme import builtin_themes_dir, load_theme
+from pi_tui.view.theme import builtin_themes_dir, load_theme
 from tests.e2e.test_tui_tmux import SCRIPT, editor_text
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 PI_THEMES = Path(__file__).resolve().parents[1] / "data" / "themes" / "pi-1.5.2"
 REFERENCE = json.loads((PI_THEMES / "reference-hex.json").read_text(encoding="utf-8"))

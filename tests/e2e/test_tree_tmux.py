@@ -17,15 +17,11 @@ typing ``/`` opens is still showing (pi's editor submits a slash command picked 
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import pytest
-
 from tests.e2e.test_tui_tmux import (
-    SCRIPT,
     chat_lines,
     editor_text,
     kind,
@@ -35,12 +31,10 @@ from tests.e2e.test_tui_tmux import (
     working,
 )
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 SUMMARY = "Marmalade branch left behind after a single answer."
 """What the model answers to the branch-summary request (the app wraps it in pi's preamble)."""

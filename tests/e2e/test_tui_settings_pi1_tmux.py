@@ -9,22 +9,17 @@ loopback model server.
 from __future__ import annotations
 
 import json
-import shutil
 import stat
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.e2e.test_tui_tmux import MODEL, SCRIPT, editor_text, ready
 from tests.support.model_server import ModelServer
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 SECRET_SETTING = "tok-SECRET-4242xyz"
 SECRET_ENV = "abcdefsecret123"

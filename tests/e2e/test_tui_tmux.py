@@ -18,14 +18,12 @@ from typing import Any
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 MODEL = "tmux-model"
-pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"),
-]
+pytestmark = requires("tmux", "pi-tui")
 
 README = "# Demo\n\nA tiny demo project.\n"
 ANSWER = "This is the Marmalade demo, a tiny project with one README."

@@ -17,11 +17,10 @@ import orjson
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.requires import requires
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 TOOLS = b"read,bash,edit,write,grep,find,ls"
 
 

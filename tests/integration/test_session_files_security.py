@@ -29,6 +29,7 @@ from pi_tui.session.store import SessionLock
 from pi_tui.start_options import StartOptions
 from pi_tui.tui.app import PiApp
 from tests.support.builders import assistant, user
+from tests.support.requires import requires
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("PI_TUI_OFFLINE_DELAY", "0")
@@ -254,9 +255,9 @@ def test_new_files_are_private_and_existing_ones_keep_their_mode(
 
 # --- files that cannot be written -----------------------------------------------------------------
 
-needs_real_permissions = pytest.mark.skipif(
-    AS_ROOT and SETPRIV is None, reason="root without setpriv: see the injected variants below"
-)
+# Root reads any file, so as root these drop root's powers with setpriv (see the injected
+# variants below for what runs without it).
+needs_real_permissions = requires("setpriv") if AS_ROOT else requires()
 
 
 @needs_real_permissions

@@ -2,14 +2,12 @@
 
 Retries (Retry-After, overload, give-up), dropped connections, abort latency, every SSE
 recording served over HTTP in small chunks, the server's scripted-reply encoders round-tripping
-through our parsers, request bodies as built, and clear errors. API kinds whose client module
-is not written yet are skipped, not failed.
+through our parsers, request bodies as built, and clear errors.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import ssl
@@ -48,19 +46,7 @@ from tests.support.model_server import (
 from tests.support.recordings import API_OF_FOLDER, SSE_DIR, assemble, recorded_model, recordings
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = {
-    "anthropic-messages": "pi_tui.ai.anthropic",
-    "openai-completions": "pi_tui.ai.openai_completions",
-    "openai-responses": "pi_tui.ai.openai_responses",
-    "google-generative-ai": "pi_tui.ai.google",
-}
 __all__ = ["model_server"]  # the fixture, imported so pytest finds it
-
-
-def require_client(api: str) -> None:
-    """Skip when the client module of ``api`` is not written yet."""
-    if importlib.util.find_spec(MODULES[api]) is None:
-        pytest.skip(f"{MODULES[api]} does not exist yet")
 
 
 def fast(**overrides: Any) -> StreamOptions:
@@ -332,7 +318,6 @@ ALL_RECORDINGS = [name for folder in API_OF_FOLDER for name in recordings(folder
 @pytest.mark.parametrize("name", ALL_RECORDINGS)
 def test_recording_over_http_in_small_chunks_assembles_like_the_direct_parse(name: str) -> None:
     api = API_OF_FOLDER[name.split("/", 1)[0]]
-    require_client(api)
     wire = (SSE_DIR / name).read_bytes()
     expected = comparable(assemble(name), wire)
     with ModelServer(Recording(name, chunk_size=37)) as server:
@@ -386,7 +371,6 @@ def got_blocks(message: AssistantMessage) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("api", API_KINDS)
 def test_scripted_reply_round_trips_through_our_parser(api: str) -> None:
-    require_client(api)
     with ModelServer(RICH) as server:
         outcome = run(server.model(api, reasoning=True), options=fast(thinking="medium"))
         message = outcome.message
@@ -404,7 +388,6 @@ def test_scripted_reply_round_trips_through_our_parser(api: str) -> None:
 
 @pytest.mark.parametrize("api", API_KINDS)
 def test_scripted_length_stop_round_trips(api: str) -> None:
-    require_client(api)
     with ModelServer(Scripted(text="cut short by the token limit", stop_reason="length")) as server:
         message = run(server.model(api)).message
         assert message.stop_reason == "length", message.error_message
@@ -413,7 +396,6 @@ def test_scripted_length_stop_round_trips(api: str) -> None:
 
 @pytest.mark.parametrize("api", API_KINDS)
 def test_scripted_mid_stream_error_event_keeps_partial_text(api: str) -> None:
-    require_client(api)
     reply = Scripted(text="partial answer", error="Overloaded right now", error_type="overloaded_error")
     with ModelServer(reply, Scripted(text="retried")) as server:
         message = run(server.model(api)).message
@@ -425,7 +407,6 @@ def test_scripted_mid_stream_error_event_keeps_partial_text(api: str) -> None:
 
 @pytest.mark.parametrize("api", API_KINDS)
 def test_default_reply_echoes_the_last_user_text(api: str) -> None:
-    require_client(api)
     context = Context(messages=[user("first question"), assistant("an answer"), user("second question")])
     with ModelServer() as server:
         assert run(server.model(api), context).text == "echo: second question"
@@ -460,7 +441,6 @@ def rich_context() -> Context:
 
 @pytest.mark.parametrize("api", API_KINDS)
 def test_the_server_receives_exactly_the_built_request(api: str) -> None:
-    require_client(api)
     options = fast(temperature=0.2, headers={"x-trace": "t-1"})
     with ModelServer(Scripted(text="ok")) as server:
         model = server.model(api, headers={"x-model-header": "yes"})

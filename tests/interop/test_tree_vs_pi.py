@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,8 +27,10 @@ from typing import Any
 import pytest
 
 from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.tui.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel, cut_to_width
+from pi_tui.view.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel
+from pi_tui.view.tree_text import cut_to_width
 from tests.support.real_pi import node_for, pi_package_dir
+from tests.support.requires import unavailable
 from tests.support.tree_rows import assert_rows_match
 
 pytestmark = pytest.mark.pi_interop
@@ -70,10 +71,7 @@ def pi_view(path: Path) -> dict[str, Any]:
     """What the real pi makes of ``path`` (the reference script never writes to the file)."""
     package = pi_package_dir()  # skips here, fails under CI, when pi cannot be installed
     if shutil.which("node") is None:
-        message = "pi-interop: node is needed to run pi's modules"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI must provide it: see .ci/run)")
-        pytest.skip(message)
+        unavailable("pi-interop: node is needed to run pi's modules")
     done = subprocess.run(
         [
             node_for(),

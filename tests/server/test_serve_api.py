@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec, model_server  # noqa: F401
+from tests.support.requires import requires
 from tests.support.serve import (
     SCRIPT,
     EventReader,
@@ -22,9 +23,7 @@ from tests.support.serve import (
     wait_idle,
 )
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 
 @pytest.fixture

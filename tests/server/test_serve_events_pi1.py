@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec, model_server  # noqa: F401
-from tests.support.serve import SCRIPT, EventReader, ServeProcess, configure_agent
+from tests.support.requires import requires
+from tests.support.serve import EventReader, ServeProcess, configure_agent
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 
 @pytest.fixture

@@ -9,14 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
-from tests.support.serve import SCRIPT, EventReader, ServeProcess, configure_agent
+from tests.support.requires import requires
+from tests.support.serve import EventReader, ServeProcess, configure_agent
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 EXTENSION = """
 def activate(pi):

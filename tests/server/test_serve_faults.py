@@ -11,6 +11,7 @@ import pytest
 
 from pi_tui.session import SessionManager
 from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
+from tests.support.requires import requires
 from tests.support.serve import (
     SCRIPT,
     EventReader,
@@ -22,9 +23,7 @@ from tests.support.serve import (
     wait_idle,
 )
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 SLOW = " ".join(f"word{i}" for i in range(80))
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
+from tests.support.requires import requires
 from tests.support.serve import (
-    SCRIPT,
     EventReader,
     ServeProcess,
     configure_agent,
@@ -25,9 +25,7 @@ from tests.support.serve import (
     wait_idle,
 )
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 REPLY = "".join(f"word{n:05d} " for n in range(10_000))  # 100,000 characters
 

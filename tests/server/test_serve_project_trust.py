@@ -11,11 +11,10 @@ import pytest
 
 from tests.server.test_serve_api import prompt_and_wait
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec, model_server  # noqa: F401
-from tests.support.serve import SCRIPT, ServeProcess, configure_agent
+from tests.support.requires import requires
+from tests.support.serve import ServeProcess, configure_agent
 
-pytestmark = pytest.mark.skipif(
-    not Path(SCRIPT).exists(), reason="pi-tui is not installed (pip install -e .)"
-)
+pytestmark = requires("pi-tui")
 
 
 @pytest.fixture

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
-import pytest
+
+from tests.support.requires import unavailable
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,7 @@ def cache_root(version: str = DEFAULT_VERSION) -> Path:
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"pi-interop: {reason} (CI must provide it: see .ci/run)")
-    pytest.skip(f"pi-interop: {reason}")
+    unavailable(f"pi-interop: {reason}")
 
 
 def _npm_install(root: Path, spec: str, ready: Path) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import uuid
 
 import pytest
 
 from pi_tui.tui.tmux_keys import tmux_keys_hint
+from tests.support.requires import requires
 
 
 def test_no_hint_outside_tmux_or_when_tmux_cannot_be_asked() -> None:
@@ -25,7 +25,7 @@ def test_hint_names_the_fix_and_the_keys_that_work_meanwhile() -> None:
     assert tmux_keys_hint({"TMUX": "t"}, {"extended-keys": "always"}.get) is None
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@requires("tmux")
 def test_a_real_tmux_server_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     socket = f"pi-tui-keys-{uuid.uuid4().hex[:8]}"
     base = ["tmux", "-L", socket, "-f", "/dev/null"]

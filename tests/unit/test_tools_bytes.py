@@ -29,6 +29,7 @@ from pi_tui.tools.grep import GrepTool
 from pi_tui.tools.ls import LsTool
 from pi_tui.tools.read import ReadTool
 from pi_tui.tools.write import WriteTool
+from tests.support.requires import require_tool
 
 ODD_NAMES = [b"bad\xffname.txt", b"two\nlines\nname.txt", b"tab\there.txt", b"esc\x1b[31mred.txt"]
 SHOWN = ["bad\\xffname.txt", "two\\nlines\\nname.txt", "tab\\there.txt", "esc\\x1b[31mred.txt"]
@@ -65,8 +66,7 @@ def odd_tree(tmp_path: Path) -> Path:
 @pytest.fixture(params=["rg", "python"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "rg":
-        if shutil.which("rg") is None:
-            pytest.skip("ripgrep is not installed")
+        require_tool("rg")
     else:
         real_which = shutil.which
         monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "rg" else real_which(name))

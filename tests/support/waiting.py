@@ -1,0 +1,99 @@
+"""Waiting on a condition, never on the clock: the one set of polling helpers the tests share.
+
+A test that sleeps a fixed time and then looks is either slow (the time is generous) or flaky
+(a loaded machine needs longer). These helpers look again and again until the condition holds
+and give up only at a deadline far beyond any normal run, failing with a message that says what
+was awaited (and, through ``detail``, what was seen instead).
+
+- :func:`wait_until` inside a Textual ``run_test()``: each look follows ``pilot.pause()``, which
+  lets the app process its queued messages and repaint (it returns once the process is idle).
+- :func:`async_wait_until` in plain asyncio code (an agent session, a server part).
+- :func:`poll_until` for what happens in other processes or threads: files, pids, sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Long enough for a loaded CI machine; a passing run never comes near it.
+DEFAULT_TIMEOUT = 10.0
+#: How often the synchronous and plain-asyncio helpers look (pilot waits pace themselves).
+POLL_SECONDS = 0.01
+
+
+def _timeout_message(what: str, timeout: float, detail: Callable[[], object] | None) -> str:
+    message = f"waited {timeout}s for {what}"
+    if detail is not None:
+        message += f"; instead: {detail()}"
+    return message
+
+
+async def wait_until(
+    pilot: Any,
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    detail: Callable[[], object] | None = None,
+) -> T:
+    """Let the app run (``pilot.pause()``) until ``condition()`` is truthy; return its value."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        await pilot.pause()
+        found = condition()
+        if found:
+            return found
+        if loop.time() > deadline:
+            raise AssertionError(_timeout_message(what, timeout, detail))
+
+
+async def async_wait_until(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    detail: Callable[[], object] | None = None,
+) -> T:
+    """Yield to the event loop until ``condition()`` is truthy; return its value."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        found = condition()
+        if found:
+            return found
+        if loop.time() > deadline:
+            raise AssertionError(_timeout_message(what, timeout, detail))
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def poll_until(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    detail: Callable[[], object] | None = None,
+    interval: float = POLL_SECONDS,
+) -> T:
+    """Look at ``condition()`` every ``interval`` seconds until it is truthy; return its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = condition()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(_timeout_message(what, timeout, detail))
+        time.sleep(interval)
+
+
+def poll_for(condition: Callable[[], T], timeout: float, interval: float = POLL_SECONDS) -> T | None:
+    """Like :func:`poll_until` but return the last (falsy) value at the deadline instead of failing,
+    for tests that assert on it themselves with a message of their own."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = condition()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(interval)
