@@ -20,12 +20,10 @@ import ssl
 import threading
 import weakref
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import httpx
-
-if TYPE_CHECKING:
-    from pi_tui.ai.stream import IdleLimits
 
 NO_LIMIT = 1e9
 """Seconds standing for "no idle limit" (``httpIdleTimeoutMs`` 0 / "disabled"): finite, so it
@@ -98,12 +96,23 @@ def apply_http_proxy(proxy: str | None) -> None:
         os.environ.setdefault("HTTPS_PROXY", proxy)
 
 
+@dataclass(frozen=True, slots=True)
+class IdleLimits:
+    """How long a stream may stay silent (seconds), from ``retry.idleTimeoutSeconds`` and
+    ``retry.firstByteTimeoutSeconds``."""
+
+    between: float = 90.0
+    """After the first byte of the reply."""
+    first_byte: float = 120.0
+    """From sending the request to the first byte of the reply (headers included)."""
+    notice: float = 10.0
+    """Silence reported to ``on_stall`` from here on (or half the limit, if that is sooner)."""
+
+
 def idle_limits(settings: Any) -> IdleLimits:
     """How long a model reply may stay silent: pi 1.x's ``httpIdleTimeoutMs`` for both the wait
     for the first byte and the gaps after it when the settings name it, else pi-tui's
     ``retry.idleTimeoutSeconds`` / ``retry.firstByteTimeoutSeconds``."""
-    from pi_tui.ai.stream import IdleLimits
-
     retry = settings.retry
     if "http_idle_timeout_ms" not in settings.model_fields_set:
         return IdleLimits(between=retry.idle_timeout_seconds, first_byte=retry.first_byte_timeout_seconds)

@@ -18,10 +18,10 @@ from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
-from pi_tui.ai.thinking import clamp_level, provider_value, request_level
+from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
-from pi_tui.ai.wire import data_url, images_of, stream_headers, text_of
+from pi_tui.ai.wire import data_url, images_of, sampling_params, stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,
@@ -122,22 +122,6 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
         body["providerOptions"] = {"gateway": chosen}
     body.update(sampling_params(model, options.thinking))  # last: it may override named fields
     return body
-
-
-def sampling_params(model: Model, level: str) -> dict[str, Any]:
-    """models.json's ``samplingParams`` with ``samplingParamsByThinkingLevel`` for the level the
-    request runs at over them (pi 1.x: merged into OpenAI-style request bodies, last)."""
-    extra = model.model_extra or {}
-    merged: dict[str, Any] = {}
-    base = extra.get("samplingParams")
-    if isinstance(base, dict):
-        merged.update(base)
-    by_level = extra.get("samplingParamsByThinkingLevel")
-    if isinstance(by_level, dict):
-        chosen = by_level.get(clamp_level(model, level))
-        if isinstance(chosen, dict):
-            merged.update(chosen)
-    return merged
 
 
 def thinking_fields(model: Model, level: str | None, budget: int = 0) -> dict[str, Any]:

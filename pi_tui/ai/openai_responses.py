@@ -27,12 +27,11 @@ import orjson
 from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
-from pi_tui.ai.openai_completions import sampling_params
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
-from pi_tui.ai.wire import data_url, images_of, stream_headers, text_of
+from pi_tui.ai.wire import data_url, images_of, sampling_params, stream_headers, text_of
 from pi_tui.session.messages import (
     AssistantMessage,
     ImageContent,

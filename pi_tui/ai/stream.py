@@ -37,7 +37,7 @@ from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
-from pi_tui.ai.http import shared_client
+from pi_tui.ai.http import IdleLimits, shared_client
 from pi_tui.ai.protocol import ApiClient, HttpRequest
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.sse import SSEDecoder
@@ -61,19 +61,6 @@ class RetryInfo:
 
 
 RetryCallback = Callable[[RetryInfo], None]
-
-
-@dataclass(frozen=True, slots=True)
-class IdleLimits:
-    """How long a stream may stay silent (seconds), from ``retry.idleTimeoutSeconds`` and
-    ``retry.firstByteTimeoutSeconds``."""
-
-    between: float = 90.0
-    """After the first byte of the reply."""
-    first_byte: float = 120.0
-    """From sending the request to the first byte of the reply (headers included)."""
-    notice: float = 10.0
-    """Silence reported to ``on_stall`` from here on (or half the limit, if that is sooner)."""
 
 
 @dataclass(slots=True)

@@ -1,4 +1,5 @@
-"""Helpers shared by the request builders: content encoding and headers.
+"""Helpers shared by the request builders: content encoding, headers, models.json's sampling
+parameters.
 
 What each model is sent of the conversation is decided in :mod:`pi_tui.ai.transform`.
 """
@@ -6,7 +7,9 @@ What each model is sent of the conversation is decided in :mod:`pi_tui.ai.transf
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.session.messages import ImageContent, TextContent
 
@@ -41,3 +44,19 @@ def stream_headers(
     headers.update(model.headers)
     headers.update(options.headers)
     return headers
+
+
+def sampling_params(model: Model, level: str) -> dict[str, Any]:
+    """models.json's ``samplingParams`` with ``samplingParamsByThinkingLevel`` for the level the
+    request runs at over them (pi 1.x: merged into OpenAI-style request bodies, last)."""
+    extra = model.model_extra or {}
+    merged: dict[str, Any] = {}
+    base = extra.get("samplingParams")
+    if isinstance(base, dict):
+        merged.update(base)
+    by_level = extra.get("samplingParamsByThinkingLevel")
+    if isinstance(by_level, dict):
+        chosen = by_level.get(clamp_level(model, level))
+        if isinstance(chosen, dict):
+            merged.update(chosen)
+    return merged
