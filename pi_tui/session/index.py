@@ -13,7 +13,7 @@ holds plus a bounded search text, in one SQLite file in the user cache folder
 - a file that shrank, was replaced, or changed in place is read whole; deleted files drop out.
 
 Files are read in 1 MB blocks, so a 100 MB file never sits in memory. The answers are the same
-as :func:`pi_tui.session.listing.session_info` gives (same skipping of damaged lines, duplicate
+as :func:`pi_tui.session.info.session_info` gives (same skipping of damaged lines, duplicate
 ids, title slot), except the search text, which is bounded (see :data:`HEAD_CHARS`), and a first
 message longer than :data:`FIRST_MESSAGE_CHARS`, which is cut there. A duplicate entry
 id is what makes a later line not count; to know that after an append the index keeps a 32-bit
@@ -46,7 +46,7 @@ from pi_tui.config.paths import cache_dir
 from pi_tui.jsonio import MAX_DEPTH, JSONDecodeError, dumps, loads, too_deep
 from pi_tui.session.errors import SessionFileError
 from pi_tui.session.ids import parse_iso
-from pi_tui.session.listing import SessionInfo, counted_message, session_name
+from pi_tui.session.info import SessionInfo, counted_message, session_name
 from pi_tui.session.reader import BOM, NOT_OPENING, parse_header
 from pi_tui.session.reader import _title_slot as title_slot
 
@@ -111,7 +111,7 @@ class Summary:
     _tail_added: int = 0
 
     def add(self, raw: dict[str, Any]) -> None:
-        """Fold one accepted entry in, as ``listing.session_info`` does."""
+        """Fold one accepted entry in, as ``info.session_info`` does."""
         kind = raw.get("type")
         if kind == "session_info":
             self.name = session_name(raw)

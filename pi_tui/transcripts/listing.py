@@ -18,7 +18,7 @@ from typing import Any
 from pi_tui import jsonio
 from pi_tui.config.paths import cache_dir
 from pi_tui.config.private_files import replace_private_file
-from pi_tui.session.listing import SessionInfo
+from pi_tui.session.info import SessionInfo
 from pi_tui.transcripts.command import folder_transcripts
 
 LIVE_SECONDS = 60.0

@@ -15,7 +15,7 @@ import pytest
 
 from pi_tui import jsonio
 from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.session.listing import session_info
+from pi_tui.session.info import session_info
 from pi_tui.session.messages import UserMessage
 
 HEADER = {

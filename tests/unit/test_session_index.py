@@ -14,7 +14,8 @@ import pytest
 from pi_tui.config.paths import CACHE_DIR_ENV
 from pi_tui.session import index
 from pi_tui.session.index import TextSearch, index_file, indexed_sessions
-from pi_tui.session.listing import SessionInfo, list_all_sessions, list_sessions, session_files, session_info
+from pi_tui.session.info import SessionInfo, session_info
+from pi_tui.session.listing import list_all_sessions, list_sessions, session_files
 from tests.conftest import DATA
 
 FIELDS = (
