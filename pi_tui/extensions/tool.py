@@ -1,8 +1,11 @@
 """A tool an extension registers, as the agent runs it (the :class:`AgentTool` protocol).
 
-``parameters`` is a JSON schema dict or a pydantic model class. With a model, the arguments are
-validated into an instance before ``execute`` sees them, and a model's mistake comes back to it
-as a tool error naming the field. ``execute`` is written in whichever of these forms suits:
+``parameters`` is a JSON schema dict or a pydantic model class. Every call is checked before
+``execute`` runs, as pi checks every call: with a model, the arguments are validated into an
+instance; with a JSON schema, by jsonschema after pi's light coercion (``"42"`` for a number,
+one value for a list, ``null`` for an optional property left out). A model's mistake comes back
+to it as an error result naming each bad field and echoing the arguments, and the tool does not
+run. ``execute`` is written in whichever of these forms suits:
 
 - ``execute(params)``
 - ``execute(tool_call_id, params)``
@@ -17,14 +20,20 @@ or a :class:`ToolResult`; raising an exception gives the model an error result w
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from referencing.exceptions import Unresolvable
 
-from pi_tui.session.messages import ImageContent, TextContent, UserBlock
+from pi_tui.messages import ImageContent, TextContent, UserBlock
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 
 _BLOCK = TypeAdapter(UserBlock)
@@ -118,14 +127,53 @@ class ExtensionTool:
         self.parameters = registered.parameters
         self._make_context = make_context
         self._arity = positional_count(registered.execute)
+        self._validator: Validator | None = None
+        self._compiled = False
+
+    def checked_arguments(self, args: dict[str, Any]) -> Any:
+        """The arguments ``execute`` gets (a model instance, or the coerced dict), or a
+        :class:`ToolError` in pi's words when they break the tool's schema."""
+        model = self.registered.model
+        if model is not None:
+            try:
+                return model.model_validate(args)
+            except ValidationError as error:
+                problems = [
+                    (".".join(str(part) for part in detail["loc"]) or "root", detail["msg"])
+                    for detail in error.errors()
+                ]
+                raise ToolError(_validation_text(self.name, problems, args)) from None
+        validator = self._schema_validator()
+        if validator is None:
+            return args
+        value = coerce(copy.deepcopy(args), self.parameters)  # the transcript keeps what was sent
+        try:
+            errors = list(validator.iter_errors(value))
+        except Unresolvable:
+            return value  # a $ref that names nothing: the schema's fault, not the model's
+        if errors:
+            problems = [
+                (".".join(str(part) for part in error.absolute_path) or "root", error.message)
+                for error in errors
+            ]
+            raise ToolError(_validation_text(self.name, problems, args))
+        return value
+
+    def _schema_validator(self) -> Validator | None:
+        """The compiled schema (once per tool); None when the schema itself is not valid JSON
+        schema, so a sloppy schema keeps working as it did rather than failing every call."""
+        if not self._compiled:
+            self._compiled = True
+            try:
+                cls = validator_for(self.parameters)
+                cls.check_schema(self.parameters)
+                self._validator = cls(self.parameters)
+            except (SchemaError, TypeError):
+                self._validator = None
+        return self._validator
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        params: Any = args
-        if self.registered.model is not None:
-            try:
-                params = self.registered.model.model_validate(args)
-            except ValidationError as error:
-                raise ToolError(_validation_text(self.name, error)) from None
+        params: Any = self.checked_arguments(args)
         context = self._make_context(ctx)
         arguments = (
             (params,)
@@ -152,9 +200,59 @@ class ExtensionTool:
             raise ToolError(f"{self.name} returned something that is not a tool result: {error}") from None
 
 
-def _validation_text(name: str, error: ValidationError) -> str:
-    problems = []
-    for detail in error.errors()[:5]:
-        where = ".".join(str(part) for part in detail["loc"]) or "arguments"
-        problems.append(f"{where}: {detail['msg']}")
-    return f"Invalid arguments for {name}: " + "; ".join(problems)
+def _validation_text(name: str, problems: list[tuple[str, str]], args: dict[str, Any]) -> str:
+    """pi's shape for a call that breaks the schema: one ``  - path: problem`` line each, then
+    the arguments as received, so the model can see and fix what it sent."""
+    lines = "\n".join(f"  - {where}: {message}" for where, message in problems)
+    received = json.dumps(args, indent=2, ensure_ascii=False, default=str)
+    return f'Validation failed for tool "{name}":\n{lines}\n\nReceived arguments:\n{received}'
+
+
+def coerce(value: Any, schema: Any) -> Any:
+    """Loosen what models commonly get wrong, as pi does before validating: a numeric or
+    ``true``/``false`` string where the schema wants a number or boolean, a number where it
+    wants a string, one value where it wants a list, ``null`` for an optional property."""
+    if not isinstance(schema, dict):
+        return value
+    types = schema.get("type")
+    wanted = set(types) if isinstance(types, list) else {types} if isinstance(types, str) else set()
+    if isinstance(value, dict) and "object" in wanted | ({"object"} if "properties" in schema else set()):
+        properties = schema.get("properties")
+        required = set(schema.get("required") or ())
+        if isinstance(properties, dict):
+            for key in list(value):
+                if value[key] is None and key not in required and "null" not in _types(properties.get(key)):
+                    del value[key]
+                elif key in properties:
+                    value[key] = coerce(value[key], properties[key])
+        return value
+    if "array" in wanted and value is not None and not isinstance(value, list):
+        value = [value]
+    if isinstance(value, list):
+        return [coerce(item, schema.get("items")) for item in value]
+    if isinstance(value, str) and not wanted & {"string"}:
+        return _from_string(value, wanted)
+    if isinstance(value, int | float) and not isinstance(value, bool) and wanted == {"string"}:
+        return json.dumps(value)
+    return value
+
+
+def _types(schema: Any) -> set[str]:
+    types = schema.get("type") if isinstance(schema, dict) else None
+    return set(types) if isinstance(types, list) else {types} if isinstance(types, str) else set()
+
+
+def _from_string(value: str, wanted: set[str]) -> Any:
+    text = value.strip()
+    if "boolean" in wanted and text in ("true", "false"):
+        return text == "true"
+    if wanted & {"integer", "number"}:
+        try:
+            number = float(text)
+        except ValueError:
+            return value
+        if number.is_integer() and "integer" in wanted:
+            return int(number)
+        if "number" in wanted and number == number and abs(number) != float("inf"):
+            return number
+    return value

@@ -367,7 +367,7 @@ def test_a_registered_tool_with_a_pydantic_model_streams_and_validates(tmp_path:
         assert count["parameters"]["properties"]["upto"]["type"] == "integer"
         results = harness.messages("toolResult")
         assert results[0]["isError"] is True
-        assert "Invalid arguments for count: upto" in results[0]["content"][0]["text"]
+        assert results[0]["content"][0]["text"].startswith('Validation failed for tool "count":\n  - upto: ')
         assert results[1]["content"][0]["text"] == "counted to 3" and results[1]["details"] == {"n": 3}
         assert updates == ["at 1", "at 2", "at 3"]
 
@@ -398,6 +398,60 @@ def test_a_sync_tool_runs_in_a_thread_and_its_exception_is_the_error_text(tmp_pa
         results = harness.messages("toolResult")
         assert results[0]["content"][0]["text"] == "value of a from worker"
         assert results[1]["isError"] is True and "no such key: zz" in results[1]["content"][0]["text"]
+
+
+def test_a_call_breaking_a_json_schema_is_an_error_result_and_the_tool_does_not_run(tmp_path: Path) -> None:
+    """pi validates every call against the tool's schema; before, extension schemas were not
+    checked at all and ``execute`` ran with whatever the model sent."""
+    replies = [
+        Scripted(tool_calls=[ToolCallSpec("move", {"steps": "many", "extra": None})]),
+        Scripted(tool_calls=[ToolCallSpec("move", {"direction": "up"})]),
+        Scripted(tool_calls=[ToolCallSpec("move", {"steps": "3", "tags": "fast", "note": None})]),
+        text_reply("done"),
+    ]
+    with ModelServer(*replies) as server:
+        harness = Harness(server, tmp_path)
+        harness.load(
+            "mover",
+            """
+            CALLS = []
+
+            def activate(pi):
+                def move(params):
+                    CALLS.append(params)
+                    return "moved " + str(params["steps"])
+                pi.register_tool("move", description="Move", execute=move, parameters={
+                    "type": "object",
+                    "properties": {
+                        "steps": {"type": "integer", "minimum": 1},
+                        "direction": {"type": "string"},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "note": {"type": "string"},
+                    },
+                    "required": ["steps"],
+                })
+            """,
+        )
+        run(harness, "move")
+        results = harness.messages("toolResult")
+        assert [result["isError"] for result in results] == [True, True, False]
+        first = results[0]["content"][0]["text"]
+        assert first.startswith('Validation failed for tool "move":\n  - steps: ')
+        assert "'many' is not of type 'integer'" in first
+        assert first.endswith('Received arguments:\n{\n  "steps": "many",\n  "extra": null\n}')
+        assert "steps: 'steps' is a required property" not in results[1]["content"][0]["text"]
+        assert "  - root: 'steps' is a required property" in results[1]["content"][0]["text"]
+        assert results[2]["content"][0]["text"] == "moved 3"
+        # Only the coerced valid call ran ("3" -> 3, one tag -> a list, a null optional dropped).
+        assert harness.runner.extensions[0].module.CALLS == [{"steps": 3, "tags": ["fast"]}]
+        # The transcript keeps the arguments as the model sent them.
+        calls = [
+            block
+            for message in harness.messages("assistant")
+            for block in message["content"]
+            if block["type"] == "toolCall"
+        ]
+        assert calls[2]["arguments"] == {"steps": "3", "tags": "fast", "note": None}
 
 
 def test_a_command_sends_a_message_that_starts_a_turn_and_labels_the_tree(tmp_path: Path) -> None:
