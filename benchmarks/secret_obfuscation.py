@@ -33,12 +33,12 @@ sys.path.insert(0, str(ROOT))
 from pi_tui import jsonio  # noqa: E402
 from pi_tui.ai.registry import get_client  # noqa: E402
 from pi_tui.ai.types import Context, Model, StreamOptions  # noqa: E402
+from pi_tui.messages import TextContent, ToolResultMessage, UserMessage  # noqa: E402
 from pi_tui.secrets import active  # noqa: E402
 from pi_tui.secrets.entries import SecretEntry  # noqa: E402
 from pi_tui.secrets.obfuscator import Obfuscator, Pattern  # noqa: E402
 from pi_tui.secrets.patterns import BUILTIN_PATTERNS  # noqa: E402
 from pi_tui.secrets.sources import SecretsSetup, with_derived_forms  # noqa: E402
-from pi_tui.session.messages import TextContent, ToolResultMessage, UserMessage  # noqa: E402
 
 
 def best(run: Callable[[], object], runs: int, setup: Callable[[], object] | None = None) -> float:

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from pi_tui.ai.sse import SSEDecoder  # noqa: E402
 from pi_tui.ai.stream import stream_message  # noqa: E402
 from pi_tui.ai.types import Context, StreamOptions  # noqa: E402
-from pi_tui.session.messages import TextContent, UserMessage  # noqa: E402
+from pi_tui.messages import TextContent, UserMessage  # noqa: E402
 from tests.support.model_server import ModelServer, RawStream  # noqa: E402
 
 MB = 1024 * 1024

@@ -129,7 +129,7 @@ async def stream(
     profile_windows: bool,
 ) -> dict[str, Any]:
     from pi_tui.agent.events import AgentEvent
-    from pi_tui.session.messages import AssistantMessage, TextContent
+    from pi_tui.messages import AssistantMessage, TextContent
 
     app = make_pi_app(cwd, session)
     probe = FrameProbe(app)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.stream import notice_after
-from pi_tui.session.messages import Wire
+from pi_tui.messages import Wire
 from pi_tui.text_safety import clean_text
 
 log = logging.getLogger(__name__)

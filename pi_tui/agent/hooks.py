@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_tui.session.messages import ImageContent
+from pi_tui.messages import ImageContent
 from pi_tui.tools.base import ToolResult
 
 

@@ -26,7 +26,7 @@ from pi_tui.ai.thinking import clamp_level, forces_adaptive, level_map
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.ai.wire import stream_headers, text_of
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

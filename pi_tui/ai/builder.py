@@ -23,14 +23,14 @@ from pi_tui import jsonio
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.partial_json import PartialJson
 from pi_tui.ai.types import Model, compute_cost
-from pi_tui.session.ids import now_ms
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
     Usage,
 )
+from pi_tui.session.ids import now_ms
 
 _new_event = tuple.__new__
 """Builds a StreamEvent from a full tuple, skipping the generated ``__new__`` (per-token path)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
-from pi_tui.session.messages import AssistantMessage, ToolCall
+from pi_tui.messages import AssistantMessage, ToolCall
 
 EventType = Literal[
     "start",

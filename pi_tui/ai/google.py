@@ -23,8 +23,7 @@ from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
 from pi_tui.ai.wire import images_of, stream_headers, text_of
-from pi_tui.session.ids import now_ms
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -33,6 +32,7 @@ from pi_tui.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_tui.session.ids import now_ms
 
 TOOL_IMAGES_NOTE = "Tool result image:"
 SKIP_SIGNATURE = "skip_thought_signature_validator"

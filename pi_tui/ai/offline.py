@@ -31,7 +31,7 @@ from typing import Any
 
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.types import Context, Model, ModelCost, StreamOptions
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

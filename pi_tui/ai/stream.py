@@ -44,10 +44,10 @@ from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.surrogates import clean_context
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
+from pi_tui.messages import AssistantMessage
 from pi_tui.redact import redact_secrets
 from pi_tui.secrets.active import add_credentials
 from pi_tui.secrets.active import outbound as hide_secrets
-from pi_tui.session.messages import AssistantMessage
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 

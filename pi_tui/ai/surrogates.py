@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from pi_tui.ai.types import Context
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from pi_tui.ai.types import Model
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

@@ -1,6 +1,6 @@
 """Provider-neutral types: models, the context sent to a model, options of one request.
 
-Messages and content blocks are the session's own models (:mod:`pi_tui.session.messages`), so
+Messages and content blocks are the session's own models (:mod:`pi_tui.messages`), so
 what streams in is exactly what gets saved.
 """
 
@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     Cost,
     ImageContent,

@@ -11,7 +11,7 @@ from typing import Any
 
 from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
-from pi_tui.session.messages import ImageContent, TextContent
+from pi_tui.messages import ImageContent, TextContent
 
 
 def text_of(blocks: Iterable[object]) -> str:

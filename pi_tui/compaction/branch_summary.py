@@ -24,9 +24,9 @@ from pi_tui.compaction.prompts import BRANCH_INSTRUCTIONS, with_focus
 from pi_tui.compaction.request import build_prompt, request_summary_reply, summary_options
 from pi_tui.compaction.serialize import FileOperations, format_file_tags, serialize_conversation
 from pi_tui.compaction.tokens import estimate_tokens
+from pi_tui.messages import Usage
 from pi_tui.session.context import GENERATED_BRANCH_SUMMARY_PREFIX
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
-from pi_tui.session.messages import Usage
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 """Output budget of a branch summary: it is context for a side path, not a full checkpoint."""

@@ -46,8 +46,8 @@ from pi_tui.compaction.serialize import (
 )
 from pi_tui.compaction.tokens import context_tokens
 from pi_tui.config.settings import CompactionSettings
+from pi_tui.messages import CompactionSummaryMessage, Usage
 from pi_tui.session.entries import CompactionEntry
-from pi_tui.session.messages import CompactionSummaryMessage, Usage
 
 SUMMARY_BUDGET_SHARE = 0.8
 """Share of ``reserveTokens`` the summary may use as output tokens."""

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_tui.messages import (
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+)
 from pi_tui.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -18,11 +23,6 @@ from pi_tui.session.entries import (
 )
 from pi_tui.session.entries import typed_entry as entry_view
 from pi_tui.session.ids import parse_iso
-from pi_tui.session.messages import (
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-)
 
 
 def typed_entry(entry: Any) -> Any:

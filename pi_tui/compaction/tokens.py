@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pi_tui.compaction._js import js_length, js_stringify
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

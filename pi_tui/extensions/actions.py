@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.extensions.base import AbortSignal, ExecResult, ExtensionError
 from pi_tui.extensions.tool import content_blocks
+from pi_tui.messages import CustomMessage, ImageContent, TextContent
 from pi_tui.secrets.child_env import child_environment
-from pi_tui.session.messages import CustomMessage, ImageContent, TextContent
 
 if TYPE_CHECKING:
     from pi_tui.extensions.registrations import RegisteredCommand

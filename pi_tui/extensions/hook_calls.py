@@ -16,7 +16,7 @@ from pi_tui.extensions.base import AbortSignal, ExtensionError
 from pi_tui.extensions.context import CommandContext, ContextRunner
 from pi_tui.extensions.events import ExtensionEvent
 from pi_tui.extensions.tool import content_blocks, positional_count
-from pi_tui.session.messages import CustomMessage, ImageContent
+from pi_tui.messages import CustomMessage, ImageContent
 from pi_tui.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -234,8 +234,8 @@ class HookCalls:
 def typed_message(item: Any) -> Any:
     """A message an extension handed back (a dict, or a typed message it may have changed with
     ``model_copy``, which does not check), validated as one read from a file would be."""
+    from pi_tui.messages import Wire
     from pi_tui.session.context import parse_message
-    from pi_tui.session.messages import Wire
 
     if isinstance(item, Wire):
         item = item.model_dump(by_alias=True, exclude_unset=True, warnings=False)

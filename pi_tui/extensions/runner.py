@@ -47,7 +47,7 @@ from pi_tui.extensions.registrations import (
 from pi_tui.extensions.renderers import unregister_tool_renderers
 from pi_tui.extensions.tool import RegisteredTool
 from pi_tui.extensions.ui import ExtensionUI
-from pi_tui.session.messages import CustomMessage
+from pi_tui.messages import CustomMessage
 
 log = logging.getLogger(__name__)
 

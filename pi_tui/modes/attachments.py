@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pi_tui.text_safety import clean_text, decode_text, show_name
 
 if TYPE_CHECKING:
-    from pi_tui.session.messages import ImageContent
+    from pi_tui.messages import ImageContent
 
 IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
 
@@ -44,7 +44,7 @@ def image_type(data: bytes) -> str | None:
 
 def build_prompts(arguments: list[str], cwd: Path) -> list[Prompt]:
     """Split CLI words into prompts: ``@file`` words attach to the next message."""
-    from pi_tui.session.messages import ImageContent
+    from pi_tui.messages import ImageContent
 
     prompts: list[Prompt] = []
     prefix = ""

@@ -20,9 +20,9 @@ from pi_tui.agent.events import AgentEvent, progress_line
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.extensions.setup import ExtensionSetup
+from pi_tui.messages import AssistantMessage, TextContent
 from pi_tui.modes.attachments import Prompt
 from pi_tui.modes.exit_signals import STOP_SIGNALS, ExitSignals, say, signal_name
-from pi_tui.session.messages import AssistantMessage, TextContent
 from pi_tui.text_safety import clean_text, for_terminal
 
 

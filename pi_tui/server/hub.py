@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_tui.messages import UserMessage
 from pi_tui.modes.rpc_mode import message_text
 from pi_tui.server.live import LiveSession
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.entries import MessageEntry
 from pi_tui.session.errors import SessionLockedError
 from pi_tui.session.listing import SessionInfo, list_all_sessions
-from pi_tui.session.messages import UserMessage
 from pi_tui.start_options import StartOptions
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent
+from pi_tui.messages import AssistantMessage
 from pi_tui.modes.rpc_mode import (
     ABORT_WAIT,
     Deferred,
@@ -30,7 +31,6 @@ from pi_tui.modes.rpc_mode import (
 )
 from pi_tui.server.commands import Outcome, SessionCommands
 from pi_tui.server.event_log import RING_BYTES, RING_SIZE, EventLog, sse_frame
-from pi_tui.session.messages import AssistantMessage
 from pi_tui.startup import Started
 
 RUNTIME_STATES = ("idle", "generating", "executing_tools", "paused", "waiting_user_input", "error")

@@ -18,10 +18,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from pi_tui.session import lenient
-from pi_tui.session.entries import THINKING_LEVELS
-from pi_tui.session.ids import parse_iso
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
@@ -34,6 +31,9 @@ from pi_tui.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_tui.session import lenient
+from pi_tui.session.entries import THINKING_LEVELS
+from pi_tui.session.ids import parse_iso
 from pi_tui.session.reader import RawEntry
 
 BRANCH_SUMMARY_PREFIX = (
@@ -62,7 +62,7 @@ class ModelRef:
 @dataclass(slots=True)
 class SessionContext:
     messages: list[Any] = field(default_factory=list)
-    """Agent messages (typed models from :mod:`pi_tui.session.messages`) in order."""
+    """Agent messages (typed models from :mod:`pi_tui.messages`) in order."""
     thinking_level: str = "off"
     model: ModelRef | None = None
     injected_ttsr_rules: list[str] = field(default_factory=list)

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
+from pi_tui.messages import AgentMessage, ImageContent, SystemMessage, TextContent, Usage, Wire
 from pi_tui.session import lenient
-from pi_tui.session.messages import AgentMessage, ImageContent, SystemMessage, TextContent, Usage, Wire
 
 CURRENT_SESSION_VERSION = 3
 

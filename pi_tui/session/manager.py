@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.pi_folder import own_session_folder
 from pi_tui.gc_control import paused_gc, settle
+from pi_tui.messages import AgentMessage, ImageContent, TextContent, Wire
 from pi_tui.session import lenient, listing
 from pi_tui.session.context import (
     SessionContext,
@@ -54,7 +55,6 @@ from pi_tui.session.entries import (
 from pi_tui.session.errors import EntryNotFoundError, SessionError, SessionWriteError
 from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, timestamp_ms, uuid7
 from pi_tui.session.listing import SessionInfo
-from pi_tui.session.messages import AgentMessage, ImageContent, TextContent, Wire
 from pi_tui.session.migrate import file_version, migrate_entries, rewrite_migrated
 from pi_tui.session.reader import LoadedFile, RawEntry, read_session_file
 from pi_tui.session.store import SessionFileWriter, check_folder_writable, move_torn_tail

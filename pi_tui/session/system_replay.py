@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pi_tui.session.messages import SystemMessage, TextContent
+from pi_tui.messages import SystemMessage, TextContent
 
 
 def content_text(message: SystemMessage) -> str:

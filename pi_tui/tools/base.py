@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pi_tui.session.messages import ImageContent, TextContent
+from pi_tui.messages import ImageContent, TextContent
 
 
 class ToolError(Exception):

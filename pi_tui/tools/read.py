@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pi_tui.session.messages import ImageContent, TextContent
+from pi_tui.messages import ImageContent, TextContent
 from pi_tui.text_safety import decode_text, show_name
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from pi_tui.tools.common import is_binary, optional_int, require_str, resolve_path

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,

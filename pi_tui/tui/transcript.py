@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pi_tui.session.messages import AssistantMessage, CustomMessage, ToolResultMessage
+    from pi_tui.messages import AssistantMessage, CustomMessage, ToolResultMessage
 
 # The message models (pydantic) are imported inside the functions that need them: this module is
 # imported before the first frame, and those imports are a large part of the start-up time.
@@ -157,7 +157,7 @@ def blocks_text(content: str | list[Any]) -> str:
     """The text of a message's content, blocks joined the way they were written."""
     if isinstance(content, str):
         return content
-    from pi_tui.session.messages import TextContent
+    from pi_tui.messages import TextContent
 
     return "".join(block.text for block in content if isinstance(block, TextContent))
 
@@ -204,7 +204,7 @@ def is_rule_injection(message: Any) -> bool:
 
 def build_transcript(entries: Iterable[Any], label_of: Callable[[str], str | None]) -> list[ChatItem]:
     """The display items of a branch, oldest first. ``label_of`` gives an entry's label."""
-    from pi_tui.session.messages import AssistantMessage, CustomMessage, ToolResultMessage
+    from pi_tui.messages import AssistantMessage, CustomMessage, ToolResultMessage
 
     items: list[ChatItem] = []
     tools: dict[str, ToolItem] = {}
@@ -244,7 +244,7 @@ def build_transcript(entries: Iterable[Any], label_of: Callable[[str], str | Non
 
 def _next_message(entries: list[Any], index: int) -> Any | None:
     """The next message-like entry after ``index`` (skipping bookkeeping entries)."""
-    from pi_tui.session.messages import CustomMessage
+    from pi_tui.messages import CustomMessage
 
     for entry in entries[index + 1 :]:
         if entry.type == "message":
@@ -264,7 +264,7 @@ def rule_cut_item(message: AssistantMessage, entry_id: str | None, label: str | 
 
 
 def assistant_item(message: AssistantMessage, entry_id: str | None, label: str | None) -> AssistantItem:
-    from pi_tui.session.messages import TextContent, ThinkingContent
+    from pi_tui.messages import TextContent, ThinkingContent
 
     text = "".join(block.text for block in message.content if isinstance(block, TextContent))
     thinking = "\n".join(block.thinking for block in message.content if isinstance(block, ThinkingContent))
@@ -280,7 +280,7 @@ def assistant_item(message: AssistantMessage, entry_id: str | None, label: str |
 
 def message_items(message: Any, entry_id: str | None, label: str | None) -> list[ChatItem]:
     """The items one finished message shows as (tool calls become their own cards)."""
-    from pi_tui.session.messages import (
+    from pi_tui.messages import (
         AssistantMessage,
         BashExecutionMessage,
         CustomMessage,

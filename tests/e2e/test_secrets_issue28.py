@@ -197,8 +197,8 @@ def test_bash_env_holds_neither_the_server_token_nor_a_provider_key(tmp_path: Pa
 
 
 def test_export_from_another_folder_hides_the_session_folders_dotenv(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.messages import ToolCall
     from pi_tui.session import SessionManager
-    from pi_tui.session.messages import ToolCall
     from tests.support.builders import assistant, tool_result, user
 
     password = "s3ssion-folder-pa55word"

@@ -14,9 +14,9 @@ from pi_tui.agent.session import AgentSession, CompactionFailed
 from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.types import StreamOptions
 from pi_tui.config.settings import Settings
+from pi_tui.messages import TextContent, ToolResultMessage, UserMessage
 from pi_tui.session import SessionManager
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry
-from pi_tui.session.messages import TextContent, ToolResultMessage, UserMessage
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from tests.support.model_server import HttpError, ModelServer, Scripted, ScriptUsage, ToolCallSpec
 
@@ -360,7 +360,7 @@ def test_missing_key_is_a_clear_failed_message(tmp_path: Path) -> None:
 
 
 def test_images_are_sent_with_the_prompt(tmp_path: Path) -> None:
-    from pi_tui.session.messages import ImageContent
+    from pi_tui.messages import ImageContent
 
     with ModelServer(Scripted(text="a red dot")) as server:
         agent, _events = make_agent(server, tmp_path)

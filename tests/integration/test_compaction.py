@@ -23,9 +23,7 @@ from pi_tui.compaction import (
 )
 from pi_tui.compaction.prompts import SPLIT_TURN_HEADING, SYSTEM_PROMPT
 from pi_tui.config.settings import CompactionSettings
-from pi_tui.session.context import GENERATED_BRANCH_SUMMARY_PREFIX, convert_to_llm
-from pi_tui.session.manager import SessionManager
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     TextContent,
     ToolCall,
@@ -33,6 +31,8 @@ from pi_tui.session.messages import (
     Usage,
     UserMessage,
 )
+from pi_tui.session.context import GENERATED_BRANCH_SUMMARY_PREFIX, convert_to_llm
+from pi_tui.session.manager import SessionManager
 from tests.conftest import PI_SESSIONS
 from tests.support.canonical import from_llm_messages, from_openai_request
 from tests.support.model_server import HttpError, ModelServer, RecordedRequest, Scripted

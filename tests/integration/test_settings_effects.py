@@ -11,7 +11,7 @@ import pytest
 
 from pi_tui.ai.transform import BLOCKED_IMAGE_TEXT
 from pi_tui.ai.types import Context, StreamOptions
-from pi_tui.session.messages import ImageContent, TextContent, UserMessage
+from pi_tui.messages import ImageContent, TextContent, UserMessage
 from pi_tui.tools import BashTool, ToolContext, ToolError
 from tests.integration.test_agent_session import make_agent, run
 from tests.support.model_server import ModelServer, Scripted

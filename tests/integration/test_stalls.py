@@ -23,8 +23,8 @@ from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.stream import IdleLimits, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.config.settings import Settings, SettingsError, load_settings
+from pi_tui.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from pi_tui.session import SessionManager
-from pi_tui.session.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from tests.integration.test_agent_session import run
 from tests.support.builders import user
 from tests.support.model_server import (

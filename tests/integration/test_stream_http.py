@@ -27,7 +27,7 @@ from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.stream import RetryInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
-from pi_tui.session.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from pi_tui.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from tests.support.builders import assistant, tool_result, user
 from tests.support.model_server import (
     API_KINDS,

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pi_tui.messages import UserMessage
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry
-from pi_tui.session.messages import UserMessage
 from pi_tui.tui.stats import session_usage
 from tests.integration.test_agent_session import make_agent, run
 from tests.support.model_server import ModelServer, Scripted, ScriptUsage, ToolCallSpec

@@ -11,9 +11,9 @@ from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.types import StreamOptions
 from pi_tui.config.settings import TtsrSettings
+from pi_tui.messages import ToolResultMessage, UserMessage
 from pi_tui.session import SessionManager
 from pi_tui.session.entries import CustomMessageEntry, TtsrInjectionEntry
-from pi_tui.session.messages import ToolResultMessage, UserMessage
 from pi_tui.tools import default_tools
 from pi_tui.ttsr.coordinator import TtsrCoordinator
 from pi_tui.ttsr.manager import TtsrManager

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

@@ -15,7 +15,7 @@ from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.types import Model
-from pi_tui.session.messages import AssistantMessage
+from pi_tui.messages import AssistantMessage
 
 SSE_DIR = Path(__file__).resolve().parents[1] / "data" / "sse"
 API_OF_FOLDER = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from pi_tui.messages import ToolCall
 from pi_tui.session import SessionManager
-from pi_tui.session.messages import ToolCall
 from tests.support.builders import assistant, tool_result, user
 
 INJECTIONS = (

@@ -12,8 +12,7 @@ import pytest
 import pytest_textual_snapshot
 
 from pi_tui.ai.http import close_shared_client
-from pi_tui.session import SessionManager
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     BashExecutionMessage,
     TextContent,
@@ -23,6 +22,7 @@ from pi_tui.session.messages import (
     Usage,
     UserMessage,
 )
+from pi_tui.session import SessionManager
 from pi_tui.startup import StartOptions, start
 from pi_tui.tui.app import PiApp
 from tests.support.model_server import ModelServer

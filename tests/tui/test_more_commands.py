@@ -6,8 +6,8 @@ import json
 import stat
 from pathlib import Path
 
+from pi_tui.messages import AssistantMessage, TextContent, UserMessage
 from pi_tui.session import SessionManager
-from pi_tui.session.messages import AssistantMessage, TextContent, UserMessage
 from pi_tui.tui.screens.prompts import ChoiceMenu, ConfirmPrompt, TextPrompt
 from pi_tui.tui.transcript import InfoItem, UserItem
 from tests.support.model_server import ModelServer, Scripted

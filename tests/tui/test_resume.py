@@ -12,10 +12,10 @@ import pytest
 from textual.pilot import Pilot
 
 from pi_tui.config.paths import session_dir_for_cwd
+from pi_tui.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_tui.modes.attachments import Prompt
 from pi_tui.session import SessionManager
 from pi_tui.session.info import session_info
-from pi_tui.session.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_tui.session.store import SessionLock
 from pi_tui.startup import StartOptions, start
 from pi_tui.tui.app import PiApp

@@ -20,9 +20,7 @@ from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
-from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.session.entries import MessageEntry
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -31,6 +29,8 @@ from pi_tui.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_tui.session import SessionManager, convert_to_llm
+from pi_tui.session.entries import MessageEntry
 from tests.conftest import PI_SESSIONS
 from tests.support.recordings import SSE_DIR, assemble, expected, parse_bytes, recorded_model, recordings
 

@@ -30,9 +30,7 @@ from pi_tui.compaction.compact import branch_context_messages, history_prompt
 from pi_tui.compaction.cut_point import compaction_boundary
 from pi_tui.compaction.serialize import truncate_for_summary
 from pi_tui.config.settings import CompactionSettings
-from pi_tui.session.context import build_session_context
-from pi_tui.session.manager import SessionManager
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -46,6 +44,8 @@ from pi_tui.session.messages import (
     Usage,
     UserMessage,
 )
+from pi_tui.session.context import build_session_context
+from pi_tui.session.manager import SessionManager
 from tests.conftest import PI_SESSIONS
 
 FIXTURE_08 = PI_SESSIONS / "08-manual-compact"

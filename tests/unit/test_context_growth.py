@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pi_tui.messages import AssistantMessage, TextContent, UserMessage
 from pi_tui.session import SessionManager
 from pi_tui.session.context import SessionContext, build_session_context, extend_session_context
-from pi_tui.session.messages import AssistantMessage, TextContent, UserMessage
 
 
 def _user(text: str) -> UserMessage:

@@ -27,7 +27,7 @@ from pi_tui.ai.google import CLIENT, SKIP_SIGNATURE, clean_schema, convert_messa
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.stream import complete
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

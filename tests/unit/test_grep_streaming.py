@@ -20,7 +20,7 @@ import pytest
 import regex
 
 import pi_tui.tools.grep as grep_module
-from pi_tui.session.messages import TextContent
+from pi_tui.messages import TextContent
 from pi_tui.tools import ToolContext
 from pi_tui.tools.grep import GrepTool
 from pi_tui.tools.truncation import MAX_LINE_CHARS

@@ -8,6 +8,15 @@ from pathlib import Path
 import pytest
 
 from pi_tui.config.paths import encode_cwd
+from pi_tui.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ToolCall,
+    UserMessage,
+)
 from pi_tui.session import (
     BRANCH_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_PREFIX,
@@ -24,15 +33,6 @@ from pi_tui.session.entries import (
     SessionInfoEntry,
     SessionInitEntry,
     UnknownEntry,
-)
-from pi_tui.session.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ToolCall,
-    UserMessage,
 )
 from tests.support.builders import assistant, tool_result, user
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from pi_tui import jsonio
+from pi_tui.messages import UserMessage
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.session.info import session_info
-from pi_tui.session.messages import UserMessage
 
 HEADER = {
     "type": "session",

@@ -13,7 +13,7 @@ from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.offline import DEMO_MODEL, plan_reply, tick_seconds
 from pi_tui.ai.stream import stream_message
 from pi_tui.ai.types import Context, StreamOptions, Tool
-from pi_tui.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from pi_tui.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from tests.support.builders import assistant, tool_result, user
 
 ALL_TOOLS = [Tool(name=name) for name in ("read", "bash", "edit", "write")]

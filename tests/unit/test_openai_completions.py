@@ -11,8 +11,8 @@ import pytest
 
 from pi_tui.ai.openai_completions import CLIENT, convert_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
+from pi_tui.messages import TextContent, ThinkingContent, ToolCall
 from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.session.messages import TextContent, ThinkingContent, ToolCall
 from tests.conftest import PI_SESSIONS
 from tests.support.builders import assistant, tool_result, user
 from tests.support.recordings import assemble, expected, recordings
@@ -152,7 +152,7 @@ def test_request_messages_equal_pis(case: str, tmp_path: Path) -> None:
 
 
 def test_tool_result_images_follow_in_a_user_message() -> None:
-    from pi_tui.session.messages import ImageContent, ToolResultMessage
+    from pi_tui.messages import ImageContent, ToolResultMessage
 
     model = Model(id="v", provider="p", api="openai-completions", input=["text", "image"])
     call = ToolCall(id="c1", name="read", arguments={"path": "a.png"})

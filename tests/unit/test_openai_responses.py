@@ -24,7 +24,7 @@ from pi_tui.ai.openai_responses import CLIENT, convert_input
 from pi_tui.ai.sse import SSEDecoder, SSEEvent
 from pi_tui.ai.stream import complete
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

@@ -14,7 +14,7 @@ from pi_tui.ai.anthropic import CLIENT as ANTHROPIC
 from pi_tui.ai.openai_completions import CLIENT as COMPLETIONS
 from pi_tui.ai.openai_responses import CLIENT as RESPONSES
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool, ToolCall, ToolResultMessage, UserMessage
-from pi_tui.session.messages import AssistantMessage
+from pi_tui.messages import AssistantMessage
 
 TOOL = Tool(name="read", description="Read a file", parameters={"type": "object", "properties": {}})
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from pi_tui.agent.session import AgentSession
 from pi_tui.ai.types import Model
+from pi_tui.messages import AssistantMessage, ToolResultMessage, UserMessage
 from pi_tui.session import SessionManager
-from pi_tui.session.messages import AssistantMessage, ToolResultMessage, UserMessage
 from pi_tui.start_options import StartOptions
 from pi_tui.startup import loadout_pool
 from pi_tui.tools import default_tools

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from pi_tui.messages import CompactionSummaryMessage, UserMessage
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry, LabelEntry, MessageEntry
-from pi_tui.session.messages import CompactionSummaryMessage, UserMessage
 from tests.conftest import PI_SESSIONS
 from tests.support.canonical import from_anthropic_request, from_llm_messages, from_openai_request
 

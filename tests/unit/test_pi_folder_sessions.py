@@ -11,9 +11,9 @@ import pytest
 
 from pi_tui.config.paths import encode_cwd, session_dir_for_cwd
 from pi_tui.config.pi_folder import PI_FOLDER_ENV
+from pi_tui.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_tui.session import SessionManager, index
 from pi_tui.session.listing import list_all_sessions, list_sessions, most_recent_session
-from pi_tui.session.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_tui.startup import StartOptions, find_session
 
 PI15 = Path(__file__).resolve().parents[1] / "data" / "pi15-sessions" / "01-print-continue"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import pi_tui.tools.read as read_module
-from pi_tui.session.messages import TextContent
+from pi_tui.messages import TextContent
 from pi_tui.tools import ToolContext, ToolError, ToolResult
 from pi_tui.tools.read import ReadTool
 from pi_tui.tools.truncation import MAX_BYTES, format_size

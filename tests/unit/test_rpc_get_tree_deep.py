@@ -7,9 +7,9 @@ import json
 import sys
 
 from pi_tui import jsonio
+from pi_tui.messages import UserMessage
 from pi_tui.modes.rpc_commands_pi1 import tree_fragment
 from pi_tui.session import SessionManager
-from pi_tui.session.messages import UserMessage
 
 
 def test_a_20000_entry_chain_is_one_valid_nested_tree() -> None:

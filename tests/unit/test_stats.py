@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from pi_tui.messages import Cost, Usage
 from pi_tui.session import SessionManager
-from pi_tui.session.messages import Cost, Usage
 from pi_tui.tui.stats import (
     UsageTotals,
     context_level,

@@ -17,8 +17,8 @@ import orjson
 import pytest
 
 from pi_tui.agent.session import clean_result, user_message
+from pi_tui.messages import TextContent
 from pi_tui.modes.attachments import build_prompts
-from pi_tui.session.messages import TextContent
 from pi_tui.text_safety import clean_text, for_terminal, parse_name, show_name
 from pi_tui.tools import ToolContext, ToolResult
 from pi_tui.tools.bash import BashTool

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.session.messages import ImageContent, TextContent
+from pi_tui.messages import ImageContent, TextContent
 from pi_tui.tools import (
     ALL_TOOL_NAMES,
     ToolContext,

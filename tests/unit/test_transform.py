@@ -13,7 +13,7 @@ from pi_tui.ai.transform import (
     transform_messages,
 )
 from pi_tui.ai.types import Model
-from pi_tui.session.messages import (
+from pi_tui.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

@@ -18,8 +18,8 @@ import pytest
 
 from pi_tui.ai import anthropic, google, openai_completions, openai_responses
 from pi_tui.ai.types import Context, Model
+from pi_tui.messages import TextContent, UserMessage
 from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.session.messages import TextContent, UserMessage
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "cross-provider"
 CASES = sorted(path.name for path in DATA.iterdir() if (path / "targets.json").is_file())

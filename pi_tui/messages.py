@@ -3,6 +3,11 @@
 These mirror the JSON that pi writes field for field (camelCase on disk, snake_case in Python).
 Every model keeps unknown fields (``extra="allow"``) so a file written by a newer pi or by
 oh-my-pi survives a load/save round trip without losing anything.
+
+They sit below both of their users, importing nothing of pi-tui's: the session files store them
+(:mod:`pi_tui.session`) and the providers build requests from them (:mod:`pi_tui.ai`), and
+neither of those needs the other for them (importing a ``pi_tui.session`` module runs the whole
+session core's ``__init__``).
 """
 
 from __future__ import annotations
