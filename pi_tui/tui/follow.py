@@ -2,9 +2,9 @@
 
 The transcript is imported (what it gained since the last time) and its session is shown from
 a read-only manager: the importer, not the app, appends to the file while following. The
-source is watched (Linux inotify, through the C library: a write wakes the app at once) and
-polled once a second as well (size and modification time: other systems, a replaced file, a
-missed event); when it grew, the import appends the new turns and the chat is drawn again.
+source is watched (watchfiles: inotify, FSEvents, ...; a write wakes the app within tens of
+milliseconds) and polled once a second as well (size and modification time: a system without a
+watch, a missed event); when it grew, the import appends the new turns and the chat is drawn again.
 A prompt typed meanwhile asks first: continuing here stops following and opens the session for
 writing, so the conversation goes on in pi-tui.
 """
@@ -12,17 +12,19 @@ writing, so the conversation goes on in pi-tui.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
-import ctypes.util
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from watchfiles import awatch
+
 if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost
+
+logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
 NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
@@ -53,49 +55,71 @@ class Follow:
         return True
 
 
-_WATCHED = (
-    0x2 | 0x4 | 0x8 | 0x400 | 0x800
-)  # IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_DELETE_SELF, IN_MOVE_SELF
-_NONBLOCK_CLOEXEC = os.O_NONBLOCK | 0o2000000
+WATCH_STEP_MS = 30
+"""How often the watch thread looks for changes; a single write wakes the app within ~2 steps."""
+WATCH_DEBOUNCE_MS = 150
+"""Longest a stream of writes is gathered before the app is woken (it then reads them all)."""
+WATCH_TIMEOUT_MS = 1000
+"""The watch thread comes back this often even without changes, so a forgotten watch cannot
+hold the event loop's shutdown for long."""
 
 
 class FileWatch:
-    """An inotify watch on one file whose events call ``wake`` on the event loop. :meth:`start`
-    returns None where inotify is not available: the poll alone then follows the file."""
+    """A watch (watchfiles: inotify on Linux, FSEvents on macOS, ...) on the folder of one file
+    whose changes to that file call ``wake`` on the event loop. The folder, not the file, is
+    watched so that a transcript replaced by a rename is still seen. :meth:`start` returns None
+    when there is nothing to watch: the poll alone then follows the file."""
 
-    def __init__(self, descriptor: int, loop: asyncio.AbstractEventLoop, wake: Callable[[], None]) -> None:
-        self.descriptor = descriptor
-        self.loop = loop
+    def __init__(self, path: Path, wake: Callable[[], None]) -> None:
+        self.path = path
         self.wake = wake
-        loop.add_reader(descriptor, self._events)
+        self.ready = asyncio.Event()
+        """Set once the watch is registered: a write after this wakes it."""
+        self._stop = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run())
 
     @classmethod
     def start(cls, path: Path, wake: Callable[[], None]) -> FileWatch | None:
-        name = ctypes.util.find_library("c")
-        if name is None:
+        path = Path(os.path.abspath(path))
+        if not path.parent.is_dir():
             return None
-        try:
-            libc = ctypes.CDLL(name, use_errno=True)
-            descriptor = libc.inotify_init1(_NONBLOCK_CLOEXEC)
-        except (OSError, AttributeError):
-            return None
-        if descriptor < 0:
-            return None
-        if libc.inotify_add_watch(descriptor, os.fsencode(path), _WATCHED) < 0:
-            os.close(descriptor)
-            return None
-        return cls(descriptor, asyncio.get_running_loop(), wake)
+        return cls(path, wake)
 
-    def _events(self) -> None:
-        with contextlib.suppress(OSError):  # drain: what changed is read from the file itself
-            while os.read(self.descriptor, 65536):
-                pass
-        self.wake()
+    async def _run(self) -> None:
+        target = str(self.path)
+        changes = awatch(
+            self.path.parent,
+            watch_filter=lambda _change, changed: changed == target,
+            stop_event=self._stop,
+            recursive=False,
+            step=WATCH_STEP_MS,
+            debounce=WATCH_DEBOUNCE_MS,
+            rust_timeout=WATCH_TIMEOUT_MS,
+        )
+        pending = asyncio.ensure_future(anext(changes))
+        # One turn of the loop runs ``pending`` up to its wait in a worker thread; by then the
+        # watch is registered (watchfiles sets it up before that wait) and writes are caught.
+        await asyncio.sleep(0)
+        self.ready.set()
+        try:
+            while True:
+                await pending
+                if self._stop.is_set():
+                    return
+                self.wake()
+                pending = asyncio.ensure_future(anext(changes))
+        except StopAsyncIteration:
+            return
+        except (OSError, RuntimeError) as error:  # no watch after all (limits, a vanished folder)
+            logger.debug("watching %s failed: %s", self.path, error)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self.loop.remove_reader(self.descriptor)
-            os.close(self.descriptor)
+        """Stop watching; no ``wake`` comes after this (the thread ends within one step)."""
+        self._stop.set()
+
+    async def closed(self) -> None:
+        """Wait until the watch thread has ended."""
+        await self._task
 
 
 async def open_transcript(app: CommandHost, source: Path) -> None:
