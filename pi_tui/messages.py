@@ -7,15 +7,27 @@ oh-my-pi survives a load/save round trip without losing anything.
 They sit below both of their users, importing nothing of pi-tui's: the session files store them
 (:mod:`pi_tui.session`) and the providers build requests from them (:mod:`pi_tui.ai`), and
 neither of those needs the other for them (importing a ``pi_tui.session`` module runs the whole
-session core's ``__init__``).
+session core's ``__init__``). The few words both also share live here too: the thinking levels
+and the millisecond ``timestamp`` of a message.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic.alias_generators import to_camel
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+"""pi 1.x's levels, weakest first (``max`` is new in 1.x; 0.73 stops at ``xhigh``)."""
+
+
+def now_ms() -> int:
+    """Unix milliseconds: the ``timestamp`` inside message objects."""
+    return time.time_ns() // 1_000_000
+
 
 _DISCRIMINATORS = frozenset({"type", "role"})
 _TAG_FIELDS: dict[type, tuple[str, ...]] = {}

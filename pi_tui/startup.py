@@ -24,8 +24,8 @@ from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
+from pi_tui.messages import THINKING_LEVELS
 from pi_tui.session import SessionError, SessionManager
-from pi_tui.session.entries import THINKING_LEVELS
 from pi_tui.session.listing import list_all_sessions, list_sessions
 from pi_tui.start_options import StartOptions
 

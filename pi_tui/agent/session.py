@@ -31,6 +31,7 @@ from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.config.settings import Settings
 from pi_tui.messages import (
+    THINKING_LEVELS,
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,
@@ -41,11 +42,10 @@ from pi_tui.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    now_ms,
 )
 from pi_tui.secrets.active import inbound as reveal_secrets
 from pi_tui.session import SessionManager, convert_to_llm
-from pi_tui.session.entries import THINKING_LEVELS
-from pi_tui.session.ids import now_ms
 from pi_tui.session.system_replay import active_tool_names, replayed_content, system_prompt_with
 from pi_tui.text_safety import clean_text, clean_value, show_name
 from pi_tui.tools import ALL_TOOL_NAMES

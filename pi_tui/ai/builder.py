@@ -29,8 +29,8 @@ from pi_tui.messages import (
     ThinkingContent,
     ToolCall,
     Usage,
+    now_ms,
 )
-from pi_tui.session.ids import now_ms
 
 _new_event = tuple.__new__
 """Builds a StreamEvent from a full tuple, skipping the generated ``__new__`` (per-token path)."""

@@ -31,8 +31,8 @@ from pi_tui.messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    now_ms,
 )
-from pi_tui.session.ids import now_ms
 
 TOOL_IMAGES_NOTE = "Tool result image:"
 SKIP_SIGNATURE = "skip_thought_signature_validator"

@@ -13,7 +13,7 @@ import fnmatch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pi_tui.session.entries import THINKING_LEVELS
+from pi_tui.messages import THINKING_LEVELS
 
 if TYPE_CHECKING:
     from pi_tui.ai.models import ModelRegistry

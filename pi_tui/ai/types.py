@@ -17,6 +17,7 @@ from pi_tui.messages import (
     ImageContent,
     TextContent,
     ThinkingContent,
+    ThinkingLevel,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -49,7 +50,6 @@ API_KINDS: tuple[str, ...] = (
     "openai-responses",
     "google-generative-ai",
 )
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 class _Config(BaseModel):

@@ -14,8 +14,7 @@ import httpx
 from pi_tui.ai.stream import stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.compaction.prompts import SYSTEM_PROMPT
-from pi_tui.messages import AssistantMessage, Cost, TextContent, Usage, UserMessage
-from pi_tui.session.ids import now_ms
+from pi_tui.messages import AssistantMessage, Cost, TextContent, Usage, UserMessage, now_ms
 
 
 class CompactionError(Exception):

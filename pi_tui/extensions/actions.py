@@ -48,7 +48,7 @@ class Actions:
 
     def custom_message(self, message: Any) -> CustomMessage:
         """A custom message from what an extension gave (``custom_type``, ``content``...)."""
-        from pi_tui.session.ids import now_ms
+        from pi_tui.messages import now_ms
 
         if isinstance(message, CustomMessage):
             return message

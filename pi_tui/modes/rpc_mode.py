@@ -42,6 +42,7 @@ from pi_tui.ai.thinking import supported_levels
 from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
 from pi_tui.messages import (
+    THINKING_LEVELS,
     AssistantMessage,
     BashExecutionMessage,
     ImageContent,
@@ -54,7 +55,7 @@ from pi_tui.modes.rpc_commands_pi1 import pi1_handlers
 from pi_tui.modes.rpc_commands_session import session_handlers
 from pi_tui.modes.rpc_ui import RpcExtensionUI
 from pi_tui.session import SessionError, SessionManager
-from pi_tui.session.entries import THINKING_LEVELS, MessageEntry
+from pi_tui.session.entries import MessageEntry
 from pi_tui.startup import Started
 from pi_tui.tools.bash import kill_running_commands
 

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from pi_tui.messages import (
+    THINKING_LEVELS,
     AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
@@ -32,7 +33,6 @@ from pi_tui.messages import (
     UserMessage,
 )
 from pi_tui.session import lenient
-from pi_tui.session.entries import THINKING_LEVELS
 from pi_tui.session.ids import parse_iso
 from pi_tui.session.reader import RawEntry
 

@@ -16,10 +16,6 @@ from pi_tui.session import lenient
 
 CURRENT_SESSION_VERSION = 3
 
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-"""pi 1.x's levels, weakest first (``max`` is new in 1.x; 0.73 stops at ``xhigh``)."""
-
 
 class SessionHeader(Wire):
     """Line 1 of every session file; metadata only, never part of the tree."""

@@ -45,11 +45,6 @@ def file_stamp(iso: str) -> str:
     return iso.replace(":", "-").replace(".", "-")
 
 
-def now_ms() -> int:
-    """Unix milliseconds: the ``timestamp`` inside message objects."""
-    return time.time_ns() // 1_000_000
-
-
 def parse_iso(value: str) -> datetime | None:
     """Parse an entry/header timestamp; None for anything unreadable."""
     try:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.pi_folder import own_session_folder
 from pi_tui.gc_control import paused_gc, settle
-from pi_tui.messages import AgentMessage, ImageContent, TextContent, Wire
+from pi_tui.messages import THINKING_LEVELS, AgentMessage, ImageContent, TextContent, Wire
 from pi_tui.session import lenient, listing
 from pi_tui.session.context import (
     SessionContext,
@@ -36,7 +36,6 @@ from pi_tui.session.context import (
 from pi_tui.session.entries import (
     CURRENT_SESSION_VERSION,
     HEADER_ADAPTER,
-    THINKING_LEVELS,
     BranchSummaryEntry,
     CompactionEntry,
     ContextEditEntry,

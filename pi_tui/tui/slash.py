@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.thinking import supported_levels
-from pi_tui.session.entries import THINKING_LEVELS
+from pi_tui.messages import THINKING_LEVELS
 
 if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost

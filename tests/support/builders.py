@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pi_tui.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from pi_tui.session.ids import now_ms
+from pi_tui.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage, now_ms
 
 
 def user(text: str) -> UserMessage:
