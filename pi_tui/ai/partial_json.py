@@ -23,6 +23,11 @@ be quadratic again). Nothing that reads partial arguments needs more: TTSR reads
 values, the live card shows the text. :meth:`PartialJson.final` always parses the full text.
 Text that is not a JSON object prefix (or that the scanner cannot vouch for) is handled by the
 whole-text rule, exactly as before.
+
+Why hand-written: partial-JSON libraries (pydantic_core's ``from_json(allow_partial=...)``
+among them) re-parse the whole text for each delta. Measured (a 460 KB ``write`` in 16-character
+deltas, one machine): 1.3 s here against 11.8 s re-parsing with pydantic_core, and that gap grows
+with the square of the size.
 """
 
 from __future__ import annotations

