@@ -26,6 +26,7 @@ from pi_tui.session import SessionManager
 from pi_tui.startup import StartOptions, start
 from pi_tui.tui.app import PiApp
 from tests.support.model_server import ModelServer
+from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOTS = REPO / "snapshots"
@@ -82,13 +83,8 @@ def make_app(
 
 
 async def settle(pilot: Any, app: PiApp, timeout: float = 10.0) -> None:
-    """Wait until the agent is idle and the screen has caught up."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while app.busy and loop.time() < deadline:
-        await pilot.pause(0.02)
+    """Wait until the agent is idle and the screen has caught up (fails after ``timeout``)."""
+    await wait_until(pilot, lambda: not app.busy, "the agent to finish its turn", timeout)
     await pilot.pause()
     await close_shared_client()
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pi_tui.tui.transcript import AssistantItem, BashItem, ToolItem, UserItem
 from pi_tui.tui.widgets.chat_items import AssistantView, ToolView
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import async_wait_until, wait_until
 from tests.tui.conftest import kinds, make_app, screen_text, settle
 
 SIZE = (100, 40)
@@ -18,15 +20,15 @@ async def type_text(pilot, text: str) -> None:
     await pilot.press(*text)
 
 
-async def press_during_stream(app, *keys: str) -> None:
-    """Deliver keys to the editor without the pilot's wait-until-idle (never idle mid-stream)."""
-    import asyncio
-
+async def press_during_stream(app, *keys: str, until: Callable[[], object], what: str) -> None:
+    """Deliver keys to the editor without the pilot's wait-until-idle (never idle mid-stream),
+    then wait until they had their effect (``until``)."""
     from textual import events
 
+    editor = app.editor
     for key in keys:
-        app.editor.post_message(events.Key(key, key if len(key) == 1 else None))
-    await asyncio.sleep(0.1)
+        editor.post_message(events.Key(key, key if len(key) == 1 else None))
+    await async_wait_until(until, what)
 
 
 def session_lines(app) -> list[dict]:
@@ -138,11 +140,9 @@ async def test_escape_aborts_a_slow_answer_and_the_session_records_it(
     async with app.run_test(size=SIZE) as pilot:
         await type_text(pilot, "go slowly")
         await pilot.press("enter")
-        for _ in range(200):
-            await pilot.pause(0.02)
-            reply = app.feed.reply
-            if reply is not None and "word5" in reply.text:
-                break
+        await wait_until(
+            pilot, lambda: app.feed.reply is not None and "word5" in app.feed.reply.text, "word5 to stream in"
+        )
         assert app.busy
         await pilot.press("escape")
         await settle(pilot, app, timeout=3)
@@ -161,19 +161,28 @@ async def test_enter_while_running_steers_and_alt_enter_queues_a_follow_up(
     app = make_app(project, provider="test", model="m")
     async with app.run_test(size=SIZE) as pilot:
         await type_text(pilot, "start")
-        await press_during_stream(app, "enter")
-        assert app.busy
-        await press_during_stream(app, *"steer this", "enter", *"and later", "alt+enter")
+        await press_during_stream(app, "enter", until=lambda: app.busy, what="the prompt to start a turn")
+        await press_during_stream(
+            app,
+            *"steer this",
+            "enter",
+            *"and later",
+            "alt+enter",
+            until=lambda: app.agent.follow_ups,
+            what="the follow-up to be queued",
+        )
         assert app.busy
         assert [q.text for q in app.agent.steering] == ["steer this"]
         assert [q.text for q in app.agent.follow_ups] == ["and later"]
+
         # The status line redraws on its next frame, not within the key press: wait for it.
-        for _ in range(100):
-            shown = screen_text(app)
-            if "steering: steer this" in shown and "follow-up: and later" in shown:
-                break
-            await pilot.pause(0.02)
-        assert "steering: steer this" in shown and "follow-up: and later" in shown
+        def queue_shown() -> str:
+            text = screen_text(app)
+            return text if "steering: steer this" in text and "follow-up: and later" in text else ""
+
+        shown = await wait_until(
+            pilot, queue_shown, "the queue under the status line", detail=lambda: screen_text(app)
+        )
         assert "Alt+Up to edit all queued messages" in shown  # pi's hint under the queue
         await settle(pilot, app, timeout=15)
         prompts = [item.text for item in app.chat.items if isinstance(item, UserItem)]
@@ -188,13 +197,12 @@ async def test_ctrl_c_clears_then_twice_exits(project: Path) -> None:
         await type_text(pilot, "draft")
         await pilot.press("ctrl+c")
         assert app.editor.text == ""
-        await pilot.pause(1.5)  # a clear followed much later by one Ctrl+C only warns
+        await pilot.pause(1.5)  # time itself is tested: a clear followed much later by one Ctrl+C only warns
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.is_running and "Ctrl+C again" in screen_text(app)
         await pilot.press("ctrl+c")
-        await pilot.pause(0.2)
-        assert not app.is_running
+        await async_wait_until(lambda: not app.is_running, "the second Ctrl+C to end the app")
 
 
 async def test_ctrl_d_exits_only_on_an_empty_editor(project: Path) -> None:
@@ -205,8 +213,7 @@ async def test_ctrl_d_exits_only_on_an_empty_editor(project: Path) -> None:
         await pilot.pause()
         assert app.is_running
         await pilot.press("backspace", "ctrl+d")
-        await pilot.pause(0.2)
-        assert not app.is_running
+        await async_wait_until(lambda: not app.is_running, "Ctrl+D on an empty editor to end the app")
 
 
 async def test_ctrl_l_opens_the_model_picker_and_enter_switches(project: Path, server: ModelServer) -> None:
