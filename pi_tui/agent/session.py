@@ -44,6 +44,7 @@ from pi_tui.messages import (
     UserMessage,
     now_ms,
 )
+from pi_tui.secrets.active import hiding_secrets
 from pi_tui.secrets.active import inbound as reveal_secrets
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.session.system_replay import active_tool_names, replayed_content, system_prompt_with
@@ -119,7 +120,9 @@ class AgentSession:
         self.thinking_level = thinking_level
         self.settings = settings or Settings()
         self.cwd = Path(cwd or manager.cwd)
-        self._request_options = request_options or (lambda _model: StreamOptions())
+        # Every request of this agent (turns, compaction, branch summaries, extensions') hides
+        # secrets; the provider layer is handed the transformer and knows nothing of them.
+        self._request_options = hiding_secrets(request_options or (lambda _model: StreamOptions()))
         self.bus = EventBus()
         self.steering: list[QueuedMessage] = []
         self.follow_ups: list[QueuedMessage] = []

@@ -46,8 +46,6 @@ from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
 from pi_tui.messages import AssistantMessage
 from pi_tui.redact import redact_secrets
-from pi_tui.secrets.active import add_credentials
-from pi_tui.secrets.active import outbound as hide_secrets
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
@@ -351,10 +349,12 @@ class _Runner:
             # jsonio: what is left (a tool call's arguments, as pi leaves them, or an
             # extension's text) goes out as Node writes it.
             payload = payload if payload is not None else jsonio.dumps(request.body)
-            # Secrets are hidden here, the one place every request to every provider passes
-            # (after extensions changed the body): pi_tui/secrets/active.py.
-            add_credentials([self.options.api_key or "", *self.options.headers.values()])
-            payload = hide_secrets(request.body, payload)
+            # The one place every request to every provider passes (after extensions changed
+            # the body): the agent's transformer hides secrets here (pi_tui/secrets/active.py).
+            transform = self.options.transform_payload
+            if transform is not None:
+                credentials = [self.options.api_key or "", *self.options.headers.values()]
+                payload = transform(request.body, payload, credentials)
         # Retries resend the bytes; the dicts (as large as the bytes on a long session) go now.
         request.body = {}
         attempt = 0

@@ -6,6 +6,7 @@ what streams in is exactly what gets saved.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,6 +111,10 @@ class Context(BaseModel):
     tools: list[Tool] = Field(default_factory=list)
 
 
+PayloadTransform = Callable[[Any, bytes, Sequence[str]], bytes]
+"""``(body, its encoded bytes, the credentials the request carries) -> the bytes to send``."""
+
+
 class StreamOptions(BaseModel):
     """Per-request options."""
 
@@ -130,6 +135,11 @@ class StreamOptions(BaseModel):
     thinking_budgets: dict[str, int] = Field(default_factory=dict)
     """Token budgets per level from ``thinkingBudgets`` in settings.json, replacing the built-in
     ones for models that take a budget."""
+    transform_payload: PayloadTransform | None = Field(default=None, exclude=True, repr=False)
+    """Called on every request's bytes just before they are sent (after extensions changed the
+    body; retries resend its answer). The agent hands its secret hiding in here
+    (:func:`pi_tui.secrets.active.hiding_secrets`): the provider layer knows nothing of secrets.
+    None sends the bytes as built."""
 
 
 def compute_cost(usage: Usage, cost: ModelCost) -> Cost:

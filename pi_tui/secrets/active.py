@@ -1,23 +1,27 @@
 """The secrets of this process, and the two places every byte to and from a model passes.
 
 :func:`outbound` is called by the provider stream (``pi_tui/ai/stream.py``) on every request
-body just before it is encoded for the wire: chat turns, compaction and branch summaries,
-requests extensions start, every provider. :func:`inbound` is called by the agent on every
-tool call's arguments before the tool runs. A process without secrets (tests, or a machine with
-no key at all) pays one ``None`` check.
+body just before it goes on the wire: chat turns, compaction and branch summaries, requests
+extensions start, every provider. The provider layer does not import this module: the agent
+hands it :func:`hide_in_request` through the request options (:func:`hiding_secrets`).
+:func:`inbound` is called by the agent on every tool call's arguments before the tool runs. A
+process without secrets (tests, or a machine with no key at all) pays one ``None`` check.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pi_tui import jsonio
 from pi_tui.secrets.entries import SecretEntry
 from pi_tui.secrets.environment import MIN_LENGTH
 from pi_tui.secrets.obfuscator import Obfuscator
 from pi_tui.secrets.sources import SecretsSetup
+
+if TYPE_CHECKING:
+    from pi_tui.ai.types import Model, StreamOptions
 
 _current: Obfuscator | None = None
 _setup: SecretsSetup | None = None
@@ -87,6 +91,26 @@ def outbound(body: Any, payload: bytes) -> bytes:
     hidden = obfuscator.hide(body)
     _report(obfuscator.take_refusals())
     return payload if hidden is body else jsonio.dumps(hidden)
+
+
+def hide_in_request(body: Any, payload: bytes, credentials: Sequence[str]) -> bytes:
+    """A request's bytes as they may leave: the credentials it carries (a key from a
+    ``!command``, a resolved header) join the secrets, then :func:`outbound`."""
+    add_credentials(credentials)
+    return outbound(body, payload)
+
+
+def hiding_secrets(resolve: Callable[[Model], StreamOptions]) -> Callable[[Model], StreamOptions]:
+    """``resolve`` (a model's request options) with :func:`hide_in_request` as the transformer
+    of every request made with them. The agent wraps its options with this, so each of its
+    requests (turns, compaction, branch summaries, extensions') hides secrets."""
+
+    def options_for(model: Model) -> StreamOptions:
+        options = resolve(model)
+        options.transform_payload = hide_in_request
+        return options
+
+    return options_for
 
 
 def _report(refusals: list[tuple[str, str]]) -> None:

@@ -2,6 +2,8 @@
 
 The chat path is proved end to end by tests/e2e/test_secrets_cli.py; these use pi's own fixture
 sessions and the loopback server, with secrets taken from the words the summaries must carry.
+The summaries get their request options from the agent, which wraps them with
+``hiding_secrets``: the provider layer only runs the transformer it is handed.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from pi_tui.ai.types import Model
+from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.compaction import (
     collect_entries_for_branch_summary,
     compact,
@@ -19,6 +21,7 @@ from pi_tui.compaction import (
 )
 from pi_tui.config.settings import CompactionSettings
 from pi_tui.secrets import active
+from pi_tui.secrets.active import hiding_secrets
 from pi_tui.secrets.entries import SecretEntry
 from pi_tui.secrets.obfuscator import Obfuscator
 from pi_tui.secrets.sources import SecretsSetup
@@ -29,6 +32,11 @@ from tests.support.model_server import ModelServer, Scripted
 def hide(*values: str) -> None:
     plain = {value: SecretEntry("plain", value, source="test") for value in values}
     active.install(SecretsSetup(Obfuscator(b"k" * 32, plain), [], {"test": len(plain)}, True))
+
+
+def agent_options(model: Model) -> StreamOptions:
+    """The request options as the agent hands them to a summary (see AgentSession)."""
+    return hiding_secrets(lambda _model: options())(model)
 
 
 def sent_with_hidden(secret: str, request_for: Callable[[Model], Coroutine[Any, Any, Any]]) -> bytes:
@@ -47,7 +55,7 @@ def test_a_compaction_request_hides_secrets(tmp_path: Path) -> None:
     assert preparation is not None
     secret = "tiny demo project"
     assert secret in str([entry.model_dump() for entry in manager.get_branch()])
-    body = sent_with_hidden(secret, lambda model: compact(preparation, model, options()))
+    body = sent_with_hidden(secret, lambda model: compact(preparation, model, agent_options(model)))
     assert secret.encode() not in body and b"<<secret:" in body
 
 
@@ -56,5 +64,5 @@ def test_a_branch_summary_request_hides_secrets(tmp_path: Path) -> None:
     entries = collect_entries_for_branch_summary(manager, "634488e3", "ad0a1d25")
     secret = "changed the greeting in src/app.py"
     assert secret in str([entry.model_dump() for entry in entries])
-    body = sent_with_hidden(secret, lambda model: summarize_branch(entries, model, options()))
+    body = sent_with_hidden(secret, lambda model: summarize_branch(entries, model, agent_options(model)))
     assert secret.encode() not in body and b"<<secret:" in body
