@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.extensions.api import ExtensionError
 
 if TYPE_CHECKING:
-    from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.extensions.base import Runner
 
 Switch = Callable[[Any, str], Awaitable[None]]
 """``(new session manager, reason) -> None``: the mode's way to continue in another session."""
@@ -35,7 +35,7 @@ class SessionMove:
 
 
 class SessionControl:
-    def __init__(self, runner: ExtensionRunner, switch: Switch | None = None) -> None:
+    def __init__(self, runner: Runner, switch: Switch | None = None) -> None:
         self.runner = runner
         self.switch = switch or self._adopt
 
