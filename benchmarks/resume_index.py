@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         update, infos = timed(lambda: list_everything(agent))
         row(f"/resume over {what}: after appending to 10 files", f"{update * 1000:.0f} ms")
 
-        from pi_tui.tui.screens.resume import SessionRow
+        from pi_tui.session.search import SessionRow
 
         rows = [SessionRow.of(info) for info in infos]
         del infos

@@ -16,15 +16,20 @@ The TUI, the print/json/rpc modes and tests all drive exactly this API.
 from __future__ import annotations
 
 import asyncio
-import copy
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
+from pi_tui.agent.history import (
+    HistoryMixin,
+    KeyResolver,
+)
 from pi_tui.agent.hooks import AgentHooks
+from pi_tui.agent.tool_calls import ToolCallsMixin
+from pi_tui.agent.ttsr_turns import TtsrMixin, cut_text, keep_ttsr_partials, rule_summary, stream_scope
+from pi_tui.agent.user_bash import UserBashMixin
 from pi_tui.ai.errors import ConfigError, is_context_overflow
 from pi_tui.ai.stream import AssistantStream, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.thinking import clamp_level
@@ -33,49 +38,23 @@ from pi_tui.config.settings import Settings
 from pi_tui.messages import (
     THINKING_LEVELS,
     AssistantMessage,
-    BashExecutionMessage,
     CustomMessage,
     ImageContent,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     Usage,
+    UserBlock,
     UserMessage,
     now_ms,
 )
 from pi_tui.secrets.active import hiding_secrets
-from pi_tui.secrets.active import inbound as reveal_secrets
 from pi_tui.session import SessionManager, convert_to_llm
 from pi_tui.session.system_replay import active_tool_names, replayed_content, system_prompt_with
-from pi_tui.text_safety import clean_text, clean_value, show_name
+from pi_tui.text_safety import clean_text
 from pi_tui.tools import ALL_TOOL_NAMES
-from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
-from pi_tui.ttsr.coordinator import INJECTION_TYPE, TtsrCoordinator
-
-TTSR_RETRY_DELAY = 0.05
-"""Pause between a rule's interrupt and the retry, so a user action in between wins."""
-SKIPPED_TEXT = "Skipped: the user sent a new message before this tool ran."
-ABORTED_TOOL_TEXT = "Aborted by the user."
-BLOCKED_PREFIX = "Blocked: "
-"""Start of the result of a tool call an extension refused (the reason follows)."""
-
-KeyResolver = Callable[[Model], StreamOptions]
-"""Gives the request options (API key, headers) for a model; raises ConfigError without a key."""
-
-
-@dataclass(slots=True)
-class NavigationResult:
-    editor_text: str | None = None
-    """The selected user message's text, for the editor (None for other entries)."""
-    summary_entry_id: str | None = None
-    already_there: bool = False
-    cancelled_by: str | None = None
-    """Set when an extension's ``session_before_tree`` handler cancelled the move."""
-
-
-class CompactionFailed(Exception):
-    """The summary request for a compaction failed; the message says why."""
+from pi_tui.tools.base import AgentTool, ToolResult
+from pi_tui.ttsr.coordinator import TtsrCoordinator
 
 
 class AgentBusyError(RuntimeError):
@@ -96,7 +75,7 @@ class QueuedMessage:
 BUILT_IN_TOOL_NAMES = frozenset(ALL_TOOL_NAMES)
 
 
-class AgentSession:
+class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
     def __init__(
         self,
         manager: SessionManager,
@@ -517,154 +496,6 @@ class AgentSession:
         if self.ttsr is not None:
             self.ttsr.turn_ended()
 
-    # --- TTSR ------------------------------------------------------------------------------------
-
-    async def _ttsr_retry(self, produced: list[Any]) -> bool:
-        """After a rule cut the stream: wait a moment, inject the rule, go again.
-
-        The pause lets a user action (Escape, a new prompt) win: then nothing is injected.
-        """
-        assert self.ttsr is not None
-        await asyncio.sleep(TTSR_RETRY_DELAY)
-        if self._aborted:
-            self.ttsr.cancel_interrupt()
-            return False
-        rules = self.ttsr.take_interrupt()
-        if not rules:
-            return False
-        self._inject_rules(rules, produced)
-        return True
-
-    def _inject_rules(self, rules: list[Any], produced: list[Any]) -> None:
-        """The hidden ``ttsr-injection`` message + the ``ttsr_injection`` entry."""
-        assert self.ttsr is not None
-        names = [rule.name for rule in rules]
-        details = {"rules": names, "contextMode": self.ttsr.context_mode}
-        message = CustomMessage(
-            custom_type=INJECTION_TYPE,
-            content=self.ttsr.injection_text(rules),
-            display=False,
-            details=details,
-            timestamp=now_ms(),
-        )
-        self.emit("message_start", message=message)
-        self.manager.append_custom_message_entry(INJECTION_TYPE, message.content, False, details)
-        self.manager.append_ttsr_injection(names)
-        self.ttsr.mark_injected(names)
-        produced.append(message)
-        self.emit("message_end", message=message)
-
-    # --- compaction -----------------------------------------------------------------------------
-
-    def context_tokens(self) -> int:
-        """Tokens the current context takes (last usage plus estimates of what followed it)."""
-        from pi_tui.compaction.tokens import context_tokens
-
-        return context_tokens(self.messages)
-
-    def context_tokens_if_built(self) -> int | None:
-        """:meth:`context_tokens`, or None while the context is not built yet: the footer must
-        not make a long session's first screen wait for every message to be read."""
-        manager = self.manager
-        if self.compacted_since_last_usage():
-            return None  # as pi: unknown ("?") until the next reply reports its usage
-        if manager.context_is_built or manager.has_built_context or len(manager) <= SMALL_SESSION_ENTRIES:
-            return self.context_tokens()  # at hand, grown from the last build, or cheap to build
-        return None
-
-    def compacted_since_last_usage(self) -> bool:
-        """A compaction is newer on the branch than the last reply that reported usage: that
-        usage measured the context before the summary replaced it."""
-        manager = self.manager
-        for entry_id in reversed(manager.get_branch_ids()):
-            raw = manager.get_raw_entry(entry_id) or {}
-            if raw.get("type") == "compaction":
-                return True
-            message = raw.get("message") if raw.get("type") == "message" else None
-            if isinstance(message, dict) and message.get("role") == "assistant" and message.get("usage"):
-                return False
-        return False
-
-    def compaction_settings(self) -> Any:
-        """``compaction`` with the active model's ``modelOverrides`` entry applied (pi 1.x): read
-        afresh at each check, so a model switch changes the next threshold and cut."""
-        return self.settings.compaction.for_model(self.model.provider, self.model.id)
-
-    async def _maybe_compact(self) -> None:
-        """Automatic compaction when the context leaves less than ``reserveTokens`` free."""
-        from pi_tui.compaction.compact import should_compact
-
-        if should_compact(self.context_tokens(), self.model.context_window, self.compaction_settings()):
-            await self._auto_compact("threshold")
-
-    async def _auto_compact(self, reason: str) -> bool:
-        try:
-            return await self.compact(reason=reason) is not None
-        except CompactionFailed:
-            return False
-
-    async def compact(self, custom_instructions: str | None = None, *, reason: str = "manual") -> Any:
-        """Summarise the older part of the branch into a ``compaction`` entry (``/compact``).
-
-        Returns the CompactionResult, or None when there is nothing to compact. Raises
-        :class:`CompactionFailed` with the provider's message when the summary request fails.
-        """
-        from pi_tui.compaction.compact import compact, prepare_compaction
-        from pi_tui.compaction.request import CompactionError
-
-        self.emit("compaction_start", reason=reason)
-        branch = self.manager.get_branch()
-        preparation = prepare_compaction(branch, self.compaction_settings())
-        if preparation is None:
-            self.emit("compaction_end", reason=reason, result=None, aborted=False, willRetry=False)
-            return None
-        given: dict[str, Any] | None = None
-        if self.hooks.wants("session_before_compact"):
-            answer = await self.hooks.before(
-                "session_before_compact",
-                preparation=preparation,
-                branch_entries=branch,
-                custom_instructions=custom_instructions,
-                reason=reason,
-            )
-            if answer is not None and answer.get("cancel"):
-                self.emit("compaction_end", reason=reason, result=None, aborted=True, willRetry=False)
-                return None
-            given = answer.get("compaction") if answer is not None else None
-        try:
-            if isinstance(given, dict) and isinstance(given.get("summary"), str):
-                result = _given_compaction(given, preparation)
-            else:
-                given = None
-                options = self._request_options(self.model)
-                options.thinking = self.thinking_level  # type: ignore[assignment]
-                result = await compact(preparation, self.model, options, custom_instructions)
-        except (CompactionError, ConfigError) as error:
-            self.emit(
-                "compaction_end",
-                reason=reason,
-                result=None,
-                aborted=False,
-                willRetry=False,
-                errorMessage=str(error),
-            )
-            raise CompactionFailed(str(error)) from error
-        except asyncio.CancelledError:
-            self.emit("compaction_end", reason=reason, result=None, aborted=True, willRetry=False)
-            raise
-        entry_id = result.append_to(self.manager, from_hook=given is not None)
-        self.manager.sync()
-        entry = self.manager.get_entry(entry_id)
-        self.hooks.notify("session_compact", compaction_entry=entry, from_extension=given is not None)
-        self.emit(
-            "compaction_end",
-            reason=reason,
-            result=compaction_json(result, self.messages),
-            aborted=False,
-            willRetry=reason == "overflow",
-        )
-        return result
-
     def _take(self, queue: list[QueuedMessage], mode: str) -> list[QueuedMessage]:
         """The queued messages for the next turn: the oldest one (``one-at-a-time``, the rest wait
         for the reply) or all of them (``all``). The mode is read at each turn, so a change in
@@ -810,8 +641,8 @@ class AgentSession:
                         self.emit(
                             "ttsr_triggered",
                             rules=[rule_summary(rule) for rule in rules],
-                            scope=_stream_scope(event),
-                            cutText=_cut_text(event),
+                            scope=stream_scope(event),
+                            cutText=cut_text(event),
                         )
             message = await stream.result()
         finally:
@@ -843,393 +674,8 @@ class AgentSession:
             error_message=error,
             timestamp=now_ms(),
         )
-        return await self._record(message)
-
-    async def _run_tools(
-        self, calls: list[ToolCall], results: list[ToolResultMessage], produced: list[Any]
-    ) -> None:
-        by_name = {tool.name: tool for tool in self.active_tools()}
-        hooks = self.hooks
-        gated, reshaped = hooks.wants("tool_call"), hooks.wants("tool_result")
-        for index, call in enumerate(calls):
-            self.emit("tool_execution_start", toolCallId=call.id, toolName=call.name, args=call.arguments)
-            duration_ms: int | None = None
-            # Extensions may change the arguments in place: never the saved call's own dict.
-            arguments = copy.deepcopy(call.arguments) if gated or reshaped else dict(call.arguments)
-            # Placeholders the model was shown become the real values again (a new dict: the
-            # saved call keeps what the model sent).
-            arguments = reveal_secrets(arguments)
-            blocked = None
-            if gated and not self._aborted:
-                await hooks.drain()  # a gate has seen every event before the call it judges
-                blocked = await hooks.tool_call(call.id, call.name, arguments)
-            if self._aborted:
-                result = ToolResult.text(ABORTED_TOOL_TEXT)
-                result.is_error = True
-            elif self.steering and index > 0:
-                result = ToolResult.text(SKIPPED_TEXT)
-                result.is_error = True
-            elif blocked is not None:
-                result = ToolResult.text(f"{BLOCKED_PREFIX}{blocked}")
-                result.is_error = True
-            else:
-                tool = by_name.get(call.name)
-                began = time.monotonic()
-                result = await self._execute(tool, call, arguments)
-                if tool is not None:  # pi 1.x: how long execute() took; absent when it did not run
-                    duration_ms = max(0, round((time.monotonic() - began) * 1000))
-            result = clean_result(result)
-            if reshaped:
-                result = clean_result(await hooks.tool_result(call.id, call.name, arguments, result))
-            reminder, reminded = self.ttsr.reminder_for(call.id) if self.ttsr is not None else (None, [])
-            content = list(result.content)
-            if reminder is not None:
-                content.insert(0, TextContent(text=reminder))
-                result.content = content
-            message = ToolResultMessage(
-                tool_call_id=call.id,
-                tool_name=call.name,
-                content=content,
-                is_error=result.is_error,
-                timestamp=now_ms(),
-            )
-            if result.details is not None:
-                message.details = result.details
-            results.append(message)
-            self.emit(
-                "tool_execution_end",
-                toolCallId=call.id,
-                toolName=call.name,
-                result={"content": result.content, "details": result.details},
-                isError=result.is_error,
-                **({} if duration_ms is None else {"durationMs": duration_ms}),
-            )
-            await self._save(message, produced)
-            if reminded and self.ttsr is not None:
-                self.manager.append_ttsr_injection(reminded)
-                self.ttsr.mark_injected(reminded)
-
-    async def _execute(self, tool: AgentTool | None, call: ToolCall, arguments: dict[str, Any]) -> ToolResult:
-        if tool is None:
-            available = ", ".join(t.name for t in self.active_tools()) or "none"
-            return _error_result(f"Tool {call.name!r} is not available (available: {available}).")
-
-        def on_update(partial: ToolResult) -> None:
-            partial = clean_result(partial)
-            self.emit(
-                "tool_execution_update",
-                toolCallId=call.id,
-                toolName=call.name,
-                args=call.arguments,
-                partialResult={"content": partial.content, "details": partial.details},
-            )
-
-        context = ToolContext(
-            cwd=self.cwd,
-            on_update=on_update,
-            shell_path=self.settings.shell_path,
-            command_prefix=self.settings.shell_command_prefix,
-        )
-        task = asyncio.ensure_future(tool.execute(call.id, arguments, context))
-        self._tool_task = task
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if not self._aborted:
-                raise  # our own task is being cancelled: let it go
-            return _error_result(ABORTED_TOOL_TEXT)
-        except ToolError as error:
-            return _error_result(str(error), error.details if error.details is not None else {})
-        except Exception as error:  # a tool bug: the model hears about it, the loop goes on
-            return _error_result(f"{call.name} failed: {type(error).__name__}: {error}", {})
-        finally:
-            self._tool_task = None
-
-    # --- moving in the tree --------------------------------------------------------------------
-
-    async def navigate_tree(
-        self, target_id: str, *, summarize: bool = False, custom_focus: str | None = None
-    ) -> NavigationResult:
-        """Move to ``target_id`` (the /tree selection), optionally summarising what is left.
-
-        Selecting a user (or custom) message puts the leaf on its parent and hands its text back
-        for the editor, so the next prompt becomes a sibling; any other entry becomes the leaf.
-        With ``summarize`` the abandoned entries are summarised first and a ``branch_summary``
-        is appended at the new position. Cancelling the awaiting task cancels the summary and
-        leaves the session where it was.
-        """
-        from pi_tui.compaction.branch_summary import collect_entries_for_branch_summary, summarize_branch
-        from pi_tui.compaction.request import CompactionError
-
-        entry = self.manager.get_entry(target_id)
-        if entry is None:
-            raise ValueError(f"Entry {target_id} not found")
-        old_leaf = self.manager.get_leaf_id()
-        if target_id == old_leaf:
-            return NavigationResult(already_there=True)
-        editor_text = None
-        new_leaf: str | None = target_id
-        message = getattr(entry, "message", None)
-        if entry.type == "custom_message" or (message is not None and message.role == "user"):
-            new_leaf = entry.parent_id
-            content = message.content if message is not None else entry.content
-            editor_text = (
-                content
-                if isinstance(content, str)
-                else "".join(block.text for block in content if isinstance(block, TextContent))
-            )
-        summary_id = None
-        given: Any = None
-        if self.hooks.wants("session_before_tree"):
-            answer = await self.hooks.before(
-                "session_before_tree", target_id=target_id, old_leaf_id=old_leaf, summarize=summarize
-            )
-            if answer is not None and answer.get("cancel"):
-                return NavigationResult(cancelled_by="an extension")
-            given = answer.get("summary") if answer is not None else None
-        if isinstance(given, dict) and isinstance(given.get("summary"), str) and old_leaf is not None:
-            details = given.get("details")
-            summary_id = self.manager.branch_with_summary(new_leaf, given["summary"], details, True)
-        elif summarize and old_leaf is not None:
-            entries = collect_entries_for_branch_summary(self.manager, old_leaf, target_id)
-            try:
-                options = self._request_options(self.model)
-                result = await summarize_branch(
-                    entries,
-                    self.model,
-                    options,
-                    custom_focus,
-                    reserve_tokens=self.settings.branch_summary.reserve_tokens,
-                )
-            except (CompactionError, ConfigError) as error:
-                raise CompactionFailed(str(error)) from error
-            if result is not None:
-                summary_id = self.manager.branch_with_summary(
-                    new_leaf, result.summary, result.details, False, usage=result.usage
-                )
-        if summary_id is None:
-            if new_leaf is None:
-                self.manager.reset_leaf()
-            else:
-                self.manager.branch(new_leaf)
-        self._restore_ttsr()  # another branch has its own injected rules
-        self.hooks.notify(
-            "session_tree",
-            new_leaf_id=self.manager.get_leaf_id(),
-            old_leaf_id=old_leaf,
-            summary_entry=self.manager.get_entry(summary_id) if summary_id else None,
-            from_extension=summary_id is not None and given is not None,
-        )
-        return NavigationResult(editor_text=editor_text, summary_entry_id=summary_id)
-
-    # --- user shell commands --------------------------------------------------------------------
-
-    async def run_bash(
-        self,
-        command: str,
-        *,
-        exclude_from_context: bool = False,
-        on_chunk: Callable[[str], None] | None = None,
-    ) -> BashExecutionMessage:
-        """Run a user ``!command`` (``!!`` excludes it from the context) and record it.
-
-        Same runner as the bash tool (own process group, bounded output with the full text in a
-        temp file when cut); :meth:`abort` kills it and the message records ``cancelled``.
-        ``on_chunk`` gets the output as it comes, every byte (rpc's ``bash_execution_update``),
-        decoded as the output is (bytes that are not UTF-8 become U+FFFD).
-        """
-        import codecs
-
-        from pi_tui.tools.bash import OutputBuffer, run_command
-
-        if self.hooks.wants("user_bash"):
-            given = await self.hooks.user_bash(command, exclude_from_context, str(self.cwd))
-            if given is not None:  # an extension ran it its own way (a remote shell...)
-                return await self._record_bash(command, exclude_from_context, given)
-        buffers: list[OutputBuffer] = []
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        seen = [0]
-
-        def on_output(buffer: OutputBuffer) -> None:
-            if not buffers:
-                buffers.append(buffer)
-            if on_chunk is not None and buffer.total_bytes > seen[0]:
-                # Called after each chunk the buffer took: its newest chunk is the new output.
-                fresh = buffer._chunks[-1][-(buffer.total_bytes - seen[0]) :]
-                seen[0] = buffer.total_bytes
-                text = decoder.decode(fresh)
-                if text:
-                    on_chunk(clean_text(text))
-
-        task = asyncio.ensure_future(
-            run_command(
-                command,
-                self.cwd,
-                on_output=on_output,
-                shell_path=self.settings.shell_path,
-                command_prefix=self.settings.shell_command_prefix,
-            )
-        )
-        self._bash_task = task
-        self._aborted = False
-        exit_code: int | None = None
-        cancelled = False
-        try:
-            result = await task
-            exit_code = result.exit_code
-            buffer: OutputBuffer | None = result.output
-        except asyncio.CancelledError:
-            if not self._aborted:
-                raise
-            cancelled = True
-            buffer = buffers[0] if buffers else None
-        finally:
-            self._bash_task = None
-        if on_chunk is not None:
-            rest = decoder.decode(b"", final=True)
-            if rest:
-                on_chunk(rest)
-        output, truncated, full_path = "", False, None
-        if buffer is not None:
-            cut = buffer.tail()
-            output, truncated = cut.content, cut.truncated
-            buffer.finish(keep_file=truncated)
-            full_path = buffer.file_path if truncated else None
-        message = BashExecutionMessage(
-            command=clean_text(command),
-            output=clean_text(output),
-            exit_code=exit_code,
-            cancelled=cancelled,
-            truncated=truncated,
-            timestamp=now_ms(),
-            exclude_from_context=exclude_from_context,
-        )
-        if full_path:
-            message.full_output_path = show_name(full_path)
-        await self._record(message)
-        self.manager.sync()
-        return message
-
-    async def _record_bash(self, command: str, exclude: bool, given: dict[str, Any]) -> BashExecutionMessage:
-        """Record the result an extension's ``user_bash`` handler gave instead of a run."""
-        code = given.get("exit_code", given.get("exitCode"))
-        message = BashExecutionMessage(
-            command=clean_text(command),
-            output=clean_text(str(given.get("output", ""))),
-            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-            cancelled=bool(given.get("cancelled", False)),
-            truncated=bool(given.get("truncated", False)),
-            timestamp=now_ms(),
-            exclude_from_context=exclude,
-        )
-        await self._record(message)
-        self.manager.sync()
-        return message
-
-
-def _given_compaction(given: dict[str, Any], preparation: Any) -> Any:
-    """The compaction an extension's ``session_before_compact`` handler wrote itself."""
-    from pi_tui.compaction.compact import CompactionResult
-
-    first_kept = given.get("first_kept_entry_id", given.get("firstKeptEntryId"))
-    tokens = given.get("tokens_before", given.get("tokensBefore"))
-    details = given.get("details")
-    return CompactionResult(
-        summary=given["summary"],
-        first_kept_entry_id=first_kept if isinstance(first_kept, str) else preparation.first_kept_entry_id,
-        tokens_before=tokens if isinstance(tokens, int) else preparation.tokens_before,
-        details=details if isinstance(details, dict) else {"readFiles": [], "modifiedFiles": []},
-    )
-
-
-SMALL_SESSION_ENTRIES = 2_000
-"""Sessions up to this size have their context built whenever the footer asks (milliseconds)."""
-
-
-def _stream_scope(event: Any) -> str:
-    """Where a rule matched: ``text``, ``thinking`` or ``tool:<name>`` (as rules scope it)."""
-    if event.type == "thinking_delta":
-        return "thinking"
-    if event.type == "toolcall_delta" and event.tool_call is not None:
-        return f"tool:{event.tool_call.name}"
-    return "text"
-
-
-def _cut_text(event: Any) -> str:
-    """The reply's output of that scope up to the cut (what the rule saw break it)."""
-    if event.type == "toolcall_delta" and event.tool_call is not None:
-        return _json_text(event.tool_call.arguments)
-    kind = ThinkingContent if event.type == "thinking_delta" else TextContent
-    block = (
-        event.partial.content[event.content_index]
-        if event.content_index < len(event.partial.content)
-        else None
-    )
-    if isinstance(block, kind):
-        return block.thinking if isinstance(block, ThinkingContent) else block.text
-    return event.delta or ""
-
-
-def _json_text(value: Any) -> str:
-    import orjson
-
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
-
-
-def rule_summary(rule: Any) -> dict[str, Any]:
-    """A rule as events carry it (JSON-friendly)."""
-    return {
-        "name": rule.name,
-        "path": str(rule.path) if rule.path else None,
-        "description": rule.description,
-        "content": rule.content,
-        "interruptMode": rule.interrupt_mode,
-    }
-
-
-def keep_ttsr_partials(messages: list[Any]) -> list[Any]:
-    """With ``contextMode: keep`` the reply a rule cut stays in the context the model sees.
-
-    Saved replies keep ``stopReason: aborted`` (which providers never resend); a reply directly
-    followed by a keep-mode injection is resent as a normal reply, without the tool calls that
-    never ran.
-    """
-    out = list(messages)
-    for index, message in enumerate(out):
-        if (
-            index > 0
-            and isinstance(message, CustomMessage)
-            and message.custom_type == INJECTION_TYPE
-            and isinstance(message.details, dict)
-            and message.details.get("contextMode") == "keep"
-        ):
-            previous = out[index - 1]
-            if isinstance(previous, AssistantMessage) and previous.stop_reason == "aborted":
-                kept = [block for block in previous.content if not isinstance(block, ToolCall)]
-                out[index - 1] = previous.model_copy(update={"stop_reason": "stop", "content": kept})
-    return out
-
-
-def compaction_json(result: Any, messages: Sequence[Any]) -> dict[str, Any]:
-    """A compaction's result as pi 1.x reports it (``compaction_end``, rpc ``compact``):
-    ``estimatedTokensAfter`` is an estimate over the rebuilt context (no reply has measured it
-    yet); ``usage`` what the summary cost, absent when no model wrote it."""
-    from pi_tui.compaction.tokens import estimate_tokens
-
-    data: dict[str, Any] = {
-        "summary": result.summary,
-        "firstKeptEntryId": result.first_kept_entry_id,
-        "tokensBefore": result.tokens_before,
-        "estimatedTokensAfter": sum(estimate_tokens(message) for message in messages),
-        "details": result.details,
-    }
-    usage = getattr(result, "usage", None)
-    if usage is not None:
-        data["usage"] = usage.model_dump(by_alias=True, mode="json")
-    return data
+        recorded: AssistantMessage = await self._record(message)
+        return recorded
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
@@ -1238,25 +684,5 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     The text passes :func:`clean_text`: words from argv or a paste may hold bytes that are not
     UTF-8 (as lone surrogates), which no session line or request may carry.
     """
-    blocks: list[TextContent | ImageContent] = [TextContent(text=clean_text(text)), *images]
+    blocks: list[UserBlock] = [TextContent(text=clean_text(text)), *images]
     return UserMessage(content=blocks, timestamp=now_ms())
-
-
-def clean_result(result: ToolResult) -> ToolResult:
-    """``result`` with no lone surrogate left in its text or details (see
-    :mod:`pi_tui.text_safety`): a path or an error message from a tool may hold bytes that are
-    not UTF-8, and the message must still save, send and print."""
-    content = [_clean_block(block) for block in result.content]
-    return ToolResult(content, clean_value(result.details), result.is_error)
-
-
-def _clean_block(block: TextContent | ImageContent) -> TextContent | ImageContent:
-    if isinstance(block, TextContent):
-        text = clean_text(block.text)
-        if text is not block.text:
-            return block.model_copy(update={"text": text})
-    return block
-
-
-def _error_result(text: str, details: Any = None) -> ToolResult:
-    return ToolResult([TextContent(text=text)], details, is_error=True)

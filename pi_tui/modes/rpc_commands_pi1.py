@@ -9,7 +9,6 @@ the rest of rpc mode's commands. Answers use pi 1.5.2's field names (docs/rpc.md
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +16,13 @@ import orjson
 
 from pi_tui import jsonio
 from pi_tui.ai.thinking import supported_levels
+from pi_tui.modes.rpc_protocol import NO_DATA, CommandError, Handler, RpcHost
 
 if TYPE_CHECKING:
-    from pi_tui.modes.rpc_mode import RpcServer
     from pi_tui.session.manager import SessionManager, TreeNode
 
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
-
-def pi1_handlers(server: RpcServer) -> dict[str, tuple[Handler, bool]]:
+def pi1_handlers(server: RpcHost) -> dict[str, tuple[Handler, bool]]:
     """name -> (handler, runs as its own task), for :attr:`RpcServer._handlers`."""
     commands = Pi1Commands(server)
     return {
@@ -43,14 +40,12 @@ def pi1_handlers(server: RpcServer) -> dict[str, tuple[Handler, bool]]:
 class Pi1Commands:
     """The handlers, working on the server's current agent (it changes on new/switch/fork)."""
 
-    def __init__(self, server: RpcServer) -> None:
+    def __init__(self, server: RpcHost) -> None:
         self.server = server
 
     async def get_entries(self, command: dict[str, Any]) -> Any:
         """Every entry in file order (header left out), or those after ``since``: an entry id
         is a cursor that survives restarts, because entries are only ever appended."""
-        from pi_tui.modes.rpc_mode import CommandError
-
         manager = self.server.agent.manager
         raws = list(manager.iter_raw_entries())
         since = command.get("since")
@@ -89,7 +84,6 @@ class Pi1Commands:
         import contextlib
 
         from pi_tui.config.settings import SettingsError, update_global_settings
-        from pi_tui.modes.rpc_mode import _NO_DATA, CommandError
 
         enabled = command.get("enabled")
         if not isinstance(enabled, bool):
@@ -97,31 +91,26 @@ class Pi1Commands:
         self.server.agent.settings.retry.enabled = enabled
         with contextlib.suppress(OSError, SettingsError):
             update_global_settings({"retry": {"enabled": enabled}})
-        return _NO_DATA
+        return NO_DATA
 
     async def abort_retry(self, command: dict[str, Any]) -> Any:
         """Cancel the wait before a retry; nothing to do when no reply is waiting (as pi)."""
-        from pi_tui.modes.rpc_mode import _NO_DATA
-
         self.server.agent.abort_retry()
-        return _NO_DATA
+        return NO_DATA
 
     async def clone(self, command: dict[str, Any]) -> Any:
         """Continue in a new session file holding the current branch (``/clone``)."""
-        from pi_tui.modes.rpc_mode import CommandError
-
         leaf = self.server.agent.manager.get_leaf_id()
         if leaf is None:
             raise CommandError("Nothing to clone: the session has no entries yet")
-        done = await self.server.branch_off("clone", leaf, entry_id=leaf, position="at")
-        return {"cancelled": not done}
+        moved = await self.server.branch_off("clone", leaf, "at")
+        return {"cancelled": moved.cancelled}
 
     async def export_html(self, command: dict[str, Any]) -> Any:
         """The session as an HTML page (``/export``'s), secrets hidden as the model sees them;
         ``outputPath`` relative to the working folder, by default pi's file name there."""
         from pi_tui.config.paths import agent_dir
         from pi_tui.html_export import default_html_name, export_html
-        from pi_tui.modes.rpc_mode import CommandError
         from pi_tui.secrets.active import current as current_secrets
 
         agent = self.server.agent

@@ -7,18 +7,13 @@ apart so that module stays one readable size); the server mode inherits them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pi_tui.compaction.tokens import context_tokens
-
-if TYPE_CHECKING:
-    from pi_tui.modes.rpc_mode import RpcServer
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+from pi_tui.modes.rpc_protocol import BusyError, CommandError, Handler, RpcHost
 
 
-def session_handlers(server: RpcServer) -> dict[str, tuple[Handler, bool]]:
+def session_handlers(server: RpcHost) -> dict[str, tuple[Handler, bool]]:
     """name -> (handler, runs as its own task), for :attr:`RpcServer._handlers`."""
     commands = SessionCommandsPi1(server)
     return {
@@ -30,7 +25,7 @@ def session_handlers(server: RpcServer) -> dict[str, tuple[Handler, bool]]:
 class SessionCommandsPi1:
     """The handlers, working on the server's current agent (it changes on new/switch/fork)."""
 
-    def __init__(self, server: RpcServer) -> None:
+    def __init__(self, server: RpcHost) -> None:
         self.server = server
 
     async def get_session_stats(self, command: dict[str, Any]) -> Any:
@@ -93,8 +88,6 @@ class SessionCommandsPi1:
         command's ``id``) and the answer is pi's result (output, exitCode, cancelled, truncated,
         fullOutputPath). ``excludeFromContext`` keeps it in the session but not in the model's
         context (``!!`` in the TUI)."""
-        from pi_tui.modes.rpc_mode import BusyError, CommandError
-
         text = command.get("command")
         if not isinstance(text, str) or not text.strip():
             raise CommandError('bash needs a non-empty "command"')
@@ -104,9 +97,9 @@ class SessionCommandsPi1:
         if self.server.busy:
             # Appending mid-run would wedge the record between a tool call and its result.
             raise BusyError("Cannot run bash while the agent is running; wait for it or abort")
-        if self.server._bash_running:
+        if self.server.bash_running:
             raise BusyError("A bash command is already running")
-        self.server._bash_task = asyncio.current_task()
+        self.server.bash_task = asyncio.current_task()
         request_id = command.get("id")
 
         def chunk(delta: str) -> None:
@@ -118,7 +111,7 @@ class SessionCommandsPi1:
         try:
             message = await self.server.agent.run_bash(text, exclude_from_context=exclude, on_chunk=chunk)
         finally:
-            self.server._bash_task = None
+            self.server.bash_task = None
         result = {
             "output": message.output,
             "exitCode": message.exit_code,

@@ -24,200 +24,49 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import signal
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, BinaryIO
+from collections.abc import AsyncIterator
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pi_tui import jsonio
 from pi_tui.agent.events import AgentEvent
-from pi_tui.agent.session import AgentBusyError, AgentSession, CompactionFailed, compaction_json
+from pi_tui.agent.history import CompactionFailed, compaction_json
+from pi_tui.agent.session import AgentBusyError, AgentSession
+from pi_tui.agent.session_ops import Moved, SessionOpError, SessionOps, message_text, user_message_entry
 from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.thinking import supported_levels
 from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
-from pi_tui.messages import (
-    THINKING_LEVELS,
-    AssistantMessage,
-    BashExecutionMessage,
-    ImageContent,
-    TextContent,
-    UserMessage,
-    Wire,
-)
+from pi_tui.messages import THINKING_LEVELS, AssistantMessage, BashExecutionMessage, ImageContent, UserMessage
 from pi_tui.modes.exit_signals import ExitSignals
 from pi_tui.modes.rpc_commands_pi1 import pi1_handlers
 from pi_tui.modes.rpc_commands_session import session_handlers
+from pi_tui.modes.rpc_protocol import (
+    ABORT_WAIT,
+    NO_DATA,
+    BusyError,
+    CommandError,
+    Deferred,
+    FailedError,
+    Handler,
+    Output,
+    log,
+    model_json,
+    read_lines,
+    response_record,
+)
 from pi_tui.modes.rpc_ui import RpcExtensionUI
-from pi_tui.session import SessionError, SessionManager
+from pi_tui.session import SessionManager
 from pi_tui.session.entries import MessageEntry
 from pi_tui.startup import Started
 from pi_tui.tools.bash import kill_running_commands
 
-READ_CHUNK = 1 << 16
-ABORT_WAIT = 10.0
-"""How long ``abort`` (and shutdown) wait for a run to wind down before giving up on it."""
-
-_NO_DATA = object()
-"""Handler result meaning "the response has no ``data`` field" (``None`` means ``data: null``)."""
-
-
-class Deferred:
-    """A handler's answer that is known later (a prompt's ``disposition``): the command loop
-    goes on reading, and the response is written when ``answer`` finishes."""
-
-    def __init__(self, answer: Awaitable[Any]) -> None:
-        self.answer = answer
-
-
-class CommandError(Exception):
-    """A command that cannot be carried out; the message becomes the response's ``error``.
-
-    ``status`` is the HTTP status the server mode answers with (the rpc mode has no use for it).
-    """
-
-    status = 400
-
-
-class BusyError(CommandError):
-    """The command is fine but the session is doing something that excludes it right now."""
-
-    status = 409
-
-
-class FailedError(CommandError):
-    """The command was carried out and failed (a compaction's model request, say)."""
-
-    status = 502
-
-
-def _log(message: str) -> None:
-    """Diagnostics go to stderr: stdout is reserved for protocol records."""
-    print(f"pi-tui rpc: {message}", file=sys.stderr, flush=True)
-
-
-def _json_default(value: Any) -> Any:
-    """Last-resort conversion so one odd value never kills the output stream."""
-    if isinstance(value, Wire):
-        return value.to_json_dict()
-    if isinstance(value, BaseModel):
-        return value.model_dump(by_alias=True, mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, set | frozenset):
-        return list(value)
-    return str(value)
-
-
-class Output:
-    """The single writer of stdout: one JSON record per line, flushed at once.
-
-    Writes are synchronous on purpose: a record is either written whole or not at all, and the
-    order of responses and events is exactly the order in which they were produced. A closed
-    pipe (the client went away) is remembered and reported through ``on_closed``.
-    """
-
-    def __init__(self, stream: BinaryIO, on_closed: Callable[[], None] | None = None) -> None:
-        self._stream = stream
-        self._on_closed = on_closed
-        self.closed = False
-
-    def send(self, record: dict[str, Any]) -> None:
-        if self.closed:
-            return
-        try:
-            line = jsonio.dumps(record, default=_json_default)  # lone surrogates from a file too
-        except (TypeError, ValueError) as error:
-            _log(f"could not encode a {record.get('type')!r} record: {error}")
-            return
-        try:
-            self._stream.write(line + b"\n")
-            self._stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            self.closed = True
-            if self._on_closed is not None:
-                self._on_closed()
-
-
-async def read_lines(stream: BinaryIO | None) -> AsyncIterator[bytes]:
-    """Yield input records split on ``\\n`` only, each without its ``\\r\\n`` / ``\\n``.
-
-    Pipes, sockets and terminals are read through the event loop; anything else (a regular
-    file redirected to stdin) falls back to a reading thread, which is fine there because such
-    reads never block for long. A final line without a newline is still delivered.
-    """
-    if stream is None:
-        return
-    loop = asyncio.get_running_loop()
-    read: Callable[[], Awaitable[bytes]]
-    transport: asyncio.BaseTransport | None = None
-    try:
-        reader = asyncio.StreamReader(limit=READ_CHUNK * 4)
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
-
-        def read() -> Awaitable[bytes]:
-            return reader.read(READ_CHUNK)
-
-    except (ValueError, OSError, NotImplementedError):
-        read1 = getattr(stream, "read1", stream.read)
-
-        def read() -> Awaitable[bytes]:
-            return asyncio.to_thread(read1, READ_CHUNK)
-
-    pending = b""
-    try:
-        while True:
-            chunk = await read()
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                yield line[:-1] if line.endswith(b"\r") else line
-        if pending:
-            yield pending[:-1] if pending.endswith(b"\r") else pending
-    finally:
-        if transport is not None:
-            transport.close()
-
-
-# --- small helpers over messages ------------------------------------------------------------
-
-
-def message_text(message: Any) -> str:
-    """The text blocks of a user/assistant message joined (images and tool calls left out)."""
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(block.text for block in content if isinstance(block, TextContent))
-
-
-def model_json(model: Model) -> dict[str, Any]:
-    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-def response_record(
-    command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
-) -> dict[str, Any]:
-    """pi's answer to a command: ``success``, the request's ``id``, ``data`` or ``error``."""
-    record: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
-    if request_id is not None:
-        record["id"] = request_id
-    if error is not None:
-        record["error"] = error
-    elif data is not _NO_DATA:
-        record["data"] = data
-    return record
-
-
 # --- the server -----------------------------------------------------------------------------
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 class RpcServer:
@@ -233,12 +82,12 @@ class RpcServer:
             from pi_tui.resources.expander import register_commands
 
             for problem in register_commands(self.commands, self.agent.expander):
-                _log(problem)
+                log(problem)
         self.extension_ui: RpcExtensionUI | None = None
         """Set when extensions run: their dialogs wait for ``extension_ui_response`` lines."""
         self.stop = asyncio.Event()
         self._prompt_task: asyncio.Task[Any] | None = None
-        self._bash_task: asyncio.Task[Any] | None = None
+        self.bash_task: asyncio.Task[Any] | None = None
         self._compact_task: asyncio.Task[Any] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._answers: set[asyncio.Task[Any]] = set()
@@ -292,7 +141,7 @@ class RpcServer:
                 task.cancel()
             await asyncio.gather(reading, stopping, return_exceptions=True)
             if reading.done() and not reading.cancelled() and reading.exception() is not None:
-                _log(f"reading stdin failed: {reading.exception()}")
+                log(f"reading stdin failed: {reading.exception()}")
 
     async def handle_line(self, raw: bytes) -> None:
         if not raw.strip():
@@ -313,7 +162,7 @@ class RpcServer:
         request_id = command.get("id")
         if name == "extension_ui_response":  # an answer to one of our requests: never answered
             if self.extension_ui is None or not self.extension_ui.answer(command):
-                _log(f"extension_ui_response for no open dialog (id {request_id!r}): ignored")
+                log(f"extension_ui_response for no open dialog (id {request_id!r}): ignored")
             return
         if not isinstance(name, str) or not name:
             self.respond("unknown", request_id, error='Command has no "type" field')
@@ -347,13 +196,13 @@ class RpcServer:
             self.respond(name, request_id, error=f"{name} was cancelled")
             raise
         except Exception as error:  # a bug must cost one command, never the whole session
-            _log(f"{name} failed:\n{traceback.format_exc()}")
+            log(f"{name} failed:\n{traceback.format_exc()}")
             self.respond(name, request_id, error=f"{name} failed: {type(error).__name__}: {error}")
         else:
             self.respond(name, request_id, data=data)
 
     def respond(
-        self, command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
+        self, command: str, request_id: Any, *, data: Any = NO_DATA, error: str | None = None
     ) -> None:
         self.output.send(response_record(command, request_id, data=data, error=error))
 
@@ -399,8 +248,8 @@ class RpcServer:
         return running or self.agent.is_streaming
 
     @property
-    def _bash_running(self) -> bool:
-        return self._bash_task is not None and not self._bash_task.done()
+    def bash_running(self) -> bool:
+        return self.bash_task is not None and not self.bash_task.done()
 
     @property
     def _compacting(self) -> bool:
@@ -425,7 +274,7 @@ class RpcServer:
         self._abort_prompt()
         if self._compact_task is not None and not self._compact_task.done():
             self._compact_task.cancel()
-        if self._bash_running:
+        if self.bash_running:
             self.agent.abort()
 
     async def _settle(self) -> None:
@@ -443,15 +292,20 @@ class RpcServer:
             raise BusyError("The running prompt did not stop after abort; try again")
 
     def _ensure_idle_for(self, what: str) -> None:
-        if self._bash_running:
+        if self.bash_running:
             raise BusyError(f"Cannot {what} while a bash command runs; wait for it or send abort_bash")
         if self._compacting:
             raise BusyError(f"Cannot {what} while compacting; wait for it or send abort")
 
-    def _adopt(self, manager: SessionManager, *, restore_model: bool = False) -> None:
-        """Make ``manager`` the agent's session (new, switched or forked); ``restore_model``
-        continues with the session's own model and thinking level when known."""
+    def session_ops(self) -> SessionOps:
+        """The shared session moves (:mod:`pi_tui.agent.session_ops`) on this server's agent."""
+        return SessionOps(self.agent, self._adopt, self._extensions_allow)
+
+    async def _adopt(self, manager: SessionManager, reason: str, restore_model: bool, previous: Any) -> None:
+        """Make ``manager`` the agent's session (new, switched or forked) and tell extensions;
+        ``restore_model`` continues with the session's own model and thinking level when known."""
         self.agent.adopt(manager, self.registry.get if restore_model else None)
+        await self._extensions_moved(reason, previous)
 
     async def _extensions_allow(self, event: str, **fields: Any) -> bool:
         """False when an extension's ``session_before_*`` handler cancels the move."""
@@ -469,13 +323,6 @@ class RpcServer:
         target = self.agent.manager.session_file
         await extensions.runner.session_shutdown(reason, str(target) if target else None)
         await extensions.runner.session_start(reason, str(previous) if previous else None)
-
-    def _new_manager(self) -> SessionManager:
-        """A fresh session like the current one: same folder, or in memory with --no-session."""
-        current = self.agent.manager
-        if current.session_file is None:
-            return SessionManager.in_memory(current.cwd)
-        return SessionManager.create(current.cwd, current.session_dir)
 
     # --- prompting --------------------------------------------------------------------------
 
@@ -523,7 +370,11 @@ class RpcServer:
     async def _disposition(decided: asyncio.Future[str], task: asyncio.Task[Any]) -> Any:
         # A task cancelled before its first step (an abort sent with the prompt) never runs
         # the prompt, whose own code would have said "handled".
-        task.add_done_callback(lambda _task: decided.done() or decided.set_result("handled"))
+        def settle(_task: asyncio.Task[Any]) -> None:
+            if not decided.done():
+                decided.set_result("handled")
+
+        task.add_done_callback(settle)
         # Awaited directly: the answer goes out one step after the agent decided, ahead of
         # the run's first event (the agent yields once after deciding).
         return {"disposition": await decided}
@@ -538,11 +389,11 @@ class RpcServer:
         except AgentBusyError as error:  # only if something else started a run meanwhile
             if not decided.done():
                 decided.set_exception(BusyError(str(error)))
-            _log(f"prompt dropped: {error}")
+            log(f"prompt dropped: {error}")
         except Exception as error:
             if not decided.done():
                 decided.set_exception(CommandError(f"prompt failed: {type(error).__name__}: {error}"))
-            _log(f"the prompt failed:\n{traceback.format_exc()}")
+            log(f"the prompt failed:\n{traceback.format_exc()}")
         finally:
             if not decided.done():
                 decided.set_result("handled")  # ended without a run and without a word
@@ -565,7 +416,7 @@ class RpcServer:
             await asyncio.wait({task}, timeout=ABORT_WAIT)
         if self._answers:  # the aborted prompt's own answer comes first
             await asyncio.wait(set(self._answers), timeout=ABORT_WAIT)
-        return _NO_DATA
+        return NO_DATA
 
     # --- state ------------------------------------------------------------------------------
 
@@ -627,7 +478,7 @@ class RpcServer:
         if not isinstance(level, str) or level not in THINKING_LEVELS:
             raise CommandError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
         self.agent.set_thinking_level(level)
-        return _NO_DATA
+        return NO_DATA
 
     async def cmd_cycle_thinking_level(self, command: dict[str, Any]) -> Any:
         if not self.agent.model.reasoning:
@@ -643,7 +494,7 @@ class RpcServer:
         if not isinstance(enabled, bool):
             raise CommandError('"enabled" must be true or false')
         self.agent.settings.compaction.enabled = enabled
-        return _NO_DATA
+        return NO_DATA
 
     async def cmd_set_steering_mode(self, command: dict[str, Any]) -> Any:
         return self._set_queue_mode(command, "steeringMode")
@@ -665,7 +516,7 @@ class RpcServer:
             self.agent.settings.follow_up_mode = mode
         with contextlib.suppress(OSError, SettingsError):
             update_global_settings({key: mode})
-        return _NO_DATA
+        return NO_DATA
 
     # --- compaction -------------------------------------------------------------------------
 
@@ -678,7 +529,7 @@ class RpcServer:
             raise CommandError('"customInstructions" must be a string')
         if self._compacting:
             raise BusyError("A compaction is already running")
-        if self._bash_running:
+        if self.bash_running:
             raise BusyError("Cannot compact while a bash command runs; wait for it or send abort_bash")
         await self._settle()  # pi aborts a running prompt before compacting
         self._compact_task = asyncio.current_task()
@@ -697,12 +548,8 @@ class RpcServer:
     async def cmd_new_session(self, command: dict[str, Any]) -> Any:
         self._ensure_idle_for("start a new session")
         await self._settle()
-        if not await self._extensions_allow("session_before_switch", reason="new"):
-            return {"cancelled": True}
-        previous = self.agent.manager.session_file
-        self._adopt(self._new_manager())
-        await self._extensions_moved("new", previous)
-        return {"cancelled": False}
+        moved = await self.session_ops().new_session()
+        return {"cancelled": moved.cancelled}
 
     async def cmd_switch_session(self, command: dict[str, Any]) -> Any:
         path = command.get("sessionPath")
@@ -710,53 +557,31 @@ class RpcServer:
             raise CommandError('switch_session needs a "sessionPath"')
         self._ensure_idle_for("switch sessions")
         await self._settle()
-        if not await self._extensions_allow(
-            "session_before_switch", reason="resume", target_session_file=path
-        ):
-            return {"cancelled": True}
-        current = self.agent.manager
-        previous = current.session_file
-        current.close()  # release our own lock first: switching to the same file must work
         try:
-            manager = SessionManager.open(path)
-        except SessionError as error:
+            moved = await self.session_ops().switch_session(path)
+        except SessionOpError as error:
             raise CommandError(str(error)) from None
-        except OSError as error:
-            raise CommandError(f"Cannot open session {path}: {error.strerror or error}") from None
-        self._adopt(manager, restore_model=True)
-        await self._extensions_moved("resume", previous)
-        return {"cancelled": False}
-
-    def _user_entry(self, entry_id: Any) -> tuple[MessageEntry, UserMessage]:
-        if not isinstance(entry_id, str) or not entry_id:
-            raise CommandError('fork needs the "entryId" of a user message')
-        entry = self.agent.manager.get_entry(entry_id)
-        if not isinstance(entry, MessageEntry) or not isinstance(entry.message, UserMessage):
-            raise CommandError(f"Invalid entry ID for forking: {entry_id} is not a user message")
-        return entry, entry.message
+        return {"cancelled": moved.cancelled}
 
     async def cmd_fork(self, command: dict[str, Any]) -> Any:
-        entry, message = self._user_entry(command.get("entryId"))
-        # forking at the very first entry (no parent): an empty session
-        done = await self.branch_off("fork", entry.parent_id, entry_id=entry.id, position="before")
-        return {"text": message_text(message), "cancelled": not done}
+        entry_id = command.get("entryId")
+        if not isinstance(entry_id, str) or not entry_id:
+            raise CommandError('fork needs the "entryId" of a user message')
+        entry = user_message_entry(self.agent.manager, entry_id)
+        if entry is None:
+            raise CommandError(f"Invalid entry ID for forking: {entry_id} is not a user message")
+        moved = await self.branch_off("fork", entry.id, "before")
+        return {"text": message_text(entry.message), "cancelled": moved.cancelled}
 
-    async def branch_off(self, command: str, upto: str | None, *, entry_id: str, position: str) -> bool:
-        """Go on in a new session file holding the branch up to ``upto`` (None: an empty one):
-        rpc ``fork`` and ``clone``. False when an extension's ``session_before_fork`` said no."""
+    async def branch_off(self, command: str, entry_id: str, position: str) -> Moved:
+        """Go on in a new session file holding the branch up to ``entry_id`` (``position``, as
+        :meth:`SessionOps.fork`): rpc ``fork`` and ``clone``, once nothing else runs."""
         self._ensure_idle_for(command)
         await self._settle()
-        if not await self._extensions_allow("session_before_fork", entry_id=entry_id, position=position):
-            return False
-        manager = self.agent.manager
-        previous = manager.session_file
-        if upto is None:
-            manager = self._new_manager()
-        else:
-            manager.create_branched_session(upto)
-        self._adopt(manager)
-        await self._extensions_moved("fork", previous)
-        return True
+        try:
+            return await self.session_ops().fork(entry_id, position)
+        except SessionOpError as error:
+            raise CommandError(str(error)) from None
 
     async def cmd_get_fork_messages(self, command: dict[str, Any]) -> Any:
         messages = [
@@ -781,34 +606,34 @@ class RpcServer:
         if not isinstance(name, str) or not name.strip():
             raise CommandError('set_session_name needs a non-empty "name"')
         self.agent.set_session_name(name)
-        return _NO_DATA
+        return NO_DATA
 
     # --- shell --------------------------------------------------------------------------------
 
     async def cmd_abort_bash(self, command: dict[str, Any]) -> Any:
-        if self._bash_running and not self.busy:
+        if self.bash_running and not self.busy:
             self.agent.abort()  # with no run going, this only stops the shell command
-        return _NO_DATA
+        return NO_DATA
 
 
-def _start_extensions_ui(server: RpcServer, started: Started) -> None:
+def start_extensions_ui(server: RpcServer, started: Started) -> None:
     """Extensions talk to the client (ctx.ui requests, extension_error) and to stderr."""
     setup = started.extensions
     runner = setup.runner
     for line in setup.lines:
-        _log(line)
+        log(line)
     server.extension_ui = RpcExtensionUI(server.output.send)
     runner.ui = server.extension_ui
-    runner.report = _log
+    runner.report = log
 
     def extension_error(path: str, event: str, error: str) -> None:
         server.output.send({"type": "extension_error", "extensionPath": path, "event": event, "error": error})
 
     runner.on_error = extension_error
-    runner.changed.append(lambda: _register_extension_commands(server, runner))
+    runner.changed.append(lambda: register_extension_commands(server, runner))
 
 
-def _register_extension_commands(server: RpcServer, runner: Any) -> None:
+def register_extension_commands(server: RpcServer, runner: Any) -> None:
     """Extension commands in ``get_commands`` (a prompt of ``/name args`` runs them)."""
     from pi_tui.commands import SlashCommand
 
@@ -837,11 +662,11 @@ async def run_rpc(started: Started) -> int:
     output = Output(real_stdout.buffer, on_closed=request_stop)
     server = RpcServer(started, output)
     if started.notice:
-        _log(started.notice)
+        log(started.notice)
     extensions = started.extensions.runner if started.extensions is not None else None
     if extensions is not None:
-        _start_extensions_ui(server, started)
-    started.agent.set_save_listener(_log)  # a failed save (disk full): one line on stderr
+        start_extensions_ui(server, started)
+    started.agent.set_save_listener(log)  # a failed save (disk full): one line on stderr
     unsubscribe = started.agent.subscribe(server.on_event)
     sys.stdout = sys.stderr  # nothing but protocol records may reach the real stdout
     signals = ExitSignals(
@@ -855,7 +680,7 @@ async def run_rpc(started: Started) -> int:
     try:
         if extensions is not None:
             await extensions.finish_activation()
-            _register_extension_commands(server, extensions)
+            register_extension_commands(server, extensions)
             await extensions.session_start("startup")
         await server.serve(read_lines(stdin))
     finally:

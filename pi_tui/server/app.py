@@ -15,7 +15,7 @@ import ipaddress
 import sys
 import time
 import traceback
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -366,7 +366,7 @@ def build_app(
 
 async def _event_stream(
     live: LiveSession, after: int | None, heartbeat: float, cursor: Cursor
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """A snapshot first (unless every missed event can be replayed), then events as they come."""
     live.followers += 1
     try:

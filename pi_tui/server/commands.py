@@ -22,15 +22,15 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from pi_tui.agent.session import CompactionFailed
-from pi_tui.modes.rpc_mode import (
-    _NO_DATA,
+from pi_tui.agent.history import CompactionFailed
+from pi_tui.modes.rpc_mode import RpcServer
+from pi_tui.modes.rpc_protocol import (
+    NO_DATA,
     BusyError,
     CommandError,
     Deferred,
     FailedError,
     Output,
-    RpcServer,
     response_record,
 )
 from pi_tui.startup import Started
@@ -111,7 +111,7 @@ class SessionCommands(RpcServer):
         if name == "extension_ui_response":
             answered = self.extension_ui is not None and self.extension_ui.answer(command)
             if answered:
-                return 200, response_record(name, request_id, data=_NO_DATA)
+                return 200, response_record(name, request_id, data=NO_DATA)
             return 404, response_record(name, request_id, error=f"No open dialog has the id {request_id!r}")
         handler, _background = self._handlers[name]
         try:
@@ -133,7 +133,7 @@ class SessionCommands(RpcServer):
         return 200, response_record(name, request_id, data=data)
 
     def respond(
-        self, command: str, request_id: Any, *, data: Any = _NO_DATA, error: str | None = None
+        self, command: str, request_id: Any, *, data: Any = NO_DATA, error: str | None = None
     ) -> None:
         """Unused here: outcomes are returned, not written (kept so rpc code paths stay safe)."""
 
@@ -147,10 +147,6 @@ class SessionCommands(RpcServer):
     @property
     def navigating(self) -> bool:
         return self._navigate_task is not None and not self._navigate_task.done()
-
-    @property
-    def bash_running(self) -> bool:
-        return self._bash_running
 
     @property
     def compacting(self) -> bool:
@@ -234,7 +230,7 @@ class SessionCommands(RpcServer):
         manager.append_label_change(entry_id, text)
         manager.sync()
         self.session_changed("label", {"entryId": entry_id, "label": text})
-        return _NO_DATA
+        return NO_DATA
 
     async def cmd_set_session_name(self, command: dict[str, Any]) -> Any:
         data = await super().cmd_set_session_name(command)

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_tui.agent.session_ops import delete_session_file, message_text, user_message_entry
 from pi_tui.messages import UserMessage
-from pi_tui.modes.rpc_mode import message_text
 from pi_tui.server.live import LiveSession
 from pi_tui.session import SessionError, SessionManager
-from pi_tui.session.entries import MessageEntry
 from pi_tui.session.errors import SessionLockedError
-from pi_tui.session.listing import SessionInfo, list_all_sessions
+from pi_tui.session.info import SessionInfo
+from pi_tui.session.listing import list_all_sessions
 from pi_tui.start_options import StartOptions
 
 
@@ -215,8 +215,8 @@ class SessionHub:
         """A new session holding the branch up to (not including) the user message
         ``entry_id``, as pi's fork: the prompt's text comes back for the editor."""
         manager = live.agent.manager
-        entry = manager.get_entry(entry_id) if isinstance(entry_id, str) else None
-        if not isinstance(entry, MessageEntry) or not isinstance(entry.message, UserMessage):
+        entry = user_message_entry(manager, entry_id)
+        if entry is None:
             raise HubError(400, f'fork needs the "entryId" of a user message; {entry_id!r} is not one')
         try:
             copy = SessionManager.copy_branch(manager, entry.parent_id)
@@ -248,17 +248,13 @@ class SessionHub:
             await self.close(session_id)
         else:
             path = await self.find(session_id)
-            try:
-                SessionManager.open(path, read_only=False).close()  # the lock says nobody writes it
-            except SessionLockedError as error:
-                raise HubError(409, f"Cannot delete: {error}") from None
-            except SessionError:
-                pass  # unreadable: deleting it is still what the user asked
         if path is not None:
             try:
-                path.unlink(missing_ok=True)
-            except OSError as error:
-                raise HubError(500, f"Cannot delete {path}: {error.strerror or error}") from None
+                delete_session_file(path, missing_ok=True)  # refused while another process writes it
+            except SessionLockedError as error:
+                raise HubError(409, f"Cannot delete: {error}") from None
+            except (SessionError, OSError) as error:
+                raise HubError(500, f"Cannot delete {error}") from None
         return path
 
     async def close(self, session_id: str) -> None:

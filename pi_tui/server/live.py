@@ -21,14 +21,8 @@ from typing import Any
 
 from pi_tui.agent.events import AgentEvent
 from pi_tui.messages import AssistantMessage
-from pi_tui.modes.rpc_mode import (
-    ABORT_WAIT,
-    Deferred,
-    Output,
-    _register_extension_commands,
-    _start_extensions_ui,
-    response_record,
-)
+from pi_tui.modes.rpc_mode import register_extension_commands, start_extensions_ui
+from pi_tui.modes.rpc_protocol import ABORT_WAIT, Deferred, Output, response_record
 from pi_tui.server.commands import Outcome, SessionCommands
 from pi_tui.server.event_log import RING_BYTES, RING_SIZE, EventLog, sse_frame
 from pi_tui.startup import Started
@@ -90,7 +84,11 @@ class LiveSession:
         """Event streams open on this session (the hub never closes a watched session)."""
         self.last_used = time.monotonic()
         self._unsubscribe = self.agent.subscribe(self._on_event)
-        self.agent.set_save_listener(lambda line: self.publish("notice", {"level": "error", "message": line}))
+
+        def save_problem(line: str) -> None:
+            self.publish("notice", {"level": "error", "message": line})
+
+        self.agent.set_save_listener(save_problem)
         self.closed = False
 
     # --- lifetime ---------------------------------------------------------------------------
@@ -98,9 +96,9 @@ class LiveSession:
     async def start(self) -> None:
         extensions = self.started.extensions.runner if self.started.extensions is not None else None
         if extensions is not None:
-            _start_extensions_ui(self.commands, self.started)
+            start_extensions_ui(self.commands, self.started)
             await extensions.finish_activation()
-            _register_extension_commands(self.commands, extensions)
+            register_extension_commands(self.commands, extensions)
             await extensions.session_start("startup")
         self._worker = asyncio.create_task(self._work(), name=f"session {self.id} commands")
 

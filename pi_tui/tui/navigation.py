@@ -1,5 +1,5 @@
 """Moving around the session tree from the chat: ``/tree`` (and double Escape), labels,
-``/branch``, ``/clone``.
+``/branch``, ``/clone`` (the moves themselves are :mod:`pi_tui.agent.session_ops`).
 
 The flow of ``/tree`` is: pick an entry -> (unless it is the current leaf) ask whether to
 summarise the branch being left -> move, summarising with the model if asked (Escape cancels and
@@ -10,13 +10,16 @@ editor. The moves themselves are :meth:`AgentSession.navigate_tree` and SessionM
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.agent.session_ops import Moved, SessionOps
 from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 from pi_tui.tui.screens.tree import TreeScreen
 from pi_tui.tui.tree_model import TreeModel, raw_text
 
 if TYPE_CHECKING:
+    from pi_tui.session import SessionManager
     from pi_tui.tui.host import CommandHost
 
 SUMMARY_CHOICES = [
@@ -132,7 +135,7 @@ async def open_tree(app: CommandHost, select: str | None = None) -> None:
 
 async def navigate(app: CommandHost, entry_id: str, *, summarize: bool, focus: str | None) -> None:
     """Move to ``entry_id``; a summary runs as cancellable work (Escape)."""
-    from pi_tui.agent.session import CompactionFailed
+    from pi_tui.agent.history import CompactionFailed
 
     task = asyncio.ensure_future(app.agent.navigate_tree(entry_id, summarize=summarize, custom_focus=focus))
     if summarize:
@@ -160,7 +163,7 @@ async def navigate(app: CommandHost, entry_id: str, *, summarize: bool, focus: s
 def newest_message_id(app: CommandHost) -> str | None:
     for entry in reversed(app.agent.manager.get_branch()):
         if entry.type in ("message", "custom_message"):
-            return entry.id
+            return str(entry.id)
     return None
 
 
@@ -180,10 +183,18 @@ async def label_command(app: CommandHost, args: str) -> None:
     await ask_label(app, target)
 
 
+def session_ops(app: CommandHost) -> SessionOps:
+    """The shared session moves (:mod:`pi_tui.agent.session_ops`) for the chat: extensions are
+    asked through the app, which then continues in the new session and redraws the chat."""
+
+    async def adopt(manager: SessionManager, reason: str, restore_model: bool, previous: Path | None) -> None:
+        await app.switch_session(manager, restore_model=restore_model, reason=reason)
+
+    return SessionOps(app.agent, adopt, app.extensions_allow)
+
+
 async def branch_command(app: CommandHost, args: str) -> None:
     """``/branch``: a new session file holding the path up to a chosen user message's parent."""
-    from pi_tui.tui.transcript import blocks_text
-
     manager = app.agent.manager
     choices: list[tuple[str, str]] = []
     for raw in manager.iter_raw_entries():  # raw dicts: no typed view of every entry
@@ -197,41 +208,26 @@ async def branch_command(app: CommandHost, args: str) -> None:
     chosen = await app.push_screen_wait(ChoiceMenu("Branch from which message?", choices[::-1]))
     if chosen is None:
         return
-    entry = manager.get_entry(chosen)
-    text = blocks_text(entry.message.content)
-    if not await app.extensions_allow("session_before_fork", entry_id=chosen, position="before"):
+    at_root = manager.get_entry(chosen).parent_id is None
+    moved = await session_ops(app).fork(chosen, "before")
+    if moved.cancelled:
         return
-    await continue_in_copy(app, entry.parent_id, "Branched into a new session")
-    app.offer_editor_text(text)
+    app.say(_moved_note("Branched into a new session", None if at_root else moved))
+    app.offer_editor_text(moved.editor_text or "")
 
 
 async def clone_command(app: CommandHost, args: str) -> None:
     """``/clone``: a new session file holding the current path; continue there."""
-    leaf = app.agent.manager.get_leaf_id()
-    if leaf is None:
+    if app.agent.manager.get_leaf_id() is None:
         app.say("Nothing to clone yet.")
         return
-    if not await app.extensions_allow("session_before_fork", entry_id=leaf, position="at"):
-        return
-    await continue_in_copy(app, leaf, "Cloned into a new session")
+    moved = await session_ops(app).clone()
+    if not moved.cancelled:
+        app.say(_moved_note("Cloned into a new session", moved))
 
 
-async def continue_in_copy(app: CommandHost, leaf_id: str | None, what: str) -> None:
-    """The manager switches to a new file holding root..leaf (a root: an empty session)."""
-    from pi_tui.session import SessionManager
-
-    manager = app.agent.manager
-    parent_file = manager.session_file
-    if leaf_id is None:
-        new = (
-            SessionManager.create(app.cwd, parent_file.parent)
-            if parent_file is not None
-            else SessionManager.in_memory(app.cwd)
-        )
-        await app.switch_session(new, restore_model=False, reason="fork")
-    else:
-        path = manager.create_branched_session(leaf_id)
-        await app.switch_session(manager, restore_model=False, reason="fork")
-        if path is not None:
-            what += f" ({path.name})"
-    app.say(f"{what}.")
+def _moved_note(what: str, moved: Moved | None) -> str:
+    """What the chat says after a fork: the new file's name when it has one (a fork before the
+    first message starts an empty session, named by nothing yet)."""
+    path = moved.session_file if moved is not None else None
+    return f"{what} ({path.name})." if path is not None else f"{what}."

@@ -7,7 +7,6 @@ Commands talk to the user through ``app.say`` and never raise for a user mistake
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,17 +66,10 @@ async def quit_app(app: CommandHost, args: str) -> None:
 async def new_session(app: CommandHost, args: str) -> None:
     if not _needs_idle(app, "starting a new session"):
         return
-    from pi_tui.session import SessionManager
+    from pi_tui.tui.navigation import session_ops
 
-    if not await app.extensions_allow("session_before_switch", reason="new"):
-        return
-    old = app.agent.manager
-    if old.is_persisted and old.session_file is not None:
-        manager = SessionManager.create(app.cwd, old.session_file.parent)
-    else:
-        manager = SessionManager.in_memory(app.cwd)
-    await app.switch_session(manager, restore_model=False, reason="new")
-    app.say("Started a new session.")
+    if not (await session_ops(app).new_session()).cancelled:
+        app.say("Started a new session.")
 
 
 @command("session")
@@ -117,7 +109,7 @@ async def session_info(app: CommandHost, args: str) -> None:
 async def compact(app: CommandHost, args: str) -> None:
     if not _needs_idle(app, "compacting"):
         return
-    from pi_tui.agent.session import CompactionFailed
+    from pi_tui.agent.history import CompactionFailed
 
     async def work() -> None:
         try:
@@ -304,7 +296,6 @@ async def resume(app: CommandHost, args: str) -> None:
         return
 
     from pi_tui.config.paths import session_dir_for_cwd
-    from pi_tui.session import SessionError, SessionManager
     from pi_tui.tui.screens.resume import ResumePicker
 
     current = app.agent.manager
@@ -325,16 +316,13 @@ async def resume(app: CommandHost, args: str) -> None:
         return
     if not _needs_idle(app, "switching sessions"):
         return
-    target = str(chosen)
-    if not await app.extensions_allow("session_before_switch", reason="resume", target_session_file=target):
-        return
-    try:
-        # Opening reads (and may migrate) the whole file: off the UI thread, big sessions exist.
-        manager = await asyncio.to_thread(SessionManager.open, chosen)
-    except (SessionError, OSError) as error:
+    from pi_tui.agent.session_ops import SessionOpError
+    from pi_tui.tui.navigation import session_ops
+
+    try:  # the file is opened off the UI thread: it may be big, or need migrating
+        await session_ops(app).switch_session(chosen)
+    except SessionOpError as error:
         app.say(str(error), "error")
-        return
-    await app.switch_session(manager)
 
 
 @command("branch")

@@ -17,9 +17,7 @@ saying what changed in this version.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,45 +44,12 @@ def command_path(args: str) -> str | None:
     return args.split()[0]
 
 
-def import_destination(source: Path, folder: Path) -> tuple[Path, bool]:
-    """Where the copy goes, and whether a copy is needed.
-
-    The file keeps its name, as in pi. pi overwrites a session of the same name already in the
-    folder; pi-tui reuses it only when it is the same file or holds the same bytes, and otherwise
-    picks ``NAME-imported-N.jsonl`` so no session is lost to an import.
-    """
-    target = folder / source.name
-    if target.resolve() == source.resolve():
-        return target, False
-    if not target.exists():
-        return target, True
-    if target.read_bytes() == source.read_bytes():
-        return target, False
-    number = 1
-    while True:
-        candidate = folder / f"{source.stem}-imported-{number}{source.suffix}"
-        if not candidate.exists():
-            return candidate, True
-        number += 1
-
-
-def copy_into(source: Path, folder: Path) -> tuple[Path, bool]:
-    """Copy ``source`` into the session ``folder`` (see :func:`import_destination`); returns the
-    file to open and whether it is a new copy (removed again if it cannot be opened)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    target, copy = import_destination(source, folder)
-    if copy:
-        # private like every session file pi-tui makes, and never over a file that appeared
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        with source.open("rb") as reading, os.fdopen(os.open(target, flags, 0o600), "wb") as writing:
-            shutil.copyfileobj(reading, writing)
-    return target, copy
-
-
 @command("import")
 async def import_session(app: CommandHost, args: str) -> None:
+    from pi_tui.agent.session_ops import SessionOpError
     from pi_tui.config.paths import session_dir_for_cwd
     from pi_tui.session import SessionError, SessionManager
+    from pi_tui.tui.navigation import session_ops
     from pi_tui.tui.screens.prompts import ConfirmPrompt
 
     given = command_path(args)
@@ -108,25 +73,17 @@ async def import_session(app: CommandHost, args: str) -> None:
     if not await app.push_screen_wait(ConfirmPrompt(f"Replace current session with {given}?")):
         app.say("Import cancelled")
         return
-    target = str(source)
-    if not await app.extensions_allow("session_before_switch", reason="resume", target_session_file=target):
-        return
     current = app.agent.manager
     folder = current.session_dir or session_dir_for_cwd(app.cwd)
-    try:  # in a thread: comparing and copying a big session takes a while
-        target, copy = await asyncio.to_thread(copy_into, source, folder)
-    except OSError as error:
-        app.say(f"Failed to import session: cannot copy into {folder}: {error.strerror or error}", "error")
-        return
-    try:
-        manager = await asyncio.to_thread(SessionManager.open, target, folder)
-    except (SessionError, OSError) as error:
-        if copy:
-            target.unlink(missing_ok=True)
+    try:  # comparing and copying a big session takes a while: done in a thread
+        moved = await session_ops(app).import_session(source, folder)
+    except SessionOpError as error:
         app.say(f"Failed to import session: {error}", "error")
         return
-    await app.switch_session(manager)
-    where = "" if target.name == source.name else f" (saved as {target.name})"
+    if moved.cancelled:
+        return
+    name = moved.session_file.name if moved.session_file is not None else source.name
+    where = "" if name == source.name else f" (saved as {name})"
     app.say(f"Session imported from: {given}{where}")
 
 

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pi_tui.agent.session import AgentSession, CompactionFailed
+from pi_tui.agent.history import CompactionFailed
+from pi_tui.agent.session import AgentSession
 from pi_tui.ai.http import close_shared_client
 from pi_tui.ai.types import StreamOptions
 from pi_tui.config.settings import Settings

@@ -19,7 +19,8 @@ import pytest
 
 from pi_tui.ai.models import ENV_VARS
 from pi_tui.commands import SlashCommand
-from pi_tui.modes.rpc_mode import Output, RpcServer
+from pi_tui.modes.rpc_mode import RpcServer
+from pi_tui.modes.rpc_protocol import Output
 from pi_tui.startup import StartOptions, start
 from tests.integration.test_rpc_mode import MODELS, RpcClient
 from tests.support.model_server import ModelServer

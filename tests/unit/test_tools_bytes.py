@@ -16,7 +16,8 @@ from typing import Any
 import orjson
 import pytest
 
-from pi_tui.agent.session import clean_result, user_message
+from pi_tui.agent.session import user_message
+from pi_tui.agent.tool_calls import clean_result
 from pi_tui.messages import TextContent
 from pi_tui.modes.attachments import build_prompts
 from pi_tui.text_safety import clean_text, for_terminal, parse_name, show_name
