@@ -46,10 +46,12 @@ from typing import Any, TypeVar
 import orjson
 
 try:
-    from pi_tui.session.manager import SessionManager, TreeNode
+    from pi_tui.session.manager import SessionManager
+    from pi_tui.session.tree import TreeNode
 except ImportError:  # run as `python benchmarks/session_load.py` without an installed pi_tui
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from pi_tui.session.manager import SessionManager, TreeNode
+    from pi_tui.session.manager import SessionManager
+    from pi_tui.session.tree import TreeNode
 
 T = TypeVar("T")
 

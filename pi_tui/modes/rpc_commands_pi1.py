@@ -19,7 +19,8 @@ from pi_tui.ai.thinking import supported_levels
 from pi_tui.modes.rpc_protocol import NO_DATA, CommandError, Handler, RpcHost
 
 if TYPE_CHECKING:
-    from pi_tui.session.manager import SessionManager, TreeNode
+    from pi_tui.session.manager import SessionManager
+    from pi_tui.session.tree import TreeNode
 
 
 def pi1_handlers(server: RpcHost) -> dict[str, tuple[Handler, bool]]:

@@ -15,8 +15,9 @@ from pi_tui.session.context import (
 )
 from pi_tui.session.entries import CURRENT_SESSION_VERSION, SessionHeader
 from pi_tui.session.errors import EntryNotFoundError, SessionError, SessionFileError, SessionLockedError
-from pi_tui.session.listing import SessionInfo
-from pi_tui.session.manager import SessionManager, TreeNode
+from pi_tui.session.info import SessionInfo
+from pi_tui.session.manager import SessionManager
+from pi_tui.session.tree import TreeNode
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",

@@ -30,6 +30,7 @@ from pi_tui.messages import (
     SystemMessage,
     TextContent,
     ToolResultMessage,
+    UserBlock,
     UserMessage,
 )
 from pi_tui.session import lenient
@@ -99,7 +100,7 @@ RESET_BOUNDARY = "reset_boundary"
 def path_to_root(by_id: Mapping[str, RawEntry], leaf_id: str | None) -> list[RawEntry]:
     """Raw entries from the root down to ``leaf_id`` (inclusive); stops at a missing parent."""
     path: list[RawEntry] = []
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     current = by_id.get(leaf_id) if leaf_id is not None else None
     while current is not None:
         entry_id = current.get("id")
@@ -480,7 +481,9 @@ def convert_to_llm(messages: Iterable[Any]) -> list[LlmMessage]:
                 converted.append(_user_text(bash_execution_text(message), message.timestamp))
         elif isinstance(message, CustomMessage):
             content = message.content
-            blocks = [TextContent(text=content)] if isinstance(content, str) else list(content)
+            blocks: list[UserBlock] = (
+                [TextContent(text=content)] if isinstance(content, str) else list(content)
+            )
             converted.append(UserMessage(content=blocks, timestamp=message.timestamp))
         elif isinstance(message, BranchSummaryMessage):
             text = BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX

@@ -15,7 +15,7 @@ a session is forked, is never changed.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -38,6 +38,8 @@ REQUIRED_TEXT_FIELDS = frozenset(
 
 _MAX_ROUNDS = 24
 
+T = TypeVar("T")
+
 
 class Unrepairable(Exception):
     """The value has no typed view; ``problem`` says which field stood in the way."""
@@ -47,26 +49,25 @@ class Unrepairable(Exception):
         self.problem = problem
 
 
-def validate(adapter: TypeAdapter[Any], raw: Any) -> tuple[Any, list[str]]:
+def validate(adapter: TypeAdapter[T], raw: Any) -> tuple[T, list[str]]:
     """``(typed view, what was repaired)``; raises :class:`Unrepairable`.
 
     The common case, a value that fits, costs one validation and copies nothing.
     """
     try:
         return adapter.validate_python(raw), []
-    except ValidationError as error:
-        first_error = error
+    except ValidationError as first:
+        failure = first
     data = copy.deepcopy(raw)
     repaired: list[str] = []
     dropped: dict[str, Any] = {}
-    error = first_error
     for _ in range(_MAX_ROUNDS):
-        repaired.append(_repair_one(data, error, dropped))
+        repaired.append(_repair_one(data, failure, dropped))
         try:
             return adapter.validate_python(data), repaired
         except ValidationError as again:
-            error = again
-    raise Unrepairable(_describe(error.errors()[0]))
+            failure = again
+    raise Unrepairable(_describe(failure.errors()[0]))
 
 
 def _repair_one(data: Any, error: ValidationError, dropped: dict[str, Any]) -> str:

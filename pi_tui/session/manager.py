@@ -9,16 +9,14 @@ is never written twice, unlike pi's #3930).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import dataclasses
-import functools
-import itertools
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.pi_folder import own_session_folder
@@ -41,6 +39,7 @@ from pi_tui.session.entries import (
     ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
+    EntryBase,
     LabelEntry,
     MessageEntry,
     ModelChangeEntry,
@@ -52,84 +51,16 @@ from pi_tui.session.entries import (
     typed_entry,
 )
 from pi_tui.session.errors import EntryNotFoundError, SessionError, SessionWriteError
-from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, timestamp_ms, uuid7
-from pi_tui.session.listing import SessionInfo
+from pi_tui.session.ids import file_stamp, iso_now, new_entry_id, uuid7
+from pi_tui.session.info import SessionInfo
 from pi_tui.session.migrate import file_version, migrate_entries, rewrite_migrated
 from pi_tui.session.reader import LoadedFile, RawEntry, read_session_file
 from pi_tui.session.store import SessionFileWriter, check_folder_writable, move_torn_tail
 from pi_tui.session.system_replay import checkpoint
+from pi_tui.session.tree import EntryIndex, TreeNode
 from pi_tui.text_safety import show_name
 
 log = logging.getLogger(__name__)
-
-_PATH_EXTEND_LIMIT = 256
-"""How far up from a new leaf the last branch path is looked for before walking to the root."""
-
-
-class TreeNode:
-    """One node of :meth:`SessionManager.get_tree`: an entry, its children and its label.
-
-    The typed ``entry`` is built on first access, so building the whole tree stays cheap.
-    """
-
-    __slots__ = ("_entry", "children", "label", "raw")
-
-    def __init__(self, raw: RawEntry, label: str | None) -> None:
-        self.raw = raw
-        self.children: list[TreeNode] = []
-        self.label = label
-        self._entry: Any = None
-
-    @property
-    def id(self) -> str:
-        return self.raw["id"]
-
-    @property
-    def entry(self) -> Any:
-        if self._entry is None:
-            self._entry = typed_entry(self.raw)
-        return self._entry
-
-    def __repr__(self) -> str:
-        return f"TreeNode({self.raw.get('type')} {self.id}, {len(self.children)} children)"
-
-
-@dataclass(slots=True)
-class _Index:
-    """Everything derived from the entry list; rebuilt on load, updated on append."""
-
-    entries: list[RawEntry] = field(default_factory=list)
-    by_id: dict[str, RawEntry] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    label_times: dict[str, str] = field(default_factory=dict)
-    session_name: str | None = None
-    has_assistant: bool = False
-    children: dict[str | None, list[RawEntry]] | None = None
-    """parentId -> children in file order; built on first use (most opens never need it)."""
-
-    def add(self, raw: RawEntry) -> None:
-        self.entries.append(raw)
-        self.by_id[raw["id"]] = raw
-        if self.children is not None:
-            self.children.setdefault(raw.get("parentId"), []).append(raw)
-        kind = raw.get("type")
-        if kind == "message":
-            if not self.has_assistant:
-                message = raw.get("message")
-                self.has_assistant = isinstance(message, dict) and message.get("role") == "assistant"
-        elif kind == "label":
-            target = raw.get("targetId")
-            if isinstance(target, str):
-                label = raw.get("label")
-                if isinstance(label, str) and label.strip():
-                    self.labels[target] = label
-                    self.label_times[target] = str(raw.get("timestamp", ""))
-                else:
-                    self.labels.pop(target, None)
-                    self.label_times.pop(target, None)
-        elif kind == "session_info":
-            name = raw.get("name")
-            self.session_name = name.strip() if isinstance(name, str) and name.strip() else None
 
 
 class SessionManager:
@@ -148,12 +79,11 @@ class SessionManager:
         self.session_dir = session_dir
         self._header = header
         self._path = path
-        self._index = _Index()
+        self._index = EntryIndex()
         self._typed: dict[str, Any] = {}
         self._context_cache: _CachedContext | None = None
         self._settings_cache: tuple[tuple[int, str | None, int], SessionContext] | None = None
         self._message_memo: dict[str, Any] = {}
-        self._path_cache: tuple[_Index, str, list[RawEntry]] | None = None
         """Entry id -> its context message, kept across builds (entries never change)."""
         self._leaf_id: str | None = None
         self._written = 0
@@ -294,7 +224,7 @@ class SessionManager:
         return listing.list_sessions(folder, cwd=cwd)
 
     @staticmethod
-    def list_all(sessions_root: str | Path | None = None) -> list[SessionInfo]:
+    def list_all(sessions_root: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions of every folder under the sessions root (pi-tui's and pi's), newest first."""
         return listing.list_all_sessions(Path(sessions_root) if sessions_root else None)
 
@@ -319,7 +249,7 @@ class SessionManager:
         """True once the file exists with this session's lines."""
         return self._path is not None and self._header_on_disk
 
-    def take_new_warnings(self) -> list[str]:
+    def take_new_warnings(self) -> builtins.list[str]:
         """Warnings not handed out before (for a UI that shows each problem once)."""
         new = self.warnings[self._warnings_taken :]
         self._warnings_taken = len(self.warnings)
@@ -438,7 +368,7 @@ class SessionManager:
         _set_optional(fields, output_schema=output_schema)
         return self._append_model(SessionInitEntry, **fields)
 
-    def _append_model(self, model: type[Wire], **fields: Any) -> str:
+    def _append_model(self, model: type[EntryBase], **fields: Any) -> str:
         draft = model(id="", parent_id=None, timestamp="", **fields)
         return self._append(str(draft.type), draft.to_json_dict(), None)
 
@@ -537,7 +467,7 @@ class SessionManager:
             for text in self.take_save_notices():
                 self._say_save(text)
 
-    def take_save_notices(self) -> list[str]:
+    def take_save_notices(self) -> builtins.list[str]:
         """Save problems said while no listener was set."""
         notices, self._save_notices = self._save_notices, []
         return notices
@@ -607,7 +537,7 @@ class SessionManager:
             writer.close()
         except SessionError as error:
             self._save_failed(error)
-        if lost:
+        if lost and self._path is not None:  # only a file can have entries waiting
             noun = "entry" if lost == 1 else "entries"
             self._say_save(
                 f"Lost on exit: {lost} session {noun} that could not be saved to {show_name(self._path)}"
@@ -641,7 +571,7 @@ class SessionManager:
         """The entry exactly as on disk (do not modify it)."""
         return self._index.by_id.get(entry_id)
 
-    def get_entries(self) -> list[Any]:
+    def get_entries(self) -> builtins.list[Any]:
         """Every entry, typed, in file order (header excluded)."""
         return [self.get_entry(raw["id"]) for raw in self._index.entries]
 
@@ -651,55 +581,27 @@ class SessionManager:
     def __len__(self) -> int:
         return len(self._index.entries)
 
-    def get_children(self, parent_id: str | None) -> list[Any]:
+    def get_children(self, parent_id: str | None) -> builtins.list[Any]:
         """Direct children of ``parent_id`` (None: the roots), in timestamp order."""
-        index = self._index
-        if index.children is None:
-            index.children = {}
-            for raw in index.entries:
-                index.children.setdefault(raw.get("parentId"), []).append(raw)
-        if parent_id is None:  # roots: a null parent, or one that is not in the file
-            found = [raw for key, rows in index.children.items() if key not in index.by_id for raw in rows]
-        else:
-            found = list(index.children.get(parent_id, ()))
-        if parent_id is not None:
-            found = sort_by_time(found, lambda raw: raw)
-        return [self.get_entry(raw["id"]) for raw in found]
+        return [self.get_entry(raw["id"]) for raw in self._index.children_of(parent_id)]
 
-    def get_branch(self, from_id: str | None = None) -> list[Any]:
+    def get_branch(self, from_id: str | None = None) -> builtins.list[Any]:
         """Typed entries from the root to ``from_id`` (default: the leaf)."""
         start = self._leaf_id if from_id is None else from_id
         if start is not None and start not in self._index.by_id:
             raise EntryNotFoundError(start)
         return [self.get_entry(raw["id"]) for raw in path_to_root(self._index.by_id, start)]
 
-    def get_branch_ids(self, from_id: str | None = None) -> list[str]:
+    def get_branch_ids(self, from_id: str | None = None) -> builtins.list[str]:
         """Ids from the root to ``from_id`` (default: the leaf), without building typed entries."""
         start = self._leaf_id if from_id is None else from_id
         if start is not None and start not in self._index.by_id:
             raise EntryNotFoundError(start)
         return [raw["id"] for raw in path_to_root(self._index.by_id, start)]
 
-    def get_tree(self) -> list[TreeNode]:
+    def get_tree(self) -> builtins.list[TreeNode]:
         """All entries as a forest; roots have a null or missing parent; children by timestamp."""
-        with paused_gc():  # nodes hold no back-references: nothing here can form a cycle
-            return self._build_tree()
-
-    def _build_tree(self) -> list[TreeNode]:
-        labels = self._index.labels
-        nodes: dict[str, TreeNode] = {}
-        for raw in self._index.entries:
-            nodes[raw["id"]] = TreeNode(raw, labels.get(raw["id"]))
-        roots: list[TreeNode] = []
-        for raw in self._index.entries:
-            node = nodes[raw["id"]]
-            parent = nodes.get(raw.get("parentId"))  # type: ignore[arg-type]
-            (parent.children if parent is not None else roots).append(node)
-        # Children are ordered by time as pi orders them; roots stay in file order (as in pi).
-        for node in nodes.values():
-            if len(node.children) > 1:
-                node.children = sort_by_time(node.children, _node_raw)
-        return roots
+        return self._index.tree()
 
     def get_label(self, entry_id: str) -> str | None:
         return self._index.labels.get(entry_id)
@@ -747,7 +649,7 @@ class SessionManager:
         header names this file as ``parentSession``. The manager switches to the new file and
         returns its path (None for in-memory sessions, whose entries are replaced in place).
         """
-        path, labels = self._branch_and_labels(leaf_id)
+        path, labels = self._index.branch_and_labels(leaf_id)
         parent_file = self._path
         self.close()
         self._header = _new_header(self.cwd)
@@ -755,7 +657,7 @@ class SessionManager:
             self._header["parentSession"] = str(parent_file)
             assert self.session_dir is not None
             self._path = self.session_dir / _file_name(self._header)
-        self._index = _Index()
+        self._index = EntryIndex()
         self._typed = {}
         self._message_memo = {}
         self._line_of = None
@@ -770,55 +672,16 @@ class SessionManager:
         self._persist()
         return self._path
 
-    def _branch_and_labels(self, leaf_id: str) -> tuple[list[RawEntry], list[tuple[str, str]]]:
-        """The root-to-``leaf_id`` entries without label entries, and the labels of those
-        entries (a copy of a branch re-creates them, so no label points outside the copy)."""
-        if leaf_id not in self._index.by_id:
-            raise EntryNotFoundError(leaf_id)
-        path = [raw for raw in path_to_root(self._index.by_id, leaf_id) if raw.get("type") != "label"]
-        on_path = {raw["id"] for raw in path}
-        labels = [(target, label) for target, label in self._index.labels.items() if target in on_path]
-        return path, labels
-
     @classmethod
     def copy_branch(cls, source: SessionManager, leaf_id: str | None) -> SessionManager:
         """A new session beside ``source`` holding its root-to-``leaf_id`` path (``None``: an
         empty session), labels kept, ``source``'s file as ``parentSession``. ``source`` itself
         is not touched: the server forks and clones while the original stays open."""
-        path, labels = source._branch_and_labels(leaf_id) if leaf_id is not None else ([], [])
+        path, labels = source._index.branch_and_labels(leaf_id) if leaf_id is not None else ([], [])
         manager = cls.create(source.cwd, source.session_dir)
         if source.session_file is not None:
             manager._header["parentSession"] = str(source.session_file)
         return manager._filled(path, path[-1]["id"] if path else None, labels)
-
-    def _branch_path(self, leaf_id: str | None) -> list[RawEntry] | None:
-        """Root-to-leaf raw entries, extending the last path when the leaf grew from it.
-
-        A turn appends a handful of entries under the leaf; walking 40,000 parents again for
-        each of the agent's context builds cost more than the rest of the build. None when the
-        leaf is unknown (the context builder then falls back as it does).
-        """
-        by_id = self._index.by_id
-        if leaf_id is None or leaf_id not in by_id:
-            return None
-        previous = self._path_cache
-        if previous is not None and previous[0] is self._index:
-            _, old_leaf, old_path = previous
-            if old_leaf == leaf_id:
-                return old_path
-            added: list[RawEntry] = []
-            current = by_id.get(leaf_id)
-            while current is not None and len(added) < _PATH_EXTEND_LIMIT:
-                if current.get("id") == old_leaf:
-                    path = old_path + added[::-1]
-                    self._path_cache = (self._index, leaf_id, path)
-                    return path
-                added.append(current)
-                parent = current.get("parentId")
-                current = by_id.get(parent) if parent is not None else None
-        path = path_to_root(by_id, leaf_id)
-        self._path_cache = (self._index, leaf_id, path)
-        return path
 
     def build_session_context(self) -> SessionContext:
         """The context of the current leaf; built once per (index, leaf, entry count).
@@ -834,7 +697,7 @@ class SessionManager:
             # Typed messages are acyclic: cycle scans while making 25,000 of them cost more than
             # making them (0.24 s -> 1.4 s on a 50k-entry session), so the collector waits.
             with paused_gc():
-                path = self._branch_path(self._leaf_id)
+                path = self._index.branch_path(self._leaf_id)
                 built = self._grown_context(cached, path)
                 if built is None:
                     last = index.entries[-1]["id"] if index.entries else None
@@ -860,7 +723,7 @@ class SessionManager:
         elif self._settings_cache is not None and self._settings_cache[0] == key:
             built = self._settings_cache[1]
         else:
-            path = self._branch_path(self._leaf_id)
+            path = self._index.branch_path(self._leaf_id)
             if path is None:
                 last = self._index.entries[-1]["id"] if self._index.entries else None
                 path = path_to_root(self._index.by_id, last) if self._leaf_id is not None else []
@@ -884,7 +747,7 @@ class SessionManager:
         return cached is not None and cached[0] == (id(self._index), self._leaf_id, len(self._index.entries))
 
     def _grown_context(
-        self, cached: _CachedContext | None, path: list[RawEntry] | None
+        self, cached: _CachedContext | None, path: builtins.list[RawEntry] | None
     ) -> SessionContext | None:
         """The cached context extended by the entries the new path adds below its leaf, when
         the new path is the cached one plus those entries (the usual case after an append)."""
@@ -904,33 +767,6 @@ def _set_optional(fields: dict[str, Any], **optional: Any) -> None:
     for key, value in optional.items():
         if value is not None:
             fields[key] = value
-
-
-def _node_raw(node: TreeNode) -> RawEntry:
-    return node.raw
-
-
-T = TypeVar("T")
-
-
-def sort_by_time(items: list[T], raw_of: Callable[[T], RawEntry]) -> list[T]:
-    """``items`` ordered by entry time as pi orders siblings (JavaScript's ``new Date`` and a
-    stable sort in which an unreadable time compares equal to anything).
-
-    File order is almost always time order, so that case is checked first and costs no sort.
-    """
-    times = [timestamp_ms(raw_of(item).get("timestamp")) for item in items]
-    if all(a <= b for a, b in itertools.pairwise(times)):
-        return items
-    order = sorted(range(len(items)), key=functools.cmp_to_key(lambda a, b: _js_compare(times[a], times[b])))
-    return [items[position] for position in order]
-
-
-def _js_compare(a: float, b: float) -> int:
-    difference = a - b
-    if difference != difference:  # NaN: JavaScript's sort treats the pair as equal
-        return 0
-    return -1 if difference < 0 else (1 if difference > 0 else 0)
 
 
 def _file_name(header: RawEntry) -> str:
