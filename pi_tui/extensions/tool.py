@@ -34,6 +34,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
 
 from pi_tui.messages import ImageContent, TextContent, UserBlock
+from pi_tui.tools.arguments import pydantic_problems, validation_text
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 
 _BLOCK = TypeAdapter(UserBlock)
@@ -138,11 +139,7 @@ class ExtensionTool:
             try:
                 return model.model_validate(args)
             except ValidationError as error:
-                problems = [
-                    (".".join(str(part) for part in detail["loc"]) or "root", detail["msg"])
-                    for detail in error.errors()
-                ]
-                raise ToolError(_validation_text(self.name, problems, args)) from None
+                raise ToolError(validation_text(self.name, pydantic_problems(error), args)) from None
         validator = self._schema_validator()
         if validator is None:
             return args
@@ -156,7 +153,7 @@ class ExtensionTool:
                 (".".join(str(part) for part in error.absolute_path) or "root", error.message)
                 for error in errors
             ]
-            raise ToolError(_validation_text(self.name, problems, args))
+            raise ToolError(validation_text(self.name, problems, args))
         return value
 
     def _schema_validator(self) -> Validator | None:
@@ -198,14 +195,6 @@ class ExtensionTool:
             return to_result(value)
         except (TypeError, ValidationError) as error:
             raise ToolError(f"{self.name} returned something that is not a tool result: {error}") from None
-
-
-def _validation_text(name: str, problems: list[tuple[str, str]], args: dict[str, Any]) -> str:
-    """pi's shape for a call that breaks the schema: one ``  - path: problem`` line each, then
-    the arguments as received, so the model can see and fix what it sent."""
-    lines = "\n".join(f"  - {where}: {message}" for where, message in problems)
-    received = json.dumps(args, indent=2, ensure_ascii=False, default=str)
-    return f'Validation failed for tool "{name}":\n{lines}\n\nReceived arguments:\n{received}'
 
 
 def coerce(value: Any, schema: Any) -> Any:

@@ -31,8 +31,8 @@ from typing import IO, Any
 
 from pi_tui.secrets.child_env import child_environment
 from pi_tui.text_safety import decode_text, show_name
+from pi_tui.tools.arguments import NonEmptyText, OptionalNumber, ToolArguments, parse_arguments
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import optional_number, require_str
 from pi_tui.tools.process_tree import kill_trees, reap_orphans, start_time
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size, truncate_tail
 
@@ -414,6 +414,12 @@ def format_output(buffer: OutputBuffer) -> tuple[str, dict[str, Any] | None]:
     return text, details
 
 
+class BashArguments(ToolArguments):
+    command: NonEmptyText
+    timeout: OptionalNumber = None
+    """Seconds; 0 or less means no timeout."""
+
+
 @dataclass(slots=True)
 class BashTool:
     cwd: Path = field(default_factory=Path.cwd)
@@ -423,8 +429,8 @@ class BashTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        command = require_str(args, "command", allow_empty=False)
-        timeout = optional_number(args, "timeout")
+        arguments = parse_arguments(BashArguments, self.name, args)
+        command, timeout = arguments.command, arguments.timeout
         if timeout is not None and timeout <= 0:
             timeout = None  # 0 or less means "no timeout", as models sometimes send
         if not Path(ctx.cwd).is_dir():

@@ -1,19 +1,15 @@
-"""Helpers every file tool needs: argument checking and turning the model's path into a real one.
+"""Helpers every file tool needs: turning the model's path into a real one, spotting binary data.
 
-Models send arguments that do not always match the schema (a number as a string, a missing
-field), and paths in every style (relative, absolute, ``~/x``, sometimes ``@x`` copied from a
-mention). Checking here means each tool fails with a message the model can act on instead of a
-Python traceback.
+Models send paths in every style (relative, absolute, ``~/x``, sometimes ``@x`` copied from a
+mention). Argument checking is :mod:`pi_tui.tools.arguments`'s.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from pi_tui.text_safety import parse_name
-from pi_tui.tools.base import ToolError
 
 _NARROW_NO_BREAK_SPACE = "\u202f"
 
@@ -72,69 +68,6 @@ def _alternatives(raw: str) -> list[str]:
             )
         )
     return out
-
-
-def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = True) -> str:
-    """``args[key]`` as a string, or a :class:`ToolError` naming the missing argument."""
-    value = args.get(key)
-    if not isinstance(value, str):
-        raise ToolError(f"Missing or invalid argument {key!r}: expected a string.")
-    if not allow_empty and not value:
-        raise ToolError(f"Argument {key!r} must not be empty.")
-    return value
-
-
-def optional_str(args: dict[str, Any], key: str) -> str | None:
-    value = args.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ToolError(f"Invalid argument {key!r}: expected a string.")
-    return value
-
-
-def optional_int(args: dict[str, Any], key: str, *, minimum: int | None = None) -> int | None:
-    """An optional integer argument; numeric strings and whole floats are accepted."""
-    value = args.get(key)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ToolError(f"Invalid argument {key!r}: expected an integer.")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise ToolError(f"Invalid argument {key!r}: expected an integer, got {value!r}.") from None
-    if not isinstance(value, int):
-        raise ToolError(f"Invalid argument {key!r}: expected an integer.")
-    if minimum is not None and value < minimum:
-        raise ToolError(f"Invalid argument {key!r}: must be at least {minimum}, got {value}.")
-    return value
-
-
-def optional_number(args: dict[str, Any], key: str) -> float | None:
-    value = args.get(key)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ToolError(f"Invalid argument {key!r}: expected a number.")
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise ToolError(f"Invalid argument {key!r}: expected a number, got {value!r}.") from None
-    if not isinstance(value, int | float):
-        raise ToolError(f"Invalid argument {key!r}: expected a number.")
-    return float(value)
-
-
-def optional_bool(args: dict[str, Any], key: str) -> bool:
-    value = args.get(key)
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes")
-    return bool(value)
 
 
 def is_binary(sample: bytes) -> bool:

@@ -17,8 +17,9 @@ from typing import Any
 
 from pi_tui import jsonio
 from pi_tui.text_safety import clean_text
+from pi_tui.tools.arguments import NonEmptyText, ToolArguments, parse_arguments
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import require_str, resolve_path
+from pi_tui.tools.common import resolve_path
 from pi_tui.tools.diff import line_diff
 
 BOM = b"\xef\xbb\xbf"
@@ -59,6 +60,12 @@ class Replacement:
     """How errors name this edit: ``"edits[1]"``, or ``"oldText"`` when there is only one."""
 
 
+class EditArguments(ToolArguments):
+    """The path; the edits are read by :func:`parse_edits` (they have older spellings too)."""
+
+    path: NonEmptyText
+
+
 @dataclass(slots=True)
 class EditTool:
     cwd: Path = field(default_factory=Path.cwd)
@@ -68,7 +75,7 @@ class EditTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        raw = require_str(args, "path", allow_empty=False)
+        raw = parse_arguments(EditArguments, self.name, args).path
         replacements = parse_edits(args)
         path = resolve_path(raw, ctx.cwd)
         return await asyncio.to_thread(_edit_file, path, raw, replacements)

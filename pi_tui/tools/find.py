@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.text_safety import show_name
+from pi_tui.tools.arguments import NonEmptyText, OptionalCount, OptionalText, ToolArguments, parse_arguments
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import ESCAPED_NAMES_NOTE, optional_int, optional_str, require_str, resolve_path
+from pi_tui.tools.common import ESCAPED_NAMES_NOTE, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, format_size, truncate_head
 from pi_tui.tools.walk import PathGlob, walk
 
@@ -41,6 +42,12 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
+class FindArguments(ToolArguments):
+    pattern: NonEmptyText
+    path: OptionalText = None
+    limit: OptionalCount = None
+
+
 @dataclass(slots=True)
 class FindTool:
     cwd: Path = field(default_factory=Path.cwd)
@@ -50,9 +57,10 @@ class FindTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern = require_str(args, "pattern", allow_empty=False)
-        raw_path = optional_str(args, "path") or "."
-        limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
+        arguments = parse_arguments(FindArguments, self.name, args)
+        pattern = arguments.pattern
+        raw_path = arguments.path or "."
+        limit = arguments.limit or DEFAULT_LIMIT
         root = resolve_path(raw_path, ctx.cwd)
         if not root.exists():
             raise ToolError(f"Path not found: {raw_path}")

@@ -25,16 +25,17 @@ from typing import Any, BinaryIO, NamedTuple
 import regex
 
 from pi_tui.text_safety import decode_text, show_name
-from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import (
-    ESCAPED_NAMES_NOTE,
-    is_binary,
-    optional_bool,
-    optional_int,
-    optional_str,
-    require_str,
-    resolve_path,
+from pi_tui.tools.arguments import (
+    Flag,
+    NonEmptyText,
+    OptionalCount,
+    OptionalNonNegative,
+    OptionalText,
+    ToolArguments,
+    parse_arguments,
 )
+from pi_tui.tools.base import ToolContext, ToolError, ToolResult
+from pi_tui.tools.common import ESCAPED_NAMES_NOTE, is_binary, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINE_CHARS, format_size, truncate_head, truncate_line
 from pi_tui.tools.walk import SKIP_DIRS, PathGlob, walk
 
@@ -111,6 +112,16 @@ class Found:
         return True
 
 
+class GrepArguments(ToolArguments):
+    pattern: NonEmptyText
+    path: OptionalText = None
+    glob: OptionalText = None
+    ignoreCase: Flag = False  # the schema's spelling
+    literal: Flag = False
+    context: OptionalNonNegative = None
+    limit: OptionalCount = None
+
+
 @dataclass(slots=True)
 class GrepTool:
     cwd: Path = field(default_factory=Path.cwd)
@@ -120,8 +131,9 @@ class GrepTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern = require_str(args, "pattern", allow_empty=False)
-        raw_path = optional_str(args, "path") or "."
+        arguments = parse_arguments(GrepArguments, self.name, args)
+        pattern = arguments.pattern
+        raw_path = arguments.path or "."
         path = resolve_path(raw_path, ctx.cwd)
         if not path.exists():
             raise ToolError(f"Path not found: {raw_path}")
@@ -130,11 +142,11 @@ class GrepTool:
             pattern=pattern,
             root=root,
             target=target,
-            glob=optional_str(args, "glob"),
-            ignore_case=optional_bool(args, "ignoreCase"),
-            literal=optional_bool(args, "literal"),
-            context=optional_int(args, "context", minimum=0) or 0,
-            limit=optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT,
+            glob=arguments.glob,
+            ignore_case=arguments.ignoreCase,
+            literal=arguments.literal,
+            context=arguments.context or 0,
+            limit=arguments.limit or DEFAULT_LIMIT,
         )
         rg = shutil.which("rg")
         found = await (_search_rg(rg, search) if rg else _search_python(search))

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.text_safety import show_name
+from pi_tui.tools.arguments import OptionalCount, OptionalText, ToolArguments, parse_arguments
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import ESCAPED_NAMES_NOTE, optional_int, optional_str, resolve_path
+from pi_tui.tools.common import ESCAPED_NAMES_NOTE, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, format_size, truncate_head
 
 DEFAULT_LIMIT = 500
@@ -36,6 +37,11 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
+class LsArguments(ToolArguments):
+    path: OptionalText = None
+    limit: OptionalCount = None
+
+
 @dataclass(slots=True)
 class LsTool:
     cwd: Path = field(default_factory=Path.cwd)
@@ -45,8 +51,9 @@ class LsTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        raw_path = optional_str(args, "path") or "."
-        limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
+        arguments = parse_arguments(LsArguments, self.name, args)
+        raw_path = arguments.path or "."
+        limit = arguments.limit or DEFAULT_LIMIT
         folder = resolve_path(raw_path, ctx.cwd)
         entries = await asyncio.to_thread(list_folder, folder, raw_path)
         if not entries:

@@ -25,8 +25,9 @@ from typing import Any, BinaryIO
 
 from pi_tui.messages import ImageContent, TextContent
 from pi_tui.text_safety import decode_text, show_name
+from pi_tui.tools.arguments import NonEmptyText, OptionalCount, OptionalInt, ToolArguments, parse_arguments
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import is_binary, optional_int, require_str, resolve_path
+from pi_tui.tools.common import is_binary, resolve_path
 from pi_tui.tools.truncation import MAX_BYTES, MAX_LINES, format_size, truncate_head
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -75,6 +76,12 @@ def image_mime_type(head: bytes) -> str | None:
     return None
 
 
+class ReadArguments(ToolArguments):
+    path: NonEmptyText
+    offset: OptionalInt = None
+    limit: OptionalCount = None
+
+
 @dataclass(slots=True)
 class ReadTool:
     """Reads files below ``ctx.cwd`` (or anywhere, given an absolute path)."""
@@ -86,9 +93,8 @@ class ReadTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        raw = require_str(args, "path", allow_empty=False)
-        offset = optional_int(args, "offset")
-        limit = optional_int(args, "limit", minimum=1)
+        arguments = parse_arguments(ReadArguments, self.name, args)
+        raw, offset, limit = arguments.path, arguments.offset, arguments.limit
         path = resolve_path(raw, ctx.cwd)
         return await asyncio.to_thread(_read, path, raw, max(offset or 1, 1), limit)
 

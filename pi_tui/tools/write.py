@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui.tools.arguments import NonEmptyText, Text, ToolArguments, parse_arguments
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
-from pi_tui.tools.common import require_str, resolve_path
+from pi_tui.tools.common import resolve_path
 
 DESCRIPTION = (
     "Write a file: creates it, or replaces all of its content if it exists. Missing parent folders "
@@ -29,6 +30,11 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
+class WriteArguments(ToolArguments):
+    path: NonEmptyText
+    content: Text
+
+
 @dataclass(slots=True)
 class WriteTool:
     cwd: Path = field(default_factory=Path.cwd)
@@ -38,8 +44,8 @@ class WriteTool:
     parameters: dict[str, Any] = field(default_factory=lambda: PARAMETERS)
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        raw = require_str(args, "path", allow_empty=False)
-        content = require_str(args, "content")
+        arguments = parse_arguments(WriteArguments, self.name, args)
+        raw, content = arguments.path, arguments.content
         path = resolve_path(raw, ctx.cwd)
         size = await asyncio.to_thread(_write, path, raw, content)
         return ToolResult.text(f"Wrote {size} bytes to {raw}")

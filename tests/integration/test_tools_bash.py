@@ -159,6 +159,6 @@ def test_cancel_kills_grandchildren_quickly(tmp_path: Path) -> None:
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
-    assert "'command'" in str(fails(tmp_path, command=""))
+    assert '"bash":\n  - command: ' in str(fails(tmp_path, command=""))  # pi's wording
     assert "timeout" in str(fails(tmp_path, command="true", timeout="soon"))
     assert "does not exist" in str(fails(tmp_path / "gone", command="true"))

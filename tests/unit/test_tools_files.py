@@ -191,7 +191,7 @@ def test_read_errors(tmp_path: Path) -> None:
     (tmp_path / "short.txt").write_text("one\ntwo\n")
     message = fails(ReadTool(), tmp_path, path="short.txt", offset=5)
     assert "Offset 5" in message and "2 lines" in message
-    assert "'path'" in fails(ReadTool(), tmp_path)
+    assert '"read":\n  - path: Field required' in fails(ReadTool(), tmp_path)  # pi's wording
     assert "limit" in fails(ReadTool(), tmp_path, path="short.txt", limit="many")
 
 
@@ -212,12 +212,23 @@ def test_write_creates_parents_and_counts_bytes(tmp_path: Path) -> None:
     assert (tmp_path / "deep/er/notes.md").read_bytes() == b""
 
 
+def test_bad_arguments_are_named_the_pi_way_and_common_slips_are_taken(tmp_path: Path) -> None:
+    """Every problem on its own line with the arguments echoed (pi's shape); ``"2"`` for a number
+    and ``""`` for an omitted option still work, as before."""
+    (tmp_path / "short.txt").write_text("a\nb\nc\n")
+    message = fails(ReadTool(), tmp_path, path="", offset=True, limit=0)
+    assert message.startswith('Validation failed for tool "read":\n  - path: ')
+    assert "\n  - offset: " in message and "\n  - limit: " in message
+    assert message.endswith('Received arguments:\n{\n  "path": "",\n  "offset": true,\n  "limit": 0\n}')
+    assert text_of(run(ReadTool(), tmp_path, path="short.txt", offset="2", limit="")) == "     2\tb\n     3\tc"
+
+
 def test_write_errors(tmp_path: Path) -> None:
     (tmp_path / "folder").mkdir()
     assert "directory" in fails(WriteTool(), tmp_path, path="folder", content="x")
     (tmp_path / "file").write_text("x")
     assert "is a file" in fails(WriteTool(), tmp_path, path="file/child.txt", content="x")
-    assert "'content'" in fails(WriteTool(), tmp_path, path="a.txt")
+    assert '"write":\n  - content: Field required' in fails(WriteTool(), tmp_path, path="a.txt")
 
 
 # --- edit ------------------------------------------------------------------------------------
