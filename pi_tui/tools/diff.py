@@ -48,8 +48,8 @@ def line_diff(old: str, new: str, context: int = CONTEXT_LINES) -> Diff:
     ops: list[tuple[str, int, int, int, int]] = []
     if head:
         ops.append(("equal", 0, head, 0, head))
-    for tag, i1, i2, j1, j2 in middle.get_opcodes():
-        ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    for op, i1, i2, j1, j2 in middle.get_opcodes():
+        ops.append((op, i1 + head, i2 + head, j1 + head, j2 + head))
     if tail:
         ops.append(("equal", len(old_lines) - tail, len(old_lines), len(new_lines) - tail, len(new_lines)))
 

@@ -449,7 +449,7 @@ def _format(found: Found, search: Search) -> ToolResult:
         escaped = escaped or path != line.path
         out.append(f"{path}{':' if line.is_match else '-'}{line.number}{':' if line.is_match else '-'}{text}")
         previous = line
-    cut = truncate_head("\n".join(out), max_lines=len(out) + 1)
+    page = truncate_head("\n".join(out), max_lines=len(out) + 1)
     notes = []
     details: dict[str, Any] = {}
     if found.limit_reached:
@@ -458,15 +458,15 @@ def _format(found: Found, search: Search) -> ToolResult:
             "Narrow the pattern or path, or raise limit."
         )
         details["matchLimitReached"] = search.limit
-    if cut.truncated:
+    if page.truncated:
         notes.append(f"Output cut at {format_size(MAX_BYTES)}; narrow the search to see the rest.")
-        details["truncation"] = cut.to_details()
+        details["truncation"] = page.to_details()
     if cut_lines:
         notes.append(f"Lines longer than {MAX_LINE_CHARS} characters were cut; use read to see them whole.")
         details["linesTruncated"] = True
     if escaped:
         notes.append(ESCAPED_NAMES_NOTE)
-    text = cut.content
+    text = page.content
     if notes:
         text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
     return ToolResult.text(text, details or None)

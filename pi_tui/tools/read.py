@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import codecs
+import io
 import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from pi_tui.messages import ImageContent, TextContent
 from pi_tui.text_safety import decode_text, show_name
@@ -115,7 +116,7 @@ def _read(path: Path, raw: str, start: int, limit: int | None) -> ToolResult:
         raise ToolError(f"Could not read {raw}: {error.strerror or error}.") from None
 
 
-def _read_open(handle: BinaryIO, raw: str, start: int, limit: int | None) -> ToolResult:
+def _read_open(handle: io.BufferedIOBase, raw: str, start: int, limit: int | None) -> ToolResult:
     """Image, binary or text, told from the first block; only a text file is read further."""
     info = os.fstat(handle.fileno())
     size = info.st_size if stat.S_ISREG(info.st_mode) else None
@@ -134,7 +135,9 @@ def _read_open(handle: BinaryIO, raw: str, start: int, limit: int | None) -> Too
     return _text_result(raw, _Lines(handle, head), start, limit, size)
 
 
-def _image_result(raw: str, handle: BinaryIO, head: bytes, mime: str, size: int | None) -> ToolResult:
+def _image_result(
+    raw: str, handle: io.BufferedIOBase, head: bytes, mime: str, size: int | None
+) -> ToolResult:
     data = head
     if size is None or size <= MAX_IMAGE_BYTES:
         data += handle.read(max(0, MAX_IMAGE_BYTES + 1 - len(head)))
@@ -163,7 +166,7 @@ class _Lines:
     1 MB ``bytes`` per block would cost twice the time in page faults.
     """
 
-    def __init__(self, handle: BinaryIO, head: bytes) -> None:
+    def __init__(self, handle: io.BufferedIOBase, head: bytes) -> None:
         self._handle = handle
         self._buffer = head
         self._pos = 0
