@@ -34,13 +34,13 @@ TARGET_S = 1.0
 
 
 async def open_once(cwd: Path, session: Path) -> dict[str, Any]:
-    import pi_tui.tui.app as app_module
+    import pi_tui.tui.session_view as view_module
     from pi_tui.startup import StartOptions, start
     from pi_tui.tui.app import PiApp
-    from pi_tui.tui.run import loaded_summary
+    from pi_tui.tui.loaded import loaded_summary
 
     marks: dict[str, float] = {}
-    transcript = app_module.build_transcript
+    transcript = view_module.build_transcript
 
     def timed_transcript(*args: Any, **kwargs: Any) -> Any:
         began = time.perf_counter()
@@ -48,7 +48,7 @@ async def open_once(cwd: Path, session: Path) -> dict[str, Any]:
         marks["transcript"] = time.perf_counter() - began
         return items
 
-    app_module.build_transcript = timed_transcript  # type: ignore[assignment]
+    view_module.build_transcript = timed_transcript  # type: ignore[assignment]
     try:
         begin = time.perf_counter()
         options = StartOptions(cwd=str(cwd), session=str(session), provider="offline", model="demo")
@@ -99,7 +99,7 @@ async def open_once(cwd: Path, session: Path) -> dict[str, Any]:
             facts = {"items": len(chat.items), "mounted": chat.mounted_count, "scroll_y": chat.scroll_y}
         started.agent.manager.close()
     finally:
-        app_module.build_transcript = transcript  # type: ignore[assignment]
+        view_module.build_transcript = transcript  # type: ignore[assignment]
     show = marks["show_end"] - marks["show_begin"]
     known = ("get_branch", "transcript", "chat.show", "footer")
     rest = show - sum(marks.get(name, 0.0) for name in known)

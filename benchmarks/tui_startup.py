@@ -63,7 +63,7 @@ else:
     from pi_tui.startup import StartOptions, start
     from pi_tui.tui.app import PiApp
     from pi_tui.tui.gitinfo import git_branch
-    from pi_tui.tui.run import loaded_summary
+    from pi_tui.tui.loaded import loaded_summary
 
     imported = time.time()
     started = start(StartOptions(cwd=cwd))
@@ -116,7 +116,7 @@ async def bare_first_frame() -> float:
 async def pi_first_frame(cwd: Path) -> dict[str, float]:
     from pi_tui.startup import StartOptions, start
     from pi_tui.tui.app import PiApp
-    from pi_tui.tui.run import loaded_summary
+    from pi_tui.tui.loaded import loaded_summary
 
     marks: dict[str, float] = {}
     begin = time.perf_counter()

@@ -144,7 +144,7 @@ def make_pi_app(cwd: Path, session: Path | None = None) -> Any:
     """
     from pi_tui.startup import StartOptions, start
     from pi_tui.tui.app import PiApp
-    from pi_tui.tui.run import loaded_summary
+    from pi_tui.tui.loaded import loaded_summary
 
     options = StartOptions(cwd=str(cwd))
     if session is not None:

@@ -75,7 +75,12 @@ class ExtensionBridge:
             message=f"{trust.cwd}/.agent: {listed}.{code}",
         )
         answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self.app.push_screen(menu, lambda value: answered.done() or answered.set_result(value))
+
+        def answer_given(value: str | None) -> None:
+            if not answered.done():
+                answered.set_result(value)
+
+        self.app.push_screen(menu, answer_given)
         answer = await answered
         store = TrustStore(agent_dir())
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_tui.extensions.ui import ExtensionUI, NotifyLevel, WidgetPlacement
 
@@ -68,18 +68,18 @@ class TuiExtensionUI(ExtensionUI):
         from pi_tui.tui.screens.prompts import ChoiceMenu
 
         choices = [(str(option), str(option)) for option in options]
-        return await self._ask(ChoiceMenu(f"{self.extension}: {title}", choices))
+        return cast("str | None", await self._ask(ChoiceMenu(f"{self.extension}: {title}", choices)))
 
     async def input(self, title: str, placeholder: str = "", *, default: str | None = None) -> str | None:
         from pi_tui.tui.screens.prompts import TextPrompt
 
         prompt = TextPrompt(f"{self.extension}: {title}", default or "", placeholder=placeholder)
-        return await self._ask(prompt)
+        return cast("str | None", await self._ask(prompt))
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
         from pi_tui.tui.screens.prompts import EditorPrompt
 
-        return await self._ask(EditorPrompt(f"{self.extension}: {title}", prefill))
+        return cast("str | None", await self._ask(EditorPrompt(f"{self.extension}: {title}", prefill)))
 
     async def custom(self, screen: Any) -> Any:
         return await self._ask(screen)

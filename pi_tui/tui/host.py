@@ -18,12 +18,24 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from pi_tui.commands import CommandRegistry
+    from pi_tui.extensions.runner import ExtensionRunner
     from pi_tui.startup import Started
-    from pi_tui.tui.extension_bridge import ExtensionBridge
     from pi_tui.tui.keybindings import KeyBindingsLoad
     from pi_tui.tui.settings_rows import SettingsView
 
 ScreenResult = TypeVar("ScreenResult")
+
+
+class ExtensionCommands(Protocol):
+    """The part of :class:`~pi_tui.tui.extension_bridge.ExtensionBridge` commands use (named
+    here so this module does not import the bridge, which imports this module)."""
+
+    @property
+    def runner(self) -> ExtensionRunner:
+        """The extensions' runner (what /reload, /trust and /bug read and reload)."""
+
+    async def run_command(self, name: str, args: str) -> None:
+        """Run an extension's registered command ``/name args``."""
 
 
 class CommandHost(Protocol):
@@ -34,11 +46,14 @@ class CommandHost(Protocol):
     commands: CommandRegistry
     keys: KeyBindingsLoad
     started: Started | None
-    extension_bridge: ExtensionBridge | None
     agent: Any
     """The :class:`~pi_tui.agent.session.AgentSession` (None only before the agent started)."""
     pi_theme_name: str
     show_thinking: bool
+
+    @property
+    def extension_bridge(self) -> ExtensionCommands | None:
+        """The extensions of this session (None until the agent has started, or without them)."""
 
     # --- telling the user -------------------------------------------------------------------------
 

@@ -28,23 +28,6 @@ if TYPE_CHECKING:
     from pi_tui.startup import Started
 
 
-def loaded_summary(started: Started, cwd: str) -> list[str]:
-    """What the header lists as loaded: context files (shortened) and the number of rules."""
-    from pi_tui.agent.system_prompt import context_files
-    from pi_tui.tui.render import short_path
-
-    options = started.options
-    with_files = options is None or not options.no_context_files
-    loaded = [short_path(str(path), cwd) for path in context_files(Path(cwd))] if with_files else []
-    ttsr = started.agent.ttsr
-    if ttsr is not None:
-        count = len(getattr(ttsr.manager, "rules", []) or [])
-        if count:
-            rules = f"{count} stream rule{'s' if count != 1 else ''}"
-            loaded.append(f"{rules} (they stop a reply that breaks one; /rules lists them)")
-    return loaded
-
-
 def run_interactive(
     options: StartOptions,
     cwd: str,
@@ -65,7 +48,7 @@ def run_interactive(
     from pi_tui.tui.terminal_keys import restore_alt_enter
 
     restore_alt_enter()
-    from pi_tui.tui.terminal_colours import terminal_appearance
+    from pi_tui.view.terminal_colours import terminal_appearance
 
     terminal_appearance(ask=True)  # dark or light (the system theme), asked before Textual reads keys
     apply_true_color(options, cwd)
@@ -121,7 +104,7 @@ def apply_true_color(options: StartOptions, cwd: str) -> None:
     when set, wins. Textual reads its colour system when the app is made, so it is set before."""
     from textual import constants
 
-    from pi_tui.tui.app import peek_setting
+    from pi_tui.tui.settings_peek import peek_setting
 
     if os.environ.get("TEXTUAL_COLOR_SYSTEM"):
         return
@@ -134,7 +117,7 @@ def apply_true_color(options: StartOptions, cwd: str) -> None:
 def chosen_tui_mode(options: StartOptions, cwd: str) -> str:
     """``--tui-mode``, else the ``tuiMode`` setting (read without loading the settings module,
     before the first frame), else ``fullscreen``."""
-    from pi_tui.tui.app import peek_setting
+    from pi_tui.tui.settings_peek import peek_setting
 
     mode = options.tui_mode or peek_setting(cwd, "tuiMode", options.approve)
     return "regular" if mode == "regular" else "fullscreen"

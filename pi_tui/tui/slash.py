@@ -1,70 +1,36 @@
 """The built-in slash commands of the interactive mode.
 
-Each command is a coroutine ``(app, args)``; the registry in ``pi_tui.commands`` names and
-describes them (completion, /hotkeys, the command palette and rpc's ``get_commands`` read it).
-Commands talk to the user through ``app.say`` and never raise for a user mistake.
+Each command is a coroutine ``(app, args)`` in this module's :data:`COMMANDS`, gathered with
+the other command modules' by :mod:`pi_tui.tui.slash_registry`; the registry in
+``pi_tui.commands`` names and describes them (completion, /hotkeys, the command palette and
+rpc's ``get_commands`` read it). Commands talk to the user through ``app.say`` and never raise
+for a user mistake.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.thinking import supported_levels
 from pi_tui.messages import THINKING_LEVELS
+from pi_tui.tui.slash_base import CommandSet, needs_idle, started_parts
 
 if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost
 
-Handler = Callable[["CommandHost", str], Awaitable[None]]
-HANDLERS: dict[str, Handler] = {}
+COMMANDS = CommandSet()
+"""This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
 
 
-def command(name: str) -> Callable[[Handler], Handler]:
-    def register(handler: Handler) -> Handler:
-        HANDLERS[name] = handler
-        return handler
-
-    return register
-
-
-async def run_command(app: CommandHost, name: str, args: str) -> None:
-    spec = app.commands.get(name)
-    if spec is not None and spec.source == "extension" and app.extension_bridge is not None:
-        await app.extension_bridge.run_command(spec.name, args)
-        return
-    if spec is not None and spec.source in ("prompt", "skill"):
-        if _needs_idle(app, f"running /{spec.name}"):
-            app.start_work(app.agent.prompt(f"/{spec.name} {args}".rstrip()))  # the agent expands it
-        return
-    handler = HANDLERS.get(spec.name) if spec is not None else None
-    if spec is None or handler is None:
-        suggestion = app.commands.suggest(name)
-        hint = f" Did you mean /{suggestion}?" if suggestion else ""
-        app.say(f"Unknown command /{name}.{hint} Type / and Tab to see them all.", "error")
-        return
-    try:
-        await handler(app, args.strip())
-    except Exception as error:  # a command's own failure is reported, never a traceback
-        app.say(f"/{spec.name} failed: {type(error).__name__}: {error}", "error")
-
-
-def _needs_idle(app: CommandHost, what: str) -> bool:
-    if app.busy:
-        app.say(f"Wait for the agent to finish (or press Esc) before {what}.", "warning")
-        return False
-    return True
-
-
-@command("quit")
+@COMMANDS.command("quit")
 async def quit_app(app: CommandHost, args: str) -> None:
     await app.shutdown()
 
 
-@command("new")
+@COMMANDS.command("new")
 async def new_session(app: CommandHost, args: str) -> None:
-    if not _needs_idle(app, "starting a new session"):
+    if not needs_idle(app, "starting a new session"):
         return
     from pi_tui.tui.navigation import session_ops
 
@@ -72,11 +38,11 @@ async def new_session(app: CommandHost, args: str) -> None:
         app.say("Started a new session.")
 
 
-@command("session")
+@COMMANDS.command("session")
 async def session_info(app: CommandHost, args: str) -> None:
     from collections import Counter
 
-    from pi_tui.tui.stats import UsageTotals, add_raw_usage, format_tokens
+    from pi_tui.view.stats import UsageTotals, add_raw_usage, format_tokens
 
     manager = app.agent.manager
     raws = list(manager.iter_raw_entries())  # the file's dicts: no typed view of every entry
@@ -105,9 +71,9 @@ async def session_info(app: CommandHost, args: str) -> None:
     app.say("\n".join(lines), title="Session", fold=True)
 
 
-@command("compact")
+@COMMANDS.command("compact")
 async def compact(app: CommandHost, args: str) -> None:
-    if not _needs_idle(app, "compacting"):
+    if not needs_idle(app, "compacting"):
         return
     from pi_tui.agent.history import CompactionFailed
 
@@ -138,13 +104,13 @@ def _why_nothing_to_compact(agent: Any) -> str:
     )
 
 
-@command("model")
+@COMMANDS.command("model")
 async def model(app: CommandHost, args: str) -> None:
     from pi_tui.ai.types import Model
     from pi_tui.tui.keybindings import display_key
     from pi_tui.tui.screens.model_picker import ModelPicker
 
-    registry = app.started.registry
+    registry = started_parts(app).registry
     if args:
         match = registry.find(args)
         if match is None:
@@ -183,7 +149,7 @@ def _switch_model(app: CommandHost, picked: Any) -> None:
     app.refresh_footer()
 
 
-@command("thinking")
+@COMMANDS.command("thinking")
 async def thinking(app: CommandHost, args: str) -> None:
     agent = app.agent
     if not args:  # pi 1.x: the selector (Enter for this session, Ctrl+S saves it)
@@ -225,7 +191,7 @@ def _keep_thinking_level(app: CommandHost, level: str) -> None:
     app.save_setting({"defaultThinkingLevel": level})
 
 
-@command("copy")
+@COMMANDS.command("copy")
 async def copy(app: CommandHost, args: str) -> None:
     from pi_tui.tui.clipboard import copy_text
 
@@ -237,24 +203,24 @@ async def copy(app: CommandHost, args: str) -> None:
     app.say(result.message, "info" if result.ok else "error")
 
 
-@command("rules")
+@COMMANDS.command("rules")
 async def rules(app: CommandHost, args: str) -> None:
     from pi_tui.startup import discover_and_bucket
     from pi_tui.ttsr.rules import DiscoveryReport, format_rule_list
 
     report = DiscoveryReport()
-    _manager, bucketed = discover_and_bucket(app.cwd, app.started.settings, report)
+    _manager, bucketed = discover_and_bucket(app.cwd, started_parts(app).settings, report)
     app.say(format_rule_list(bucketed, Path(app.cwd), report), title="Rules")
 
 
-@command("hotkeys")
+@COMMANDS.command("hotkeys")
 async def hotkeys(app: CommandHost, args: str) -> None:
     from pi_tui.tui.keybindings import hotkeys_text
 
     app.say(hotkeys_text(app.keys.bindings), title="Keys")
 
 
-@command("settings")
+@COMMANDS.command("settings")
 async def settings(app: CommandHost, args: str) -> None:
     from pi_tui.tui.screens.settings import SettingsScreen
     from pi_tui.tui.settings_rows import build_rows
@@ -262,7 +228,7 @@ async def settings(app: CommandHost, args: str) -> None:
     app.push_screen(SettingsScreen(build_rows(app.settings_view()), select=args or None))
 
 
-@command("scoped-models")
+@COMMANDS.command("scoped-models")
 async def scoped_models(app: CommandHost, args: str) -> None:
     """pi's /scoped-models: turn models on or off for Ctrl+P, order them, save as enabledModels."""
     from pi_tui.ai.scoped_models import usable
@@ -282,17 +248,17 @@ async def scoped_models(app: CommandHost, args: str) -> None:
     app.say(f"Ctrl+P cycles {what}" + (" (saved as enabledModels)." if saved else " in this session."))
 
 
-@command("tree")
+@COMMANDS.command("tree")
 async def tree(app: CommandHost, args: str) -> None:
     from pi_tui.tui.navigation import open_tree
 
     await open_tree(app)
 
 
-@command("resume")
+@COMMANDS.command("resume")
 async def resume(app: CommandHost, args: str) -> None:
     """Pick a past session and continue in it (also what ``pi-tui -r`` opens at start)."""
-    if not _needs_idle(app, "switching sessions"):
+    if not needs_idle(app, "switching sessions"):
         return
 
     from pi_tui.config.paths import session_dir_for_cwd
@@ -307,14 +273,14 @@ async def resume(app: CommandHost, args: str) -> None:
     if picker.chosen is not None and picker.chosen.agent:  # another agent's transcript
         from pi_tui.tui.follow import open_transcript
 
-        if _needs_idle(app, "switching sessions"):
+        if needs_idle(app, "switching sessions"):
             await open_transcript(app, chosen)
         return
     own = app.agent.manager.session_file
     if own is not None and own.resolve() == chosen.resolve():
         app.say("Already in this session.")
         return
-    if not _needs_idle(app, "switching sessions"):
+    if not needs_idle(app, "switching sessions"):
         return
     from pi_tui.agent.session_ops import SessionOpError
     from pi_tui.tui.navigation import session_ops
@@ -325,32 +291,32 @@ async def resume(app: CommandHost, args: str) -> None:
         app.say(str(error), "error")
 
 
-@command("branch")
+@COMMANDS.command("branch")
 async def branch(app: CommandHost, args: str) -> None:
-    if not _needs_idle(app, "branching"):
+    if not needs_idle(app, "branching"):
         return
     from pi_tui.tui.navigation import branch_command
 
     await branch_command(app, args)
 
 
-@command("clone")
+@COMMANDS.command("clone")
 async def clone(app: CommandHost, args: str) -> None:
-    if not _needs_idle(app, "cloning"):
+    if not needs_idle(app, "cloning"):
         return
     from pi_tui.tui.navigation import clone_command
 
     await clone_command(app, args)
 
 
-@command("label")
+@COMMANDS.command("label")
 async def label(app: CommandHost, args: str) -> None:
     from pi_tui.tui.navigation import label_command
 
     await label_command(app, args)
 
 
-@command("name")
+@COMMANDS.command("name")
 async def name(app: CommandHost, args: str) -> None:
     manager = app.agent.manager
     if not args:
@@ -363,8 +329,3 @@ async def name(app: CommandHost, args: str) -> None:
     manager.sync()
     app.refresh_footer()
     app.say(f"Session named “{args}”.")
-
-
-# Commands kept in their own modules register themselves with @command when imported; importing
-# them here (last, once HANDLERS and command exist) means importing slash brings every command.
-from pi_tui.tui import slash_auth, slash_bug, slash_export, slash_more, slash_secrets  # noqa: E402, F401

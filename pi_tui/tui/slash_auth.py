@@ -14,13 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_tui.ai.models import ENV_VARS, PROVIDERS
+from pi_tui.ai.catalogue import ENV_VARS, PROVIDERS
 from pi_tui.config.auth import AuthFileError
-from pi_tui.tui.slash import command
+from pi_tui.tui.slash_base import CommandSet, started_parts
 
 if TYPE_CHECKING:
     from pi_tui.ai.models import ModelRegistry
     from pi_tui.tui.host import CommandHost
+
+COMMANDS = CommandSet()
+"""This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
 
 DISPLAY_NAMES = {
     "anthropic": "Anthropic",
@@ -85,11 +88,11 @@ def _subscription_answer(name: str) -> str:
     )
 
 
-@command("login")
+@COMMANDS.command("login")
 async def login(app: CommandHost, args: str) -> None:
     from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 
-    registry = app.started.registry
+    registry = started_parts(app).registry
     providers = sorted(key_providers(registry), key=lambda p: provider_name(registry, p).lower())
     rows = [(p, f"{provider_name(registry, p)}  {key_status(registry, p)}") for p in providers]
     rows += [(_SUBSCRIPTION_PREFIX + sid, f"{name}  • subscription (OAuth)") for sid, name in SUBSCRIPTIONS]
@@ -134,11 +137,11 @@ async def login(app: CommandHost, args: str) -> None:
     app.refresh_footer()
 
 
-@command("logout")
+@COMMANDS.command("logout")
 async def logout(app: CommandHost, args: str) -> None:
     from pi_tui.tui.screens.prompts import ChoiceMenu
 
-    registry = app.started.registry
+    registry = started_parts(app).registry
     store = registry.auth
     store.reload()  # pi (or another pi-tui) may have changed it since
     if store.problem is not None:

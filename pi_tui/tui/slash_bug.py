@@ -29,10 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from pi_tui.tui.slash import command
+from pi_tui.tui.slash_base import CommandSet
 
 if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost
+
+COMMANDS = CommandSet()
+"""This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
 
 BUG_REPORT_ENTRY = "pi.bug-report"
 """The custom entry type pi 1.x records a report under (the same, so either reads the other's)."""
@@ -229,7 +232,7 @@ def write_report(folder: Path, report_id: str, files: dict[str, str]) -> Path:
     return path
 
 
-@command("bug")
+@COMMANDS.command("bug")
 async def bug(app: CommandHost, args: str) -> None:
     with_transcript, hint = bug_arguments(args)
     manager = app.agent.manager

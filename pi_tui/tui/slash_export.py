@@ -14,10 +14,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pi_tui.tui.slash import command
+from pi_tui.tui.slash_base import CommandSet
 
 if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost
+
+COMMANDS = CommandSet()
+"""This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
 
 _TREE_FLAGS = ("--tree", "--all")
 _BRANCH_FLAGS = ("--branch",)
@@ -42,7 +45,7 @@ def export_arguments(args: str) -> tuple[str | None, set[str], str | None]:
     return command_path(rest), flags, None
 
 
-@command("export")
+@COMMANDS.command("export")
 async def export(app: CommandHost, args: str) -> None:
     from pi_tui.html_export import default_html_name, export_html, is_html_name
     from pi_tui.secrets.active import current as current_secrets
@@ -76,7 +79,7 @@ async def export(app: CommandHost, args: str) -> None:
     app.say(f"Session exported to: {written}")
 
 
-@command("share")
+@COMMANDS.command("share")
 async def share(app: CommandHost, args: str) -> None:
     from pi_tui.html_export import export_html
     from pi_tui.html_export.share import ShareError, check_logged_in, destination_problem, gh_path, upload

@@ -22,10 +22,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pi_tui.tui.slash import command
+from pi_tui.tui.slash_base import CommandSet
 
 if TYPE_CHECKING:
+    from pi_tui.config.trust_store import Decision
     from pi_tui.tui.host import CommandHost
+
+COMMANDS = CommandSet()
+"""This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
 
 _VERSION_HEADING = re.compile(r"##\s+\[?(\d+)\.(\d+)\.(\d+)\]?")
 
@@ -44,7 +48,7 @@ def command_path(args: str) -> str | None:
     return args.split()[0]
 
 
-@command("import")
+@COMMANDS.command("import")
 async def import_session(app: CommandHost, args: str) -> None:
     from pi_tui.agent.session_ops import SessionOpError
     from pi_tui.config.paths import session_dir_for_cwd
@@ -90,7 +94,7 @@ async def import_session(app: CommandHost, args: str) -> None:
 # --- /reload ----------------------------------------------------------------------------------------
 
 
-@command("reload")
+@COMMANDS.command("reload")
 async def reload_everything(app: CommandHost, args: str) -> None:
     if app.busy:
         app.say("Wait for the current response to finish before reloading.", "warning")
@@ -115,9 +119,10 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
     """
     from pi_tui.ai.errors import ConfigError
     from pi_tui.config.settings import SettingsError, load_settings
-    from pi_tui.tui.run import loaded_summary
+    from pi_tui.tui.loaded import loaded_summary
 
     started = app.started
+    assert started is not None  # commands run once the agent has started
     problems: list[str] = []
     done: list[str] = []
     trusted = started.trust.trusted if started.trust is not None else None
@@ -215,9 +220,11 @@ TRUST_COMMAND_CHOICES = [
     ("never", "Never trust this folder (saved; takes effect at the next start)"),
     ("forget", "Forget this folder's decision (ask again next time)"),
 ]
+TRUST_DECISIONS: dict[str, Decision | None] = {"trusted": "trusted", "never": "never", "forget": None}
+"""What each /trust choice saves (None: the folder's own entry is forgotten)."""
 
 
-@command("trust")
+@COMMANDS.command("trust")
 async def trust_command(app: CommandHost, args: str) -> None:
     """pi's ``/trust``: what this folder hands us, what is saved for it, and a new decision for
     future runs; trusting loads the project's resources at once."""
@@ -252,7 +259,7 @@ async def trust_command(app: CommandHost, args: str) -> None:
     if answer is None:
         return
     try:
-        store.decide(trust.cwd, None if answer == "forget" else answer)
+        store.decide(trust.cwd, TRUST_DECISIONS[answer])
     except TrustError as error:
         app.say(str(error), "error")
         return
@@ -304,7 +311,7 @@ ORIGINS = {
 }
 
 
-@command("extensions")
+@COMMANDS.command("extensions")
 async def list_extensions(app: CommandHost, args: str) -> None:
     """Every extension: where it came from, what it registered, what it listens to."""
     bridge = app.extension_bridge
@@ -363,7 +370,7 @@ def changelog_entries(text: str) -> list[str]:
     return entries
 
 
-@command("changelog")
+@COMMANDS.command("changelog")
 async def changelog(app: CommandHost, args: str) -> None:
     text = changelog_text()
     entries = changelog_entries(text) if text is not None else []

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_tui.tui.slash import command
+from pi_tui.tui.slash_base import CommandSet
 
 if TYPE_CHECKING:
     from pi_tui.secrets.sources import SecretsSetup
     from pi_tui.tui.host import CommandHost
+
+COMMANDS = CommandSet()
+"""This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
 
 
 def describe_secrets(setup: SecretsSetup | None, disabled: list[str]) -> str:
@@ -40,7 +43,7 @@ def describe_secrets(setup: SecretsSetup | None, disabled: list[str]) -> str:
     return "\n".join(lines)
 
 
-@command("secrets")
+@COMMANDS.command("secrets")
 async def secrets(app: CommandHost, args: str) -> None:
     from pi_tui.secrets.active import current_setup
 

@@ -297,14 +297,14 @@ async def test_ctrl_o_expands_tool_output_and_ctrl_t_hides_thinking(
 
 
 async def test_double_escape_on_an_empty_editor_opens_the_tree(project: Path, monkeypatch) -> None:
-    from pi_tui.tui import slash
+    from pi_tui.tui import slash_registry
 
     opened = []
 
     async def fake_tree(app, args: str) -> None:
         opened.append(args)
 
-    monkeypatch.setitem(slash.HANDLERS, "tree", fake_tree)
+    monkeypatch.setitem(slash_registry.HANDLERS, "tree", fake_tree)
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await type_text(pilot, "x")

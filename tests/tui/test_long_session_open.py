@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.tui.app import BUILD_CONTEXT_AT_ONCE
+from pi_tui.tui.session_view import BUILD_CONTEXT_AT_ONCE
 from pi_tui.tui.transcript import AssistantItem, InfoItem, UserItem
 from tests.support.model_server import ModelServer
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app, screen_text
 from tests.unit.test_odd_lines import HEADER, entry, reply, user, write
 
@@ -34,10 +35,12 @@ async def test_the_footer_and_the_problems_follow_the_first_screen(
     app = make_app(project, session=str(path), model="test/m")
     async with app.run_test(size=(110, 30)) as pilot:
         manager = app.agent.manager
-        for _ in range(500):
-            await pilot.pause(0.01)
-            if manager.context_is_built and "?/" not in screen_text(app).splitlines()[-1]:
-                break
+        await wait_until(
+            pilot,
+            lambda: manager.context_is_built and "?/" not in screen_text(app).splitlines()[-1],
+            "the context to be built and the footer to show its size",
+            detail=lambda: screen_text(app).splitlines()[-1],
+        )
         await pilot.pause()
         assert manager.context_is_built
         assert f"answer {turns - 1}" in screen_text(app)
@@ -49,7 +52,7 @@ async def test_the_footer_and_the_problems_follow_the_first_screen(
 
 
 async def test_the_tail_is_drawn_before_the_session_is_loaded(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: ModelServer
 ) -> None:
     """With the full load held back, the newest turns are on screen from the file's tail alone;
     when the load comes, it draws the same end of the branch."""
@@ -74,10 +77,12 @@ async def test_the_tail_is_drawn_before_the_session_is_loaded(
         assert preview[-2:] == ["question 299", "answer 299"]
         assert "answer 299" in screen_text(app)
         release.set()
-        for _ in range(500):
-            await pilot.pause(0.01)
-            if app.agent is not None and app.status.activity is None:
-                break
+        await wait_until(
+            pilot,
+            lambda: app.agent is not None and app.status.activity is None,
+            "the agent to be ready",
+            detail=lambda: f"agent {app.agent}, status {app.status.activity!r}, exit code {app.return_code}",
+        )
         await pilot.pause()
         loaded = [item.text for item in app.chat.items if isinstance(item, UserItem | AssistantItem)]
         assert loaded[-len(preview) :] == preview

@@ -53,9 +53,10 @@ class ItemView(Static):
         super().__init__(classes=f"chat-item {self.KIND} {self._state}".rstrip())
         self.cwd = cwd
         self.set_reactive(ItemView.expanded, expanded)
-        self.update(self.content())
+        self.update(self.item_content())
 
-    def content(self) -> Content:
+    def item_content(self) -> Content:
+        """What the widget shows for its item (not named ``content``: that is Static's property)."""
         raise NotImplementedError
 
     def state_class(self) -> str:
@@ -70,7 +71,7 @@ class ItemView(Static):
             if state:
                 self.add_class(state)
             self._state = state
-        self.update(self.content())
+        self.update(self.item_content())
 
     def watch_expanded(self) -> None:
         self.refresh_item()
@@ -79,7 +80,7 @@ class ItemView(Static):
 class UserView(ItemView):
     KIND = "user"
 
-    def content(self) -> Content:
+    def item_content(self) -> Content:
         assert isinstance(self.item, UserItem)
         return render.user_content(self.item)
 
@@ -91,7 +92,7 @@ class ToolView(ItemView):
         assert isinstance(self.item, ToolItem)
         return f"-{self.item.status}"
 
-    def content(self) -> Content:
+    def item_content(self) -> Content:
         assert isinstance(self.item, ToolItem)
         return render.tool_content(self.item, self.expanded, self.cwd)
 
@@ -99,7 +100,7 @@ class ToolView(ItemView):
 class BashView(ItemView):
     KIND = "bash"
 
-    def content(self) -> Content:
+    def item_content(self) -> Content:
         assert isinstance(self.item, BashItem)
         return render.bash_content(self.item, self.expanded)
 
@@ -107,7 +108,7 @@ class BashView(ItemView):
 class SummaryView(ItemView):
     KIND = "summary"
 
-    def content(self) -> Any:
+    def item_content(self) -> Any:
         assert isinstance(self.item, SummaryItem)
         try:
             code_theme = getattr(self.app, "code_theme", "monokai")
@@ -119,7 +120,7 @@ class SummaryView(ItemView):
 class CustomView(ItemView):
     KIND = "custom"
 
-    def content(self) -> Content:
+    def item_content(self) -> Content:
         assert isinstance(self.item, CustomItem)
         return render.custom_content(self.item, self.expanded)
 
@@ -127,7 +128,7 @@ class CustomView(ItemView):
 class RuleNoticeView(ItemView):
     KIND = "rule-notice"
 
-    def content(self) -> Content:
+    def item_content(self) -> Content:
         assert isinstance(self.item, RuleNoticeItem)
         return render.notice_content(self.item, self.expanded)
 
@@ -139,7 +140,7 @@ class InfoView(ItemView):
         assert isinstance(self.item, InfoItem)
         return f"-{self.item.level}" + (" -fold" if self.item.fold else "")
 
-    def content(self) -> Any:
+    def item_content(self) -> Any:
         assert isinstance(self.item, InfoItem)
         if self.item.markdown:
             try:

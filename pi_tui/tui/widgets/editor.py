@@ -30,7 +30,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
-from textual.widgets.text_area import Edit, EditResult
+from textual.widgets.text_area import Document, Edit, EditResult
 
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui.completion import Candidate, Completion
@@ -304,10 +304,12 @@ class PromptEditor(TextArea, inherit_bindings=False):
     def _jump_to(self, character: str, direction: int) -> None:
         """Move to the next (``direction`` 1) or previous (-1) ``character`` after a jump key."""
         text = self.text
-        offset = self.document.get_index_from_location(self.cursor_location)
+        document = self.document
+        assert isinstance(document, Document)  # no syntax highlighting here: always a Document
+        offset = document.get_index_from_location(self.cursor_location)
         found = text.find(character, offset + 1) if direction > 0 else text.rfind(character, 0, offset)
         if found >= 0:
-            self.move_cursor(self.document.get_location_from_index(found))
+            self.move_cursor(document.get_location_from_index(found))
 
     def _history_allowed(self) -> bool:
         return bool(self.prompt_history) and (not self.text or self._history_index is not None)
