@@ -399,7 +399,7 @@ class _Runner:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return max(retry_after, 0.0)  # within max_delay: a longer one already failed
-        return min(self.options.base_delay * 2 ** (attempt - 1), self.options.max_delay)
+        return min(self.options.base_delay * 2.0 ** (attempt - 1), self.options.max_delay)
 
     async def _once(self, client: ApiClient, request: object, payload: bytes) -> None:
         assert isinstance(request, HttpRequest)

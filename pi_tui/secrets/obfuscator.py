@@ -229,7 +229,9 @@ class Obfuscator:
                 member = re.compile(f"[{chars}]")
                 table = bytes(_RUN if member.match(chr(code)) else _GAP for code in range(256))
                 needle = bytes([_RUN]) * min(map(len, values))
-                self._classes.append((table, needle, re.compile(trie_pattern(values))))
+                pattern = trie_pattern(values)
+                assert pattern is not None  # values is not empty
+                self._classes.append((table, needle, re.compile(pattern)))
         source = trie_pattern(other)
         self._other = re.compile(source) if source else None
         forms = sorted(
