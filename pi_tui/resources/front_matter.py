@@ -169,7 +169,6 @@ def _read_block(lines: list[str], first_line: int) -> tuple[dict[str, Any], list
 _YAML_ESCAPES = frozenset('0abt\tnvfre "/\\N_LP')
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _HEX = frozenset("0123456789abcdefABCDEF")
-_RESERVED_START = tuple("*&!@%`")
 _KEY = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s#'"][^:]*?)\s*:(?:\s|$)""")
 
 
@@ -272,12 +271,16 @@ def _lenient(lines: list[str], first_line: int) -> tuple[dict[str, Any], list[st
 
 
 def _as_text(value: str, key: str, where: str, problem: str, warnings: list[str]) -> str:
-    """A value YAML could not read, kept as the text its author wrote."""
+    """A value YAML could not read, kept as the text its author wrote.
+
+    A plain value (``globs: *.ts,*.tsx``, ``description: Use it: when ...``) is what every
+    Markdown front-matter reader takes as text, as pi-tui always did: no warning. A quoted or
+    bracketed one that does not parse is a real mistake and is named.
+    """
     opener = value[:1]
     if opener in ("[", "{") and value.count(opener) > value.count("]" if opener == "[" else "}"):
         warnings.append(f"{where}: unclosed {opener!r} in {value!r}; read as text")
         return value
-    if value.startswith(_RESERVED_START):
-        return _strip_comment(value)  # ``globs: *.ts``: what every rule tool reads as plain text
-    warnings.append(f"{where}: {key!r} is not valid YAML ({problem}); read as text")
+    if opener in ("[", "{", '"', "'"):
+        warnings.append(f"{where}: {key!r} is not valid YAML ({problem}); read as text")
     return _strip_comment(value)

@@ -36,11 +36,12 @@ def test_yaml_1_2_core_schema_not_yaml_1_1() -> None:
 
 def test_cursor_globs_and_tabs_and_regex_escapes_are_read_leniently() -> None:
     front = parse_front_matter(
-        '---\nglobs: *.ts,*.tsx\ndescription: fine\nscope:\n\t- text\ncondition: ["\\d+", x]\n---\n'
+        "---\nglobs: *.ts,*.tsx\ndescription: Use it: when asked  # a note\n"
+        'scope:\n\t- text\ncondition: ["\\d+", x]\n---\n'
     )
     assert front.data == {
         "globs": "*.ts,*.tsx",
-        "description": "fine",
+        "description": "Use it: when asked",  # as pi-tui always read it
         "scope": ["text"],
         "condition": ["\\d+", "x"],
     }
