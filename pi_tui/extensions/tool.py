@@ -25,17 +25,16 @@ import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from referencing.exceptions import Unresolvable
 
 from pi_tui.messages import ImageContent, TextContent, UserBlock
 from pi_tui.tools.arguments import pydantic_problems, validation_text
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 _BLOCK = TypeAdapter(UserBlock)
 
@@ -143,6 +142,8 @@ class ExtensionTool:
         validator = self._schema_validator()
         if validator is None:
             return args
+        from referencing.exceptions import Unresolvable
+
         value = coerce(copy.deepcopy(args), self.parameters)  # the transcript keeps what was sent
         try:
             errors = list(validator.iter_errors(value))
@@ -161,6 +162,9 @@ class ExtensionTool:
         schema, so a sloppy schema keeps working as it did rather than failing every call."""
         if not self._compiled:
             self._compiled = True
+            from jsonschema.exceptions import SchemaError  # imported on first use: 0.1 s
+            from jsonschema.validators import validator_for
+
             try:
                 cls = validator_for(self.parameters)
                 cls.check_schema(self.parameters)

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec, RegexPattern
-
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})
 
 
@@ -128,6 +126,8 @@ class _Layer:
 
 
 def _layer(text: str, base: str, prefix: str = "") -> _Layer | None:
+    from pathspec import GitIgnoreSpec, RegexPattern  # imported when a .gitignore is met
+
     patterns = tuple(
         (pattern.regex, bool(pattern.include))
         for pattern in GitIgnoreSpec.from_lines(text.splitlines()).patterns

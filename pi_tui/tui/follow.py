@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from watchfiles import awatch
-
 if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost
 
@@ -86,6 +84,8 @@ class FileWatch:
         return cls(path, wake)
 
     async def _run(self) -> None:
+        from watchfiles import awatch  # imported when a transcript is followed, not at start-up
+
         target = str(self.path)
         changes = awatch(
             self.path.parent,
