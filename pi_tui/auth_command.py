@@ -203,8 +203,8 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
 
 def _resolved(registry: ModelRegistry, provider: str) -> tuple[str, str | None, str | None]:
     """(status, key, problem): pi's ``ready`` / ``not_ready`` / ``invalid``."""
+    from pi_tui.ai.catalogue import ENV_VARS
     from pi_tui.ai.errors import ConfigError
-    from pi_tui.ai.models import ENV_VARS
 
     if registry.canonical_provider(provider) is None:
         return "not_ready", None, f'unknown provider "{provider}"'

@@ -565,7 +565,8 @@ def _run(
 
 def _list_models(search: str) -> int:
     from pi_tui.ai.errors import ConfigError
-    from pi_tui.ai.models import ModelRegistry, format_model_list
+    from pi_tui.ai.model_list import format_model_list
+    from pi_tui.ai.models import ModelRegistry
 
     try:
         models = ModelRegistry().list_models(search or None)

@@ -17,8 +17,9 @@ from typing import Any
 
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.system_prompt import build_system_prompt
+from pi_tui.ai.catalogue import ENV_VARS
 from pi_tui.ai.errors import ConfigError
-from pi_tui.ai.models import ENV_VARS, ModelRegistry
+from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
 from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions

@@ -30,7 +30,7 @@ class KeyOrigin:
 
 def key_origin(registry: ModelRegistry, provider: str) -> KeyOrigin:
     """The first layer that has a key for ``provider``, or ``none``."""
-    from pi_tui.ai.models import ENV_VARS
+    from pi_tui.ai.catalogue import ENV_VARS
 
     store = registry.auth
     if store.api_key(provider):

@@ -7,19 +7,17 @@ wrote it.
 
 pi's file is the user's other program's, not ours to judge strictly: a file pi-tui cannot read,
 or a provider it cannot use (an API kind pi-tui does not speak, say), is left out with one line
-in :attr:`ModelRegistry.problems` instead of stopping pi-tui. Our own file stays strict.
+in :attr:`ModelRegistry.problems <pi_tui.ai.models.ModelRegistry.problems>` instead of stopping
+pi-tui. Our own file stays strict.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pi_tui.ai.errors import ConfigError
-from pi_tui.ai.models import ModelConfig, ModelsFile, ProviderConfig, read_models_file
-
-if TYPE_CHECKING:
-    from pi_tui.ai.models import ModelRegistry
+from pi_tui.ai.models_file import ModelConfig, ModelsFile, ProviderConfig, read_models_file
 
 
 def layer_models(beneath: ModelsFile, ours: ModelsFile) -> ModelsFile:
@@ -49,10 +47,14 @@ def _layer_model_list(below: list[ModelConfig], top: list[ModelConfig]) -> list[
     return layered + [model for model in top if model.id in ours]
 
 
-def with_pi_models(registry: ModelRegistry, ours: ModelsFile, path: Path) -> tuple[ModelsFile, list[str]]:
+def with_pi_models(
+    merge: Callable[[ModelsFile], object], ours: ModelsFile, path: Path
+) -> tuple[ModelsFile, list[str]]:
     """``ours`` layered over the usable part of pi's file at ``path``, and what was left out.
 
-    A problem with ``ours`` is raised as before (it is pi-tui's own file to fix).
+    ``merge`` is the registry's merge of a configuration into the catalogue; it raises
+    :class:`ConfigError` for a configuration it cannot use, which is how a provider of pi's
+    is found unusable. A problem with ``ours`` is raised as before (it is pi-tui's own file to fix).
     """
     try:
         beneath = read_models_file(path)
@@ -62,15 +64,15 @@ def with_pi_models(registry: ModelRegistry, ours: ModelsFile, path: Path) -> tup
         return ours, []
     layered = layer_models(beneath, ours)
     try:
-        registry._merge(layered)
+        merge(layered)
         return layered, []
     except ConfigError:
-        registry._merge(ours)  # ours alone fails too: that is the error to show
+        merge(ours)  # ours alone fails too: that is the error to show
     usable: dict[str, ProviderConfig] = {}
     problems: list[str] = []
     for name, provider in beneath.providers.items():
         try:
-            registry._merge(layer_models(ModelsFile(providers={name: provider}), ours))
+            merge(layer_models(ModelsFile(providers={name: provider}), ours))
         except ConfigError as error:
             why = str(error).split(": ", 1)[-1]
             problems.append(f"{path}: provider {name} is left out: {why}")

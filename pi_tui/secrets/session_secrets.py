@@ -50,7 +50,7 @@ def _strings(value: Any) -> Iterator[str]:
 def recorded_environment(manager: SessionManager) -> tuple[dict[str, str], dict[str, str]]:
     """``(credentials, secrets)``: value -> where, from every ``NAME=value`` line of the session.
     Credentials are the values of providers' key variables (hidden whatever the setting)."""
-    from pi_tui.ai.models import ENV_VARS
+    from pi_tui.ai.catalogue import ENV_VARS
 
     key_names = set(ENV_VARS.values())
     credentials: dict[str, str] = {}

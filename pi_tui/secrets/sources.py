@@ -136,7 +136,7 @@ def _looked_up(value: str | None, environ: Mapping[str, str]) -> Iterable[str]:
     """A configured value as a request would send it, when that needs no command (pi 1.x's
     ``$VAR`` / literal rules, pi_tui/ai/models.py; ``!commands`` run only when a request needs
     the key: :func:`active.add_credentials`)."""
-    from pi_tui.ai.models import value_without_commands
+    from pi_tui.ai.config_values import value_without_commands
 
     if not value:
         return []
@@ -148,7 +148,7 @@ def known_credentials(
     registry: ModelRegistry | None, cli_key: str | None, environ: Mapping[str, str]
 ) -> dict[str, str]:
     """Value -> where it came from, for every credential pi-tui knows of (>= 8 characters)."""
-    from pi_tui.ai.models import ENV_VARS
+    from pi_tui.ai.catalogue import ENV_VARS
 
     found: dict[str, str] = {}
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.models import ENV_VARS
+from pi_tui.ai.catalogue import ENV_VARS
 from pi_tui.commands import SlashCommand
 from pi_tui.modes.rpc_mode import RpcServer
 from pi_tui.modes.rpc_protocol import Output

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.models import ENV_VARS
+from pi_tui.ai.catalogue import ENV_VARS
 from tests.support.model_server import ModelServer, Scripted, last_user_text
 
 ROOT = Path(__file__).resolve().parents[2]

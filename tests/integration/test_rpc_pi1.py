@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.models import ENV_VARS
+from pi_tui.ai.catalogue import ENV_VARS
 from tests.integration.test_rpc_mode import MODELS, RpcClient, types
 from tests.support.model_server import HttpError, ModelServer, Scripted, ToolCallSpec
 

@@ -8,16 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from pi_tui.ai.catalogue import CATALOGUE, ENV_VARS, PROVIDERS, builtin_models
+from pi_tui.ai.config_values import clear_command_cache
 from pi_tui.ai.errors import ConfigError
-from pi_tui.ai.models import (
-    CATALOGUE,
-    ENV_VARS,
-    PROVIDERS,
-    ModelRegistry,
-    builtin_models,
-    clear_command_cache,
-    format_model_list,
-)
+from pi_tui.ai.model_list import format_model_list
+from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.types import API_KINDS, ModelCost, StreamOptions
 
 # The "Full Example" and the compat example of pi's docs/models.md, verbatim.

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 
 from pi_tui.ai import azure
-from pi_tui.ai.errors import ConfigError
-from pi_tui.ai.http import NO_LIMIT, apply_http_proxy, idle_limits
-from pi_tui.ai.models import (
-    ENV_VARS,
-    ModelRegistry,
+from pi_tui.ai.catalogue import ENV_VARS
+from pi_tui.ai.config_values import (
     clear_command_cache,
     is_value_configured,
     resolve_config_value,
     value_without_commands,
 )
+from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.http import NO_LIMIT, apply_http_proxy, idle_limits
+from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.types import Model
 from pi_tui.config.settings import Settings
 
