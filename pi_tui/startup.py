@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.system_prompt import build_system_prompt
@@ -26,9 +26,12 @@ from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
 from pi_tui.messages import THINKING_LEVELS
-from pi_tui.session import SessionError, SessionManager
+from pi_tui.session import SessionError, SessionInfo, SessionManager
 from pi_tui.session.listing import list_all_sessions, list_sessions
 from pi_tui.start_options import StartOptions
+
+if TYPE_CHECKING:
+    from pi_tui.tools.base import AgentTool
 
 __all__ = ["StartOptions", "Started", "StartupError", "start"]
 
@@ -347,8 +350,14 @@ def find_session(reference: str, options: StartOptions) -> Path:
     folder = session_dir_for_cwd(options.cwd, options.session_dir)
     # This project's sessions (pi's folder's too) first, then everyone's; in a --session-dir
     # folder: this project's, then the whole folder (as pi searches).
-    wider = (lambda: list_sessions(folder)) if options.session_dir else list_all_sessions
-    for listed in (lambda: list_sessions(folder, cwd=options.cwd), wider):
+    wider: Callable[[], list[SessionInfo]] = (
+        (lambda: list_sessions(folder)) if options.session_dir else list_all_sessions
+    )
+    searches: tuple[Callable[[], list[SessionInfo]], ...] = (
+        lambda: list_sessions(folder, cwd=options.cwd),
+        wider,
+    )
+    for listed in searches:
         candidates = listed()
         matches = [info.path for info in candidates if info.id.startswith(reference)]
         if len(matches) == 1:
@@ -522,7 +531,7 @@ def choose_tools(
     options: StartOptions,
     extension_tools: frozenset[str] = frozenset(),
     selection: ToolSelection | None = None,
-) -> list:  # type: ignore[type-arg]
+) -> list[AgentTool]:
     """The built-in tools to start with (``selection`` is :func:`select_tools`'s answer; made
     from the options and default settings when not given). Extension tools it names are the
     extensions' to provide."""
@@ -536,9 +545,9 @@ def choose_tools(
 
 def loadout_pool(
     options: StartOptions,
-    tools: list,
-    selection: ToolSelection | None = None,  # type: ignore[type-arg]
-) -> list:  # type: ignore[type-arg]
+    tools: list[AgentTool],
+    selection: ToolSelection | None = None,
+) -> list[AgentTool]:
     """Built-in tools that are off but that a pi 1.x branch may switch on (its system messages
     declare a loadout): all the others, unless ``--tools`` / ``--no-tools`` chose the set; never
     one ``--exclude-tools`` switched off."""
