@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -53,15 +53,15 @@ _BYTES_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _TEXT_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 
-def too_deep(data: bytes | memoryview | str) -> bool:
+def too_deep(data: bytes | bytearray | memoryview | str) -> bool:
     """True when ``data`` nests deeper than :data:`MAX_DEPTH` (brackets inside strings do not
     count). Costs two ``count`` calls for an ordinary line; only a line with more opening
     brackets than the limit is scanned."""
     if isinstance(data, str):
         if data.count("[") + data.count("{") <= MAX_DEPTH:
             return False
-        tokens = _TEXT_TOKENS.finditer(data)
-        opening: tuple[str | int, ...] = ("[", "{")
+        tokens: Iterator[re.Match[str]] | Iterator[re.Match[bytes]] = _TEXT_TOKENS.finditer(data)
+        opening: tuple[str, ...] | tuple[bytes, ...] = ("[", "{")
     else:
         raw = data if isinstance(data, bytes) else bytes(data)
         if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
@@ -82,7 +82,7 @@ def too_deep(data: bytes | memoryview | str) -> bool:
     return False
 
 
-def check_depth(data: bytes | memoryview | str) -> None:
+def check_depth(data: bytes | bytearray | memoryview | str) -> None:
     """Raise :class:`TooDeepError` when ``data`` nests deeper than :data:`MAX_DEPTH`."""
     if too_deep(data):
         raise TooDeepError
