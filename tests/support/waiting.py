@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 #: Long enough for a loaded CI machine; a passing run never comes near it.
 DEFAULT_TIMEOUT = 10.0
@@ -97,3 +98,21 @@ def poll_for(condition: Callable[[], T], timeout: float, interval: float = POLL_
         if found or time.monotonic() > deadline:
             return found
         time.sleep(interval)
+
+
+async def wait_for_screen(pilot: Any, app: Any, kind: type[S], timeout: float = DEFAULT_TIMEOUT) -> S:
+    """Let a Textual app run until its active screen is a ``kind``; return that screen."""
+
+    def opened() -> S | None:
+        screen = app.screen
+        return screen if isinstance(screen, kind) else None
+
+    found = await wait_until(
+        pilot,
+        opened,
+        f"{kind.__name__} to open",
+        timeout,
+        detail=lambda: f"the screen is {type(app.screen).__name__}",
+    )
+    assert found is not None
+    return found

@@ -98,6 +98,15 @@ async def test_a_short_session_always_shows_its_token_count(
         await pilot.pause()
         app.agent.set_thinking_level("off")  # an entry after the last build: the context is stale
         app.refresh_footer()
-        await pilot.pause()
-        footer = screen_text(app).splitlines()[-1]
-        assert "?/" not in footer and "%/" in footer
+
+        def footer_with_a_size() -> str:
+            line = screen_text(app).splitlines()[-1]
+            return line if "%/" in line else ""
+
+        footer = await wait_until(
+            pilot,
+            footer_with_a_size,
+            "the footer to show the context's size",
+            detail=lambda: screen_text(app).splitlines()[-1],
+        )
+        assert "?/" not in footer

@@ -17,11 +17,23 @@ from textual.widgets import OptionList
 from pi_tui.tui.screens.settings import SettingsScreen
 from pi_tui.tui.theme import REQUIRED_TOKENS, available_themes, is_pi_theme, theme_choices
 from pi_tui.tui.transcript import InfoItem
+from tests.support.waiting import wait_for_screen, wait_until
 from tests.tui.conftest import make_app, screen_text, settle
 
 SIZE = (100, 40)
 TEXTUAL_COMMANDS = ("Theme", "Keys", "Maximize", "Minimize", "Screenshot")
 TEXTUAL_QUIT_HELP = "Quit the application as soon as possible"
+
+
+async def palette_searched(pilot, app) -> None:
+    """Wait until the palette has gathered its providers' hits for what was typed (a worker of
+    the palette's, started by each change of the input, that fills the list in batches)."""
+    group = CommandPalette._GATHER_COMMANDS_GROUP
+    await wait_until(
+        pilot,
+        lambda: not any(worker.group == group and not worker.is_finished for worker in app.workers),
+        "the command palette's search",
+    )
 
 
 async def palette_rows(pilot, app, query: str) -> list[tuple[str, str]]:
@@ -31,7 +43,7 @@ async def palette_rows(pilot, app, query: str) -> list[tuple[str, str]]:
     assert isinstance(app.screen, CommandPalette)
     if query:
         await pilot.press(*query)
-    await pilot.pause(0.4)  # the palette searches its providers after a short debounce
+    await palette_searched(pilot, app)
     options = app.screen.query_one(CommandList)._options
     rows = [(str(o.hit.text), str(o.hit.help or "")) for o in options if isinstance(o, Command)]
     await pilot.press("escape")
@@ -138,15 +150,11 @@ async def test_the_palette_finds_settings_by_name_and_opens_them(project: Path) 
         await pilot.press("alt+x")
         await pilot.pause()
         await pilot.press(*"theme")
-        await pilot.pause(0.4)
+        await palette_searched(pilot, app)
         top = app.screen.query_one(CommandList)._options[0]
         assert str(top.hit.text) == "Theme (setting)"
         await pilot.press("enter")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, SettingsScreen):
-                break
-        screen = app.screen
+        screen = await wait_for_screen(pilot, app, SettingsScreen)
         assert isinstance(screen, SettingsScreen)
         options = screen.query_one(OptionList)
         assert screen.rows[options.highlighted].id == "theme"
