@@ -21,7 +21,7 @@ from typing import Any
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.pi_folder import own_session_folder
 from pi_tui.gc_control import paused_gc, settle
-from pi_tui.messages import THINKING_LEVELS, AgentMessage, ImageContent, TextContent, Wire
+from pi_tui.messages import THINKING_LEVELS, AgentMessage, UserBlock, Wire
 from pi_tui.session import lenient, listing
 from pi_tui.session.context import (
     SessionContext,
@@ -328,10 +328,12 @@ class SessionManager:
     def append_custom_message_entry(
         self,
         custom_type: str,
-        content: str | Sequence[TextContent | ImageContent | dict[str, Any]],
+        content: str | Sequence[UserBlock | dict[str, Any]],
         display: bool,
         details: Any = None,
     ) -> str:
+        """``content`` as a :class:`CustomMessage`'s; the entry holds text and image blocks only
+        (pi's ``custom_message``), so another kind of block raises pydantic's ValidationError."""
         body = content if isinstance(content, str) else list(content)
         fields: dict[str, Any] = {"custom_type": custom_type, "content": body, "display": display}
         _set_optional(fields, details=details)
