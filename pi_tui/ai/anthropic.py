@@ -374,7 +374,8 @@ class MessagesParser(ParserBase):
             if not self.builder.finished:
                 self._block_delta(payload)
             return
-        kind = payload.get("type") if isinstance(payload.get("type"), str) else event
+        declared = payload.get("type")
+        kind: str = declared if isinstance(declared, str) else event
         if event == "error":
             kind = "error"
         handler = self._handlers.get(kind)
