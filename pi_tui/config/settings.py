@@ -41,8 +41,8 @@ class CompactionOverride(_Group):
 
 class CompactionSettings(_Group):
     enabled: bool = True
-    reserve_tokens: int = Field(16384, ge=0)
-    keep_recent_tokens: int = Field(20000, ge=0)
+    reserve_tokens: int = Field(default=16384, ge=0)
+    keep_recent_tokens: int = Field(default=20000, ge=0)
     model_overrides: dict[str, CompactionOverride] = Field(default_factory=dict)
     """Keyed by the exact ``provider/modelId`` (see :meth:`for_model`)."""
 
@@ -60,20 +60,20 @@ class CompactionSettings(_Group):
 
 
 class BranchSummarySettings(_Group):
-    reserve_tokens: int = Field(16384, ge=0)
+    reserve_tokens: int = Field(default=16384, ge=0)
     skip_prompt: bool = False
 
 
 class RetrySettings(_Group):
     enabled: bool = True
-    max_retries: int = Field(3, ge=0)
-    base_delay_ms: int = Field(2000, ge=0)
-    max_agent_delay_ms: int = Field(60000, ge=0)
+    max_retries: int = Field(default=3, ge=0)
+    base_delay_ms: int = Field(default=2000, ge=0)
+    max_agent_delay_ms: int = Field(default=60000, ge=0)
     """pi 1.x: the longest wait between retries of a turn (a server's Retry-After beyond it
     fails the turn instead of waiting)."""
-    idle_timeout_seconds: float = Field(90.0, gt=0)
+    idle_timeout_seconds: float = Field(default=90.0, gt=0)
     """A reply that sends nothing for this long after its first byte is given up."""
-    first_byte_timeout_seconds: float = Field(120.0, gt=0)
+    first_byte_timeout_seconds: float = Field(default=120.0, gt=0)
     """The same before the first byte (a model may think for a while before it writes)."""
 
 
@@ -84,7 +84,7 @@ class TtsrSettings(_Group):
     context_mode: Literal["discard", "keep"] = "discard"
     interrupt_mode: Literal["never", "prose-only", "tool-only", "always"] = "always"
     repeat_mode: Literal["once", "after-gap"] = "once"
-    repeat_gap: int = Field(10, ge=1)
+    repeat_gap: int = Field(default=10, ge=1)
     builtin_rules: bool = True
     disabled_rules: list[str] = Field(default_factory=list)
 
@@ -107,24 +107,24 @@ class ImageSettings(_Group):
 class ThinkingBudgetsSettings(_Group):
     """Token budgets per thinking level for models that take a budget, not an effort word."""
 
-    minimal: int | None = Field(None, ge=0)
-    low: int | None = Field(None, ge=0)
-    medium: int | None = Field(None, ge=0)
-    high: int | None = Field(None, ge=0)
+    minimal: int | None = Field(default=None, ge=0)
+    low: int | None = Field(default=None, ge=0)
+    medium: int | None = Field(default=None, ge=0)
+    high: int | None = Field(default=None, ge=0)
 
 
 class CodemodeSettings(_Group):
     """pi 1.x's ``codemode`` tool settings: kept for pi's sake, pi-tui has no codemode tool."""
 
     mode: Literal["on", "only"] = "on"
-    inline_budget: int = Field(3000, ge=0)
+    inline_budget: int = Field(default=3000, ge=0)
 
 
 class TerminalSettings(_Group):
     """pi 1.x's ``terminal.*``: what the terminal is taken to support."""
 
     show_images: bool = True
-    image_width_cells: int = Field(60, ge=1)
+    image_width_cells: int = Field(default=60, ge=1)
     clear_on_shrink: bool = False
     show_terminal_progress: bool = False
     """OSC 9;4 progress in the terminal's tab while the agent works."""
