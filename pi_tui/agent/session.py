@@ -659,7 +659,8 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
             done = message.stop_reason not in ("error",)
             extra = {} if done else {"finalError": message.error_message}
             self.emit("auto_retry_end", success=done, attempt=retry_state["attempt"], **extra)
-        return message
+        reply: AssistantMessage = message  # what a message_end handler left (an assistant reply)
+        return reply
 
     async def _failed_message(self, error: str) -> AssistantMessage:
         """A reply that failed before any request (no API key). pi reads ``usage`` of every
