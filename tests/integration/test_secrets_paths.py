@@ -66,3 +66,37 @@ def test_a_branch_summary_request_hides_secrets(tmp_path: Path) -> None:
     assert secret in str([entry.model_dump() for entry in entries])
     body = sent_with_hidden(secret, lambda model: summarize_branch(entries, model, agent_options(model)))
     assert secret.encode() not in body and b"<<secret:" in body
+
+
+def test_the_agent_hands_secret_hiding_to_every_chat_request(tmp_path: Path) -> None:
+    """The chat turn's request goes through the transformer the agent adds to its options."""
+    from tests.integration.test_agent_session import make_agent
+    from tests.integration.test_agent_session import run as run_agent
+
+    secret = "correct horse battery staple"
+    hide(secret)
+    with ModelServer(Scripted(text="ok")) as server:
+        agent, _events = make_agent(server, tmp_path)
+        run_agent(lambda: agent.prompt(f"remember {secret}"))
+        (request,) = server.requests
+    assert secret.encode() not in request.raw_body and b"<<secret:" in request.raw_body
+
+
+def test_the_provider_layer_sends_what_it_is_given_without_a_transformer() -> None:
+    """ai/ knows nothing of secrets: with no transformer in its options, the body goes as built,
+    whatever secrets the process holds (the agent is what adds the hiding)."""
+    from pi_tui.ai.stream import stream_message
+    from pi_tui.ai.types import Context
+    from pi_tui.messages import UserMessage
+
+    secret = "correct horse battery staple"
+    hide(secret)
+    with ModelServer(Scripted(text="ok")) as server:
+        context = Context(messages=[UserMessage(content=f"remember {secret}", timestamp=0)])
+
+        async def send() -> None:
+            await stream_message(server.model(), context, StreamOptions(api_key="k")).result()
+
+        run(send())
+        (request,) = server.requests
+    assert secret.encode() in request.raw_body
