@@ -136,7 +136,9 @@ def _record(build: _Builder, record: dict[str, Any], fallback_time: str) -> None
         if result.sub_agent is None and isinstance(record.get("agentId"), str):
             result.sub_agent = record["agentId"]
     if kind == "system" and record.get("subtype") == "compact_boundary" and uuid:
-        metadata = record.get("compactMetadata") if isinstance(record.get("compactMetadata"), dict) else {}
+        metadata = record.get("compactMetadata")
+        if not isinstance(metadata, dict):
+            metadata = {}
         own = entry_id(AGENT, uuid)
         compaction = {
             "type": "compaction",
@@ -287,7 +289,9 @@ def _assistant(
             call_id = str(block.get("id") or "")
             name = str(block.get("name") or "tool")
             build.tool_names[call_id] = name
-            arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+            arguments = block.get("input")
+            if not isinstance(arguments, dict):
+                arguments = {}
             blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
             result.count("tool_calls")
             if isinstance(arguments.get("prompt"), str):  # Task / Agent: a sub-agent's first prompt
@@ -312,7 +316,7 @@ def _assistant(
     if any(block["type"] == "toolCall" for block in blocks):
         stop = "toolUse"
     key = uuid or f"assistant:{build.last}:{len(result.entries)}"
-    entry = {
+    entry: dict[str, Any] = {
         "type": "message",
         "id": entry_id(AGENT, key),
         "parentId": parent,

@@ -53,8 +53,8 @@ def _codex_cwd(path: Path) -> str | None:
         with contextlib.suppress(ValueError):
             record = jsonio.loads(line)
             payload = record.get("payload") if isinstance(record, dict) else None
-            if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
-                return payload["cwd"]
+            if isinstance(payload, dict) and isinstance(cwd := payload.get("cwd"), str):
+                return cwd
     found = re.search(rb"<cwd>([^<]+)</cwd>", head)
     return found.group(1).decode("utf-8", "replace") if found else None
 

@@ -120,7 +120,8 @@ class _Builder:
             text = parts_text(record.get("content"))
             if text:
                 content.append({"type": "text", "text": text})
-            for part in record.get("content") if isinstance(record.get("content"), list) else []:
+            parts = record.get("content")
+            for part in parts if isinstance(parts, list) else []:
                 inline = part.get("inlineData") if isinstance(part, dict) else None
                 if isinstance(inline, dict) and isinstance(inline.get("data"), str):
                     content.append(

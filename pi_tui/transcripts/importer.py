@@ -285,7 +285,7 @@ def import_transcript(source: Path, cwd: str, sessions_dir: Path, agent_dir: Pat
     invalid = len(fresh) - len(valid)
     added = len(valid)
     new_session = target is None
-    if new_session:
+    if target is None:
         header = {
             "type": "session",
             "version": CURRENT_SESSION_VERSION,
@@ -376,9 +376,9 @@ def _imported_session_of(state: dict[str, Any], source_id: str | None) -> str | 
         if (
             isinstance(record, dict)
             and record.get("sourceId") == source_id
-            and isinstance(record.get("session"), str)
+            and isinstance(session := record.get("session"), str)
         ):
-            return record["session"]
+            return session
     return None
 
 
