@@ -321,7 +321,8 @@ class PartialJson:
                 outer = frame.items.copy()
                 outer.append(merged)
             merged = outer
-        return merged
+        top: dict[str, Any] = merged  # the outermost frame is the arguments object
+        return top
 
     def _open_value(self, tail_value: Any, tail: str) -> str:
         """The open string's full value, given the rule's answer for its undecoded ``tail``."""

@@ -15,6 +15,7 @@ surrogate and is passed after one flag test.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pi_tui.ai.types import Context
 from pi_tui.messages import (
@@ -38,10 +39,11 @@ def without_lone_surrogates(text: str) -> str:
     return kept.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
-def _clean_blocks(blocks: list) -> list | None:
+def _clean_blocks(blocks: list[Any]) -> list[Any] | None:
     """The blocks with clean text, or None when none needed a change (no copy made)."""
-    out: list | None = None
+    out: list[Any] | None = None
     for index, block in enumerate(blocks):
+        changed: TextContent | ThinkingContent | None
         if isinstance(block, TextContent):
             text = without_lone_surrogates(block.text)
             changed = None if text is block.text else block.model_copy(update={"text": text})

@@ -88,10 +88,10 @@ def clamp_level(model: Model, level: str) -> ThinkingLevel:
     weaker one (an unknown level: the weakest it has)."""
     available = supported_levels(model)
     if level in available:
-        return level  # type: ignore[return-value]
+        return level
     if level not in LEVELS:
         return available[0] if available else "off"
-    index = LEVELS.index(level)  # type: ignore[arg-type]
+    index = LEVELS.index(level)
     for candidate in (*LEVELS[index:], *reversed(LEVELS[:index])):
         if candidate in available:
             return candidate

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pi_tui.ai.types import Model
 from pi_tui.messages import (
@@ -103,9 +104,9 @@ def _without_images(message: ProviderMessage) -> ProviderMessage:
     return message.model_copy(update={"content": _placeholders(message.content, TOOL_IMAGE_PLACEHOLDER)})
 
 
-def _placeholders(blocks: list, placeholder: str) -> list:
+def _placeholders(blocks: list[Any], placeholder: str) -> list[Any]:
     """Each run of images becomes one placeholder text (a placeholder already there counts)."""
-    out: list = []
+    out: list[Any] = []
     after_placeholder = False
     for block in blocks:
         if isinstance(block, ImageContent):
@@ -122,7 +123,7 @@ def _adapt_assistant(
     message: AssistantMessage, model: Model, normalize_id: IdNormalizer | None, renamed: dict[str, str]
 ) -> AssistantMessage:
     same = is_same_model(message, model)
-    content: list = []
+    content: list[Any] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
             if block.redacted:
