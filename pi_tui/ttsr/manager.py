@@ -38,6 +38,7 @@ warning instead of freezing the interface.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import warnings
@@ -53,10 +54,11 @@ from pi_tui.ttsr.globs import glob_matches
 from pi_tui.ttsr.model import MatchContext, Rule, ScopeToken, Source
 
 try:  # The stdlib regex parser finds required literals; without it every condition is searched.
-    from re import _constants as _sre
-    from re import _parser as _sre_parser
+    # Private modules with no type stubs: imported by name, they are typed as what they are.
+    _sre: Any = importlib.import_module("re._constants")
+    _sre_parser: Any = importlib.import_module("re._parser")
 except ImportError:  # pragma: no cover - a Python without the private modules
-    _sre = _sre_parser = None  # type: ignore[assignment]
+    _sre = _sre_parser = None
 
 __all__ = ["TtsrManager"]
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from pi_tui.config.settings import Settings
 
 RowKind = Literal["cycle", "pick", "text"]
@@ -399,7 +401,7 @@ def apply_to_settings(settings: Settings, change: SettingChange) -> None:
     setattr(target, _field_name(type(target), spec.path[-1]), change.value)
 
 
-def _field_name(model: type[Any], alias: str) -> str:
+def _field_name(model: type[BaseModel], alias: str) -> str:
     for name, field in model.model_fields.items():
         if field.alias == alias or name == alias:
             return name

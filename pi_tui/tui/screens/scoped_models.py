@@ -33,7 +33,7 @@ class ScopedModelsScreen(ModalScreen[ScopeChoice | None]):
     BINDINGS = [
         Binding("escape", "close(False)", "Keep for this session", show=False),
         Binding("ctrl+s", "close(True)", "Save", show=False, priority=True),
-        Binding("space,enter", "toggle", "Toggle", show=False, priority=True),
+        Binding("space,enter", "toggle_model", "Toggle", show=False, priority=True),
         Binding("ctrl+a", "all_on", "All on", show=False, priority=True),
         Binding("ctrl+x", "all_off", "All off", show=False, priority=True),
         Binding("ctrl+p", "toggle_provider", "Provider", show=False, priority=True),
@@ -86,7 +86,9 @@ class ScopedModelsScreen(ModalScreen[ScopeChoice | None]):
     def _current(self) -> int | None:
         return self.query_one(OptionList).highlighted
 
-    def action_toggle(self) -> None:
+    def action_toggle_model(self) -> None:
+        """Switch the highlighted model in or out of the cycle (not named ``action_toggle``:
+        that is Textual's action for flipping a widget's boolean attribute)."""
         index = self._current()
         if index is None:
             return
