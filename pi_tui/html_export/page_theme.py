@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_tui.tui.terminal_colours import terminal_appearance
-from pi_tui.tui.theme import Theme, available_themes, choose_theme, load_theme
+from pi_tui.view.terminal_colours import terminal_appearance
+from pi_tui.view.theme import Theme, available_themes, choose_theme, load_theme
 
 _PAGE_DEFAULTS = {
     True: {"pageBg": "#16181d", "cardBg": "#1e2128", "infoBg": "#2a2720", "text": "#d5d8de"},

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.jsonio import dumps
-from pi_tui.tui.stats import UsageTotals, add_raw_usage
-from pi_tui.tui.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds, raw_text
+from pi_tui.view.stats import UsageTotals, add_raw_usage
+from pi_tui.view.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds
+from pi_tui.view.tree_text import raw_text
 
 if TYPE_CHECKING:
     from pi_tui.secrets.obfuscator import Obfuscator
@@ -84,7 +85,9 @@ def system_text(message: dict[str, Any], leading: bool) -> str:
     every section; for a later one its content and what it does to each section by name."""
     content = message.get("content")
     own = content if isinstance(content, str) else raw_text(content)
-    sections = message.get("sections") if isinstance(message.get("sections"), dict) else {}
+    sections = message.get("sections")
+    if not isinstance(sections, dict):
+        sections = {}
     parts = [own] if own else []
     for name, value in sections.items():
         if leading:

@@ -31,7 +31,7 @@ class SessionCommandsPi1:
     async def get_session_stats(self, command: dict[str, Any]) -> Any:
         """pi's getSessionStats: counts and totals over every entry of the file (all branches,
         as pi counts them), the totals by the one rule of ``stats.add_raw_usage``."""
-        from pi_tui.tui.stats import session_usage
+        from pi_tui.view.stats import session_usage
 
         manager = self.server.agent.manager
         raws = list(manager.iter_raw_entries())

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.session_ops import Moved, SessionOps
 from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 from pi_tui.tui.screens.tree import TreeScreen
-from pi_tui.tui.tree_model import TreeModel, raw_text
+from pi_tui.view.tree_model import TreeModel
+from pi_tui.view.tree_text import raw_text
 
 if TYPE_CHECKING:
     from pi_tui.session import SessionManager

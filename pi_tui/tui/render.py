@@ -2,7 +2,8 @@
 
 Styles name the theme's ``$pi-*`` variables, so a theme switch recolours everything without
 rebuilding any text. These are pure functions of an item and two display switches
-(``expanded`` for Ctrl+O, ``show_thinking`` for Ctrl+T); the widgets only call them.
+(``expanded`` for Ctrl+O, ``show_thinking`` for Ctrl+T); the widgets only call them. What an
+extension registered to draw (:mod:`pi_tui.view.renderers`) is called from here, guarded.
 
 Text that came from outside (tool output, commands, file names, prompts, labels, summaries,
 custom messages, rule texts, error messages) goes through :func:`~pi_tui.text_safety.for_terminal`
@@ -30,6 +31,7 @@ from pi_tui.tui.transcript import (
     ToolItem,
     UserItem,
 )
+from pi_tui.view.renderers import custom_renderer, tool_renderers
 
 COLLAPSED_LINES = 5
 """Output lines a collapsed tool card or ``!command`` shows (the rest is one Ctrl+O away)."""
@@ -39,9 +41,6 @@ SUMMARY_COLLAPSED_LINES = 2
 NOTICE_COLLAPSED_LINES = 3
 ARG_PREVIEW = 60
 
-CustomRenderer = Callable[[CustomItem, bool], Content]
-_custom_renderers: dict[str, CustomRenderer] = {}
-
 
 def safe_content(content: Content) -> Content:
     """``content`` made by someone else's code (an extension's renderer), safe to draw: unchanged
@@ -50,32 +49,6 @@ def safe_content(content: Content) -> Content:
     plain = content.plain
     safe = for_terminal(plain)
     return content if safe is plain else Content(safe)
-
-
-def register_custom_renderer(custom_type: str, renderer: CustomRenderer) -> None:
-    """Let an extension draw its own ``customType`` (the panel frame stays ours)."""
-    _custom_renderers[custom_type] = renderer
-
-
-def unregister_custom_renderer(custom_type: str) -> None:
-    _custom_renderers.pop(custom_type, None)
-
-
-ToolCallRenderer = Callable[[dict[str, Any], bool], Content]
-ToolResultRenderer = Callable[[ToolItem, bool], Content]
-_tool_renderers: dict[str, tuple[ToolCallRenderer | None, ToolResultRenderer | None]] = {}
-
-
-def register_tool_renderer(
-    name: str, render_call: ToolCallRenderer | None, render_result: ToolResultRenderer | None
-) -> None:
-    """Let an extension draw its tool's card: the title line from the arguments, the body from
-    the result (the card's frame, label and colours stay ours)."""
-    _tool_renderers[name] = (render_call, render_result)
-
-
-def unregister_tool_renderer(name: str) -> None:
-    _tool_renderers.pop(name, None)
 
 
 def _drawn(render: Callable[..., Content], *args: Any) -> Content:
@@ -176,7 +149,7 @@ def diff_content(diff: str, expanded: bool) -> Content:
 
 
 def tool_content(item: ToolItem, expanded: bool, cwd: str | None = None) -> Content:
-    render_call, render_result = _tool_renderers.get(item.name, (None, None))
+    render_call, render_result = tool_renderers(item.name)
     if render_call is not None:
         title = _drawn(render_call, item.args, expanded).stylize_before("$pi-tool-title bold")
     else:
@@ -267,7 +240,7 @@ def summary_markdown(item: SummaryItem, expanded: bool, code_theme: str) -> Any:
 
 def custom_content(item: CustomItem, expanded: bool) -> Content:
     head = Content.styled(f"[{for_terminal(item.custom_type)}]", "$pi-custom-message-label bold")
-    renderer = _custom_renderers.get(item.custom_type)
+    renderer = custom_renderer(item.custom_type)
     if renderer is not None:
         try:
             body = renderer(item, expanded)

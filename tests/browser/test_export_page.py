@@ -21,7 +21,7 @@ from selenium.webdriver.common.keys import Keys
 
 from pi_tui.html_export import export_html
 from pi_tui.session import SessionManager
-from pi_tui.tui.tree_model import FILTER_MODES, TreeModel
+from pi_tui.view.tree_model import FILTER_MODES, TreeModel
 from tests.support.browser import console_errors, open_page, requested_urls
 from tests.support.export_shots import SHOTS, take_screenshots
 from tests.support.sessions import INJECTIONS, branchy_session, hostile_session, long_session, rule_session

@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 
 from pi_tui.html_export import export_html
 from pi_tui.session import SessionManager
-from pi_tui.tui.tree_model import FILTER_MODES, TreeModel
+from pi_tui.view.tree_model import FILTER_MODES, TreeModel
 from tests.support.browser import console_errors, open_page
 
 SESSION = Path(__file__).resolve().parents[1] / "data" / "pi1-totals" / "session.jsonl"

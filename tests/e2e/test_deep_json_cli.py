@@ -270,7 +270,7 @@ def test_config_files_nested_too_deep_are_a_clear_message(
 
 def test_a_deep_keybindings_or_theme_file_falls_back_with_one_line(tmp_path: Path) -> None:
     from pi_tui.tui.keybindings import load_keybindings
-    from pi_tui.tui.theme import load_theme
+    from pi_tui.view.theme import load_theme
 
     deep = '{"x":' + "[" * 50_000 + "]" * 50_000 + "}"
     (tmp_path / "keybindings.json").write_text(deep)

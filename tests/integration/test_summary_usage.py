@@ -10,7 +10,7 @@ from typing import Any
 
 from pi_tui.messages import UserMessage
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry
-from pi_tui.tui.stats import session_usage
+from pi_tui.view.stats import session_usage
 from tests.integration.test_agent_session import make_agent, run
 from tests.support.model_server import ModelServer, Scripted, ScriptUsage, ToolCallSpec
 

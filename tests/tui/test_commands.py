@@ -209,7 +209,7 @@ async def test_the_command_palette_lists_slash_commands(project: Path) -> None:
 
 
 def full_theme(name: str) -> dict:
-    from pi_tui.tui.theme import REQUIRED_TOKENS
+    from pi_tui.view.theme import REQUIRED_TOKENS
 
     colors = {token: "#336699" for token in REQUIRED_TOKENS}
     colors["text"] = "fg"

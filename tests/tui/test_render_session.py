@@ -83,12 +83,12 @@ async def test_an_extension_renderer_draws_its_custom_type(
 ) -> None:
     from textual.content import Content
 
-    from pi_tui.tui import render
+    from pi_tui.view import renderers
 
     def draw_deploy(item, expanded: bool) -> Content:
         return Content(f"BUILD #{item.details['build']} shipped")
 
-    render.register_custom_renderer("deploy-note", draw_deploy)
+    renderers.register_custom_renderer("deploy-note", draw_deploy)
     try:
         path = every_kind_session(project, tmp_path / "sessions")
         app = make_app(project, session=str(path))
@@ -98,7 +98,7 @@ async def test_an_extension_renderer_draws_its_custom_type(
             assert "BUILD #42 shipped" in screen and "[deploy-note]" in screen
             assert "Deployed build 42 to staging." not in screen
     finally:
-        render.unregister_custom_renderer("deploy-note")
+        renderers.unregister_custom_renderer("deploy-note")
 
 
 async def test_text_streamed_before_the_reply_is_mounted_shows_once(project: Path) -> None:

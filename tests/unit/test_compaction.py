@@ -24,7 +24,6 @@ from pi_tui.compaction import (
     should_compact,
     strip_file_tags,
 )
-from pi_tui.compaction._js import js_length, js_sorted, js_stringify
 from pi_tui.compaction.branch_summary import branch_prompt
 from pi_tui.compaction.compact import branch_context_messages, history_prompt
 from pi_tui.compaction.cut_point import compaction_boundary
@@ -46,6 +45,7 @@ from pi_tui.messages import (
 )
 from pi_tui.session.context import build_session_context
 from pi_tui.session.manager import SessionManager
+from pi_tui.view.js import js_length, js_sorted, js_stringify
 from tests.conftest import PI_SESSIONS
 
 FIXTURE_08 = PI_SESSIONS / "08-manual-compact"

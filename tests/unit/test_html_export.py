@@ -13,7 +13,7 @@ from pi_tui.html_export import default_html_name, export_html, is_html_name
 from pi_tui.html_export.page import SCRIPTS, escape_for_script, json_block, page_chunks, script_source
 from pi_tui.html_export.payload import derived_haystack, session_payload
 from pi_tui.session import SessionManager
-from pi_tui.tui.tree_model import TreeModel
+from pi_tui.view.tree_model import TreeModel
 from tests.support.sessions import INJECTIONS, branchy_session, hostile_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "pi-sessions"
@@ -128,7 +128,7 @@ def test_the_page_starts_in_the_users_theme_with_the_opposite_built_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pi_tui.html_export.page_theme import page_palettes
-    from pi_tui.tui.theme import builtin_themes_dir
+    from pi_tui.view.theme import builtin_themes_dir
 
     theme = json.loads((builtin_themes_dir() / "light.json").read_text())
     theme["name"] = "mine"

@@ -19,8 +19,8 @@ import pytest
 
 from pi_tui.html_export.payload import session_payload
 from pi_tui.session import SessionManager
-from pi_tui.tui.stats import UsageTotals, footer_usage_line, session_usage, usage_totals
-from pi_tui.tui.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel
+from pi_tui.view.stats import UsageTotals, footer_usage_line, session_usage, usage_totals
+from pi_tui.view.tree_model import FILTER_MODES, NO_ENTRIES, TreeModel
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pi1-totals"
 SESSION = DATA / "session.jsonl"

@@ -8,7 +8,7 @@ import pytest
 
 from pi_tui.messages import Cost, Usage
 from pi_tui.session import SessionManager
-from pi_tui.tui.stats import (
+from pi_tui.view.stats import (
     UsageTotals,
     context_level,
     footer_model_text,

@@ -23,6 +23,7 @@ from pi_tui.tui.transcript import (
     ToolItem,
     UserItem,
 )
+from pi_tui.view import renderers
 
 TITLE = "\x1b]0;PWN\x07"
 CLEAR = "\x1b[2J"
@@ -149,11 +150,11 @@ def test_render_helpers_draw_outside_text_with_visible_symbols(make: object) -> 
 
 
 def test_an_extensions_renderer_cannot_write_escapes() -> None:
-    render.register_custom_renderer("evil-ext", lambda item, expanded: Content("drawn " + CLEAR))
+    renderers.register_custom_renderer("evil-ext", lambda item, expanded: Content("drawn " + CLEAR))
     try:
         shown = _no_controls(render.custom_content(CustomItem("evil-ext", "text"), expanded=False))
     finally:
-        render.unregister_custom_renderer("evil-ext")
+        renderers.unregister_custom_renderer("evil-ext")
     assert "drawn ␛[2J" in shown
 
 

@@ -13,7 +13,8 @@ from textual.color import Color
 from textual.theme import Theme as TextualTheme
 from textual.widgets import Static
 
-from pi_tui.tui.theme import (
+from pi_tui.tui.theme import textual_variable_name, to_textual_theme
+from pi_tui.view.theme import (
     BG_TOKENS,
     OPTIONAL_TOKENS,
     REQUIRED_TOKENS,
@@ -23,8 +24,6 @@ from pi_tui.tui.theme import (
     builtin_themes_dir,
     load_theme,
     palette_to_hex,
-    textual_variable_name,
-    to_textual_theme,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,10 +71,10 @@ def test_builtin_dir_is_the_top_level_themes_folder_in_a_checkout():
 
 @pytest.mark.parametrize("name", ["dark.json", "light.json"])
 def test_packaged_copies_match_the_top_level_themes(name):
-    """Wheels carry pi_tui/tui/themes/; themes/ is the source of truth and they must not drift."""
+    """Wheels carry pi_tui/view/themes/; themes/ is the source of truth and they must not drift."""
     top = (REPO / "themes" / name).read_bytes()
-    packaged = (REPO / "pi_tui" / "tui" / "themes" / name).read_bytes()
-    assert packaged == top, f"copy themes/{name} to pi_tui/tui/themes/{name}"
+    packaged = (REPO / "pi_tui" / "view" / "themes" / name).read_bytes()
+    assert packaged == top, f"copy themes/{name} to pi_tui/view/themes/{name}"
 
 
 def test_palette_conversion():

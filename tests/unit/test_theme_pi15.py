@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.tui.colour_spaces import (
+from pi_tui.view.colour_spaces import (
     ColourSyntaxError,
     okhsl_to_srgb,
     oklch_to_srgb,
@@ -28,14 +28,14 @@ from pi_tui.tui.colour_spaces import (
     srgb_to_okhsl,
     srgb_to_oklab,
 )
-from pi_tui.tui.terminal_colours import (
+from pi_tui.view.terminal_colours import (
     TerminalReport,
     appearance_from_background,
     appearance_from_colorfgbg,
     decide_appearance,
     parse_report,
 )
-from pi_tui.tui.theme import (
+from pi_tui.view.theme import (
     OPTIONAL_TOKENS,
     REQUIRED_TOKENS,
     THEME_TOKENS,
@@ -275,7 +275,7 @@ def test_the_terminal_is_asked_through_a_real_pty(answer, expected):
     then the Device Attributes reply every terminal sends) and the child prints its verdict."""
     import pty
 
-    code = "from pi_tui.tui.terminal_colours import terminal_appearance as t; print('verdict', t(ask=True))"
+    code = "from pi_tui.view.terminal_colours import terminal_appearance as t; print('verdict', t(ask=True))"
     pid, fd = pty.fork()
     if pid == 0:  # the child: its stdin/stdout are the pty, which is its controlling terminal
         env = {k: v for k, v in os.environ.items() if k != "COLORFGBG"}

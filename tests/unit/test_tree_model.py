@@ -19,17 +19,8 @@ from pathlib import Path
 import pytest
 
 from pi_tui.session import SessionManager
-from pi_tui.tui.tree_model import (
-    FILTER_MODES,
-    FILTER_TAGS,
-    NO_ENTRIES,
-    TreeModel,
-    TreeRow,
-    cut_to_width,
-    entry_text,
-    format_label_time,
-    format_tool_call,
-)
+from pi_tui.view.tree_model import FILTER_MODES, FILTER_TAGS, NO_ENTRIES, TreeModel, TreeRow
+from pi_tui.view.tree_text import cut_to_width, entry_text, format_label_time, format_tool_call
 from tests.conftest import PI_SESSIONS
 
 # ---------------------------------------------------------------------- helpers

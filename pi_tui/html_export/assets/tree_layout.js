@@ -1,5 +1,5 @@
 // The /tree selector's layout, for any filter and search: which entries show and with which
-// gutter. It follows pi-tui's tree model (pi_tui/tui/tree_model.py) step for step; the export
+// gutter. It follows pi-tui's tree model (pi_tui/view/tree_model.py) step for step; the export
 // tests compare its rows with that model's for every filter, so the two cannot drift apart.
 // The input is the flattened tree: pre-order, the branch holding the leaf first, each subtree
 // a contiguous slice (ends[i] is one past the last entry under i).

@@ -1,6 +1,6 @@
 """The ``/tree`` selector: the whole session tree, filtered and searched from the keyboard.
 
-The rows come from :class:`~pi_tui.tui.tree_model.TreeModel` (pure); this screen only keeps the
+The rows come from :class:`~pi_tui.view.tree_model.TreeModel` (pure); this screen only keeps the
 cursor and draws the rows that fit, centred on the cursor, so a 20,000-entry tree costs the same
 per key press as a 20-entry one. Enter dismisses with the selected entry id; the app decides what
 selecting means (summary menu, navigation).
@@ -20,7 +20,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from pi_tui.text_safety import for_terminal
-from pi_tui.tui.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel, cut_to_width
+from pi_tui.view.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel
+from pi_tui.view.tree_text import cut_to_width
 
 HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · ctrl+x copy · esc close"
 DIRECT_FILTERS = {

@@ -1,7 +1,7 @@
 """The two-line footer: where (cwd, git branch, session name) and how much (tokens, cost,
 context use, model, thinking level).
 
-The figures are computed by ``pi_tui.tui.stats``; the app calls :meth:`PiFooter.show_state`
+The figures are computed by ``pi_tui.view.stats``; the app calls :meth:`PiFooter.show_state`
 when they may have changed (a reply ended, the model or thinking level changed, a new session).
 The folder, branch, session name and model id are outside text (a folder or branch name, a
 name from a session file) and are made terminal-safe here, where they are drawn.
@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from pi_tui.text_safety import for_terminal
-from pi_tui.tui.stats import (
+from pi_tui.view.stats import (
     UsageTotals,
     add_raw_usage,
     context_level,

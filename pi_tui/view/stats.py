@@ -10,19 +10,20 @@ They follow pi's footer so the two programs show the same numbers for the same s
 - zero totals are left out of the usage line, the cost has three decimals, and the context
   part is always present: ``?`` when the size is unknown (right after a compaction, until the
   model answers again), followed by `` (auto)`` when auto-compaction is on;
-- numbers are rounded the way JavaScript's ``toFixed`` and ``Math.round`` round (half away from
-  zero on the exact binary value), not Python's half-to-even, so ``1250`` is ``1.3k`` in both.
+- numbers are rounded the way JavaScript's ``toFixed`` and ``Math.round`` round
+  (:mod:`pi_tui.view.js`: halves up, on the exact binary value), not Python's half-to-even, so
+  ``1250`` is ``1.3k`` in both.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
+
+from pi_tui.view.js import math_round, number_to_string, to_fixed
 
 CONTEXT_WARNING_PERCENT = 70.0
 """Above this share of the context window the footer shows the percentage as a warning."""
@@ -37,19 +38,6 @@ class UsageTotals:
     cache_read: int = 0
     cache_write: int = 0
     cost: float = 0.0
-
-
-def _to_fixed(value: float, digits: int) -> str:
-    """JavaScript's ``value.toFixed(digits)`` for finite non-negative values."""
-    if not math.isfinite(value):
-        return str(value)
-    quantum = Decimal(1).scaleb(-digits)
-    return str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
-
-
-def _js_round(value: float) -> int:
-    """JavaScript's ``Math.round`` for non-negative values (halves go up)."""
-    return int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _usage_of(item: Any) -> Any:
@@ -144,12 +132,12 @@ def format_tokens(n: int) -> str:
     if n < 1000:
         return str(n)
     if n < 10_000:
-        return f"{_to_fixed(n / 1000, 1)}k"
+        return f"{to_fixed(n / 1000, 1)}k"
     if n < 1_000_000:
-        return f"{_js_round(n / 1000)}k"
+        return f"{number_to_string(math_round(n / 1000))}k"
     if n < 10_000_000:
-        return f"{_to_fixed(n / 1_000_000, 1)}M"
-    return f"{_js_round(n / 1_000_000)}M"
+        return f"{to_fixed(n / 1_000_000, 1)}M"
+    return f"{number_to_string(math_round(n / 1_000_000))}M"
 
 
 def footer_path_line(
@@ -204,9 +192,9 @@ def footer_usage_line(
     if totals.cache_write:
         parts.append(f"W{format_tokens(totals.cache_write)}")
     if totals.cost:
-        parts.append(f"${_to_fixed(totals.cost, 3)}")
+        parts.append(f"${to_fixed(totals.cost, 3)}")
     percent = context_percent(context_tokens, context_window)
-    shown = "?" if percent is None else f"{_to_fixed(percent, 1)}%"
+    shown = "?" if percent is None else f"{to_fixed(percent, 1)}%"
     context = f"{shown}/{format_tokens(max(context_window, 0))}"
     if auto_compact:
         context += " (auto)"

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pi_tui.tui.colour_spaces import srgb_to_oklab
+from pi_tui.view.colour_spaces import srgb_to_oklab
 
 __all__ = [
     "QUERY_SECONDS",
@@ -63,7 +63,8 @@ class TerminalReport:
 
 def _channel(hex_digits: bytes) -> float:
     """One ``rgb:`` component (1-4 hex digits, scaled to its own width) as 0-1."""
-    return int(hex_digits, 16) / (16 ** len(hex_digits) - 1)
+    full_scale: int = 16 ** len(hex_digits) - 1
+    return int(hex_digits, 16) / full_scale
 
 
 def parse_report(data: bytes) -> TerminalReport:

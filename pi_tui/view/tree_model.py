@@ -22,22 +22,17 @@ children are indented one level.
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, overload
 
-from rich.cells import cell_len, get_character_cell_size
-
 from pi_tui.gc_control import paused_gc
+from pi_tui.view.tree_text import entry_text, find_call, format_label_time, has_all, has_text, search_parts
 
 if TYPE_CHECKING:
-    from pi_tui.session.manager import TreeNode
+    from pi_tui.session.tree import TreeNode
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 FILTER_TAGS = {
@@ -106,12 +101,8 @@ def allowed_kinds() -> dict[str, list[int]]:
     return {mode: sorted(kinds) for mode, kinds in _ALLOWED.items()}
 
 
-_CONTENT_LIMIT = 200
-"""Message text taken for display and search, as pi does: the widget cuts to width anyway."""
 _TOOL_CALL_WALK = 256
 """How far up a tool result looks for the assistant message holding its call."""
-_ARGUMENT_WORDS = 64
-"""Argument values of one tool call taken into the search text."""
 _SCANS_BEFORE_MAP = 8
 """Id lookups answered by scanning before the id -> index map is built."""
 
@@ -284,7 +275,7 @@ class TreeModel:
                 ends.extend([last + 1] * (last + 1 - first))
         raws = [node.raw for node in nodes]
         self._raws = raws
-        self._ids = [raw["id"] for raw in raws]
+        self._ids: list[str] = [raw["id"] for raw in raws]
         self._ends = ends
         self._kinds = _kinds(raws, leaf_id)
         self._labels: dict[str, str] = {node.raw["id"]: node.label for node in nodes if node.label}
@@ -335,7 +326,7 @@ class TreeModel:
                 token = tokens[0]
                 candidates = [i for i in candidates if token in haystack(i)]
             else:
-                candidates = [i for i in candidates if _has_all(haystack(i), tokens)]
+                candidates = [i for i in candidates if has_all(haystack(i), tokens)]
         if self._folded:
             skip = bytearray(len(kinds))
             ends = self._ends
@@ -490,52 +481,8 @@ class TreeModel:
         label = self._labels.get(self._ids[index])
         return f"{label.lower()} {text}" if label else text
 
-    def _search_parts(self, index: int) -> Iterable[str]:
-        raw = self._raws[index]
-        kind = raw.get("type")
-        if kind == "message":
-            message = raw.get("message")
-            if not isinstance(message, dict):
-                return ["message"]
-            role = message.get("role")
-            parts = [str(role)]
-            content = message.get("content")
-            if content:
-                parts.append(_extract_text(content))
-            if role == "bashExecution":
-                parts.append(_js_string(message.get("command") or ""))
-            elif role == "assistant" and isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("type") == "toolCall":
-                        parts.extend(_call_words(block))
-            elif role == "toolResult":
-                call = self._tool_call_of(index)
-                if call is not None:
-                    parts.extend(_call_words(call))
-                else:
-                    parts.append(_js_string(message.get("toolName") or ""))
-            return parts
-        if kind == "custom_message":
-            content = raw.get("content")
-            text = content if isinstance(content, str) else raw_text(content)
-            return [str(raw.get("customType", "")), text]
-        if kind == "compaction":
-            return ["compaction"]
-        if kind == "branch_summary":
-            return ["branch summary", str(raw.get("summary", ""))]
-        if kind == "session_info":
-            return ["title", str(raw.get("name") or "")]
-        if kind == "model_change":
-            return ["model", str(raw.get("modelId") or raw.get("model") or "")]
-        if kind == "thinking_level_change":
-            return ["thinking", _join_part(raw.get("thinkingLevel"))]
-        if kind == "custom":
-            return ["custom", _join_part(raw.get("customType"))]
-        if kind == "label":
-            return ["label", str(raw.get("label") or "")]
-        if kind == "context_edit":
-            return ["context edit", _context_edit_verb(raw), _join_part(raw.get("targetId"))]
-        return []  # pi searches an entry type it does not know by its label only
+    def _search_parts(self, index: int) -> list[str]:
+        return search_parts(self._raws[index], lambda: self._tool_call_of(index))
 
     def _tool_call_of(self, index: int) -> dict[str, Any] | None:
         """The toolCall block a tool result answers: in the nearest assistant message above it.
@@ -556,7 +503,7 @@ class TreeModel:
             if raw.get("type") == "message":
                 candidate = raw.get("message")
                 if isinstance(candidate, dict) and candidate.get("role") == "assistant":
-                    call = _find_call(candidate.get("content"), call_id)
+                    call = find_call(candidate.get("content"), call_id)
                     if call is not None:
                         return call
                     break
@@ -799,320 +746,15 @@ def _kinds(raws: list[dict[str, Any]], leaf_id: str | None) -> list[int]:
         if kind != "message":
             append(type_kinds.get(kind, _OTHER))
             continue
-        message = raw.get("message")
+        message: Any = raw.get("message")
         role = message.get("role") if message.__class__ is dict else None
         if role == "user":
             append(_USER)
         elif role == "toolResult":
             append(_TOOL)
-        elif role != "assistant" or raw["id"] == leaf_id or _has_text(message.get("content")):
+        elif role != "assistant" or raw["id"] == leaf_id or has_text(message.get("content")):
             append(_OTHER)
         else:
             stop = message.get("stopReason")
             append(_SILENT if not stop or stop == "stop" or stop == "toolUse" else _OTHER)
     return kinds
-
-
-# ---------------------------------------------------------------------- entry texts
-
-
-def _has_text(content: object) -> bool:
-    """Whether a message has non-blank text (``isspace`` stops at the first visible character)."""
-    if isinstance(content, list):
-        for block in content:
-            if block.__class__ is dict and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str) and text and not text.isspace():
-                    return True
-        return False
-    return isinstance(content, str) and bool(content) and not content.isspace()
-
-
-def _extract_text(content: object) -> str:
-    """The first ``_CONTENT_LIMIT`` characters of the text blocks (images and calls left out)."""
-    if isinstance(content, str):
-        return content[:_CONTENT_LIMIT]
-    if not isinstance(content, list):
-        return ""
-    result = ""
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                result += text
-                if len(result) >= _CONTENT_LIMIT:
-                    return result[:_CONTENT_LIMIT]
-    return result
-
-
-def raw_text(content: object) -> str:
-    """All text of raw message content (a string or blocks), e.g. a custom message's, which pi
-    does not shorten."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    )
-
-
-def _one_line(text: str) -> str:
-    """Newlines and tabs become spaces (``\\r`` too: it would move the terminal cursor)."""
-    return text.replace("\n", " ").replace("\t", " ").replace("\r", " ").strip()
-
-
-def entry_text(raw: dict[str, Any], call: dict[str, Any] | None = None) -> str:
-    """The text the tree shows for one entry (before the widget cuts it to the width).
-
-    ``call`` is the toolCall block a tool result answers, when known.
-    """
-    kind = raw.get("type")
-    if kind == "message":
-        message = raw.get("message")
-        if not isinstance(message, dict):
-            return "[message]"
-        role = message.get("role")
-        if role == "user":
-            return "user: " + _one_line(_extract_text(message.get("content")))
-        if role == "assistant":
-            text = _one_line(_extract_text(message.get("content")))
-            if text:
-                return "assistant: " + text
-            if message.get("stopReason") == "aborted":
-                return "assistant: (aborted)"
-            error = message.get("errorMessage")
-            if error:
-                return "assistant: " + _one_line(_js_string(error))[:80]
-            return "assistant: (no content)"
-        if role == "toolResult":
-            if call is not None:
-                return format_tool_call(_js_string(call.get("name") or "tool"), call.get("arguments"))
-            return f"[{_js_string(message.get('toolName') or 'tool')}]"
-        if role == "bashExecution":
-            return "[bash]: " + _one_line(_js_string(message.get("command") or ""))
-        return f"[{_js_field(message, 'role')}]"
-    if kind == "custom_message":
-        content = raw.get("content")
-        text = content if isinstance(content, str) else raw_text(content)
-        return f"[{raw.get('customType', '')}]: " + _one_line(text)
-    if kind == "compaction":
-        return f"[compaction: {_js_round_thousands(raw.get('tokensBefore', _UNDEFINED))}k tokens]"
-    if kind == "branch_summary":
-        return "[branch summary]: " + _one_line(_js_string(raw.get("summary") or ""))
-    if kind == "model_change":
-        return f"[model: {_js_string(raw.get('modelId') or raw.get('model') or '')}]"
-    if kind == "thinking_level_change":
-        return f"[thinking: {_js_field(raw, 'thinkingLevel')}]"
-    if kind == "custom":
-        return f"[custom: {_js_field(raw, 'customType')}]"
-    if kind == "label":
-        label = raw.get("label")
-        return f"[label: {_js_string(label) if label else '(cleared)'}]"
-    if kind == "session_info":
-        name = raw.get("name")
-        return f"[title: {_js_string(name) if name else 'empty'}]"
-    if kind == "context_edit":
-        return f"[context {_context_edit_verb(raw)}: {_js_field(raw, 'targetId')}]"
-    return ""  # pi draws an entry type it does not know as a row with no text
-
-
-_UNDEFINED = object()
-"""A missing field, which JavaScript prints as ``undefined`` (a JSON null prints ``null``)."""
-
-
-def _context_edit_verb(raw: dict[str, Any]) -> str:
-    """``omit`` for a context edit whose replacement is null, ``replace`` otherwise (pi tests
-    ``=== null``, so a missing replacement reads as a replacement too)."""
-    return "omit" if raw.get("replacement", _UNDEFINED) is None else "replace"
-
-
-def _join_part(value: object) -> str:
-    """A value as JavaScript's ``Array.join`` writes it: null and missing become nothing."""
-    return "" if value is None else _js_string(value)
-
-
-def _js_field(raw: dict[str, Any], key: str) -> str:
-    """``${entry.key}`` as pi's template strings write it: ``undefined`` when the key is missing."""
-    return _js_string(raw[key]) if key in raw else "undefined"
-
-
-def _js_number(value: object) -> float:
-    """JavaScript's ``Number(value)`` for JSON values (a missing field is NaN, null is 0)."""
-    if value is _UNDEFINED or isinstance(value, dict):
-        return math.nan
-    if value is None:
-        return 0.0
-    if isinstance(value, bool | int | float):
-        return float(value)
-    text = _js_string(value).strip()  # a list is Number(String(list))
-    if not text:
-        return 0.0
-    if text in ("Infinity", "+Infinity", "-Infinity"):
-        return -math.inf if text[0] == "-" else math.inf
-    if _JS_HEX.fullmatch(text):
-        return float(int(text[2:], 16) if text[1] in "xX" else int(text[2:], 8 if text[1] in "oO" else 2))
-    return float(text) if _JS_DECIMAL.fullmatch(text) else math.nan
-
-
-_JS_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-_JS_HEX = re.compile(r"0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)")
-
-
-def _js_round_thousands(value: object) -> str:
-    """``String(Math.round(Number(value) / 1000))``: how pi prints a compaction's token count,
-    ``NaN`` included when ``tokensBefore`` is not a number (halves go up, as in Math.round)."""
-    number = _js_number(value) / 1000
-    if math.isnan(number):
-        return "NaN"
-    if math.isinf(number):
-        return "Infinity" if number > 0 else "-Infinity"
-    return str(math.floor(number + 0.5))
-
-
-ELLIPSIS = "…"
-"""One column, so a cut row keeps two more columns of text than pi's ``...`` (issue 14)."""
-_ZWJ = "\u200d"
-
-
-def cut_to_width(line: str, width: int) -> str:
-    """A row cut to ``width`` terminal columns where pi cuts tree lines (its ``truncateToWidth``),
-    but marked with ``…`` (one column) instead of pi's ``...``.
-
-    A line that fits is left whole; otherwise whole characters are kept while they fit in
-    ``width - 1`` columns and ``…`` follows. Columns, not characters: CJK and emoji take two,
-    combining marks and joiners none (they stay with the character before them).
-    """
-    if len(line) <= width and line.isascii():
-        return line
-    if cell_len(line) <= width:
-        return line
-    target = width - len(ELLIPSIS)
-    kept = 0
-    end = 0
-    joined = False
-    for position, char in enumerate(line):
-        size = get_character_cell_size(char)
-        if size == 0 or joined:  # part of the cluster before it
-            joined = char == _ZWJ
-            if position == end:
-                end += 1
-            continue
-        joined = False
-        if kept + size > target:
-            break
-        kept += size
-        end = position + 1
-    return line[:end] + ELLIPSIS
-
-
-def _js_string(value: object) -> str:
-    """``String(value)`` as JavaScript writes it, for the JSON values tool arguments hold."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ",".join(_js_string(item) for item in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)
-
-
-def _shorten_home(path: str) -> str:
-    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
-    return f"~{path[len(home) :]}" if home and path.startswith(home) else path
-
-
-def _number(value: object) -> int | float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-def format_tool_call(name: str, args: object) -> str:
-    """``[read: path:1-20]``, ``[bash: cmd]``, ... : how the tree names a tool result by its call."""
-    arguments: dict[str, Any] = args if isinstance(args, dict) else {}
-
-    def path_arg(*keys: str, default: str = "") -> str:
-        for key in keys:
-            value = arguments.get(key)
-            if value:
-                return _shorten_home(_js_string(value))
-        return _shorten_home(default)
-
-    if name == "read":
-        display = path_arg("path", "file_path")
-        offset = _number(arguments.get("offset"))
-        limit = _number(arguments.get("limit"))
-        if offset is not None or limit is not None:
-            start = offset if offset is not None else 1
-            end = start + limit - 1 if limit is not None else None
-            display += f":{start}" + (f"-{end}" if end else "")
-        return f"[read: {display}]"
-    if name in ("write", "edit"):
-        return f"[{name}: {path_arg('path', 'file_path')}]"
-    if name == "bash":
-        command = _js_string(arguments.get("command") or "")
-        suffix = "..." if len(command) > 50 else ""
-        return f"[bash: {_one_line(command)[:50]}{suffix}]"
-    if name == "grep":
-        return f"[grep: /{_js_string(arguments.get('pattern') or '')}/ in {path_arg('path', default='.')}]"
-    if name == "find":
-        return f"[find: {_js_string(arguments.get('pattern') or '')} in {path_arg('path', default='.')}]"
-    if name == "ls":
-        return f"[ls: {path_arg('path', default='.')}]"
-    encoded = json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=str)
-    return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
-
-
-def _find_call(content: object, call_id: str) -> dict[str, Any] | None:
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == call_id:
-                return block
-    return None
-
-
-def _call_words(call: dict[str, Any]) -> list[str]:
-    """A tool call's name and its argument values (path, command, an edit's old text...), for search.
-
-    Nested values count too, up to ``_ARGUMENT_WORDS`` of them: enough for any real tool call.
-    """
-    words = [str(call.get("name") or "tool")]
-    pending: list[object] = [call.get("arguments")]
-    while pending and len(words) <= _ARGUMENT_WORDS:
-        value = pending.pop()
-        if isinstance(value, dict):
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
-        elif isinstance(value, str | int | float):
-            words.append(str(value))
-    return words
-
-
-def _has_all(haystack: str, tokens: list[str]) -> bool:
-    return all(token in haystack for token in tokens)
-
-
-def format_label_time(iso: str, now: datetime | None = None) -> str | None:
-    """Label time in local time: ``HH:MM`` today, ``M/D HH:MM`` this year, else ``YY/M/D HH:MM``."""
-    try:
-        moment = datetime.fromisoformat(iso)
-    except (TypeError, ValueError):
-        return None
-    local = moment.astimezone()
-    today = (now or datetime.now()).astimezone()
-    clock = f"{local.hour:02d}:{local.minute:02d}"
-    if local.date() == today.date():
-        return clock
-    if local.year == today.year:
-        return f"{local.month}/{local.day} {clock}"
-    return f"{local.year % 100:02d}/{local.month}/{local.day} {clock}"

@@ -48,7 +48,7 @@ def _to_linear(channel: float) -> float:
     """sRGB-encoded (0-1) to linear light."""
     if channel <= 0.04045:
         return channel / 12.92
-    return ((channel + 0.055) / 1.055) ** 2.4
+    return float(((channel + 0.055) / 1.055) ** 2.4)
 
 
 def _to_encoded(channel: float) -> float:
