@@ -16,7 +16,7 @@ from typing import Any
 
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.stream import notice_after
-from pi_tui.messages import Wire
+from pi_tui.messages import Usage, Wire
 from pi_tui.text_safety import clean_text
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,9 @@ class AgentEvent:
 def _stream_usage(stream_event: StreamEvent) -> dict[str, Any]:
     """The reply's usage so far: read off the live builder behind the event (its ``snapshot``
     is the builder's bound method) rather than assembling the whole message for every token."""
-    usage = getattr(getattr(stream_event.snapshot, "__self__", None), "usage", None)
+    usage: Usage | None = getattr(getattr(stream_event.snapshot, "__self__", None), "usage", None)
     if usage is None or stream_event.message is not None:
-        usage = stream_event.partial.usage
+        usage = stream_event.partial.usage or Usage()  # a message without usage reports zeros
     return usage.model_dump(by_alias=True, mode="json")
 
 

@@ -14,6 +14,7 @@ from pi_tui.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    UserBlock,
 )
 from pi_tui.session.entries import (
     BranchSummaryEntry,
@@ -47,9 +48,12 @@ def entry_message(entry: Any, *, include_compaction: bool = False) -> Any | None
     if isinstance(entry, MessageEntry):
         return entry.message
     if isinstance(entry, CustomMessageEntry):
+        content: str | list[UserBlock] = (
+            entry.content if isinstance(entry.content, str) else list(entry.content)
+        )
         return CustomMessage(
             custom_type=entry.custom_type,
-            content=entry.content,
+            content=content,
             display=entry.display,
             details=entry.details,
             timestamp=entry_ms(entry),
