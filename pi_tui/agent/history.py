@@ -64,13 +64,13 @@ class HistoryMixin:
 
     # --- compaction -----------------------------------------------------------------------------
 
-    def context_tokens(self) -> int:
+    def context_tokens(self) -> float:
         """Tokens the current context takes (last usage plus estimates of what followed it)."""
         from pi_tui.compaction.tokens import context_tokens
 
         return context_tokens(self.messages)
 
-    def context_tokens_if_built(self) -> int | None:
+    def context_tokens_if_built(self) -> float | None:
         """:meth:`context_tokens`, or None while the context is not built yet: the footer must
         not make a long session's first screen wait for every message to be read."""
         manager = self.manager

@@ -65,7 +65,7 @@ class CompactionPreparation:
     turn_prefix_messages: list[Any]
     """For a split turn: the turn's messages before the cut; else empty."""
     is_split_turn: bool
-    tokens_before: int
+    tokens_before: float
     """Context tokens now (last usage plus estimates of what came after it)."""
     previous_summary: str | None
     """The summary of the previous compaction on this branch (to be updated, not repeated)."""
@@ -80,7 +80,7 @@ class CompactionResult:
     summary: str
     """Model text (history, plus the split-turn part) followed by the file tags."""
     first_kept_entry_id: str
-    tokens_before: int
+    tokens_before: float
     details: dict[str, list[str]]
     """``{"readFiles": [...], "modifiedFiles": [...]}``."""
     usage: Usage | None = None
@@ -102,7 +102,7 @@ class CompactionResult:
         )
 
 
-def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+def should_compact(context_tokens: float, context_window: int, settings: CompactionSettings) -> bool:
     """True when automatic compaction is on and the context leaves less than ``reserveTokens``."""
     return settings.enabled and context_tokens > context_window - settings.reserve_tokens
 

@@ -77,8 +77,9 @@ def estimate_tokens(message: Any) -> int:
     return 0
 
 
-def usage_tokens(usage: Usage) -> int:
-    """Context size a response reports: ``totalTokens``, else the sum of its parts."""
+def usage_tokens(usage: Usage) -> float:
+    """Context size a response reports: ``totalTokens``, else the sum of its parts (a float when
+    the file holds one: :class:`Usage` keeps its numbers as written)."""
     return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
 
 
@@ -100,7 +101,7 @@ def last_usage_index(messages: Sequence[Any]) -> int | None:
     return None
 
 
-def context_tokens(messages: Sequence[Any], last_usage: Usage | None = None) -> int:
+def context_tokens(messages: Sequence[Any], last_usage: Usage | None = None) -> float:
     """Tokens the context ``messages`` takes: the last usage plus estimates of what follows it.
 
     ``last_usage`` overrides the usage found in ``messages`` (for a caller that tracks it
