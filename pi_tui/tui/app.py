@@ -41,7 +41,7 @@ from pi_tui.tui.session_view import SessionView
 from pi_tui.tui.settings_control import SettingsControl
 from pi_tui.tui.settings_peek import peek_setting
 from pi_tui.tui.theme_control import POLL_SECONDS as THEME_POLL_SECONDS
-from pi_tui.tui.theme_control import ThemeControl, theme_from_options
+from pi_tui.tui.theme_control import ThemeControl, first_theme_name
 from pi_tui.tui.transcript import InfoItem
 from pi_tui.tui.widgets.chat import ChatView
 from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
@@ -50,7 +50,6 @@ from pi_tui.tui.widgets.footer import PiFooter
 from pi_tui.tui.widgets.header import PiHeader
 from pi_tui.tui.widgets.search import SearchInput, TranscriptSearch
 from pi_tui.tui.widgets.status import StatusLine
-from pi_tui.view.theme import SYSTEM_THEME
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterable
@@ -115,11 +114,7 @@ class PiApp(App[None]):
         options = start_options or (started.options if started is not None else None)
         approve = options.approve if options is not None else None
         self.theme_control = ThemeControl.for_options(self, self.say, self.cwd, self.agent_dir, options)
-        use_theme = options.use_theme if options is not None else None  # --use-theme: this run only
-        theme_name = theme_name or use_theme or theme_from_options(options)
-        first_theme = (
-            theme_name or (early.theme if early else peek_setting(self.cwd, "theme", approve)) or SYSTEM_THEME
-        )
+        first_theme = theme_name or first_theme_name(options, early, self.cwd)
         quiet = (early.quiet_startup if early else peek_setting(self.cwd, "quietStartup", approve)) is True
         self.verbose = options is not None and options.verbose
         self.quiet_startup = quiet and not self.verbose

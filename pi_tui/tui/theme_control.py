@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.theme import Theme as RichTheme
 from textual.app import App
@@ -22,6 +22,7 @@ from pi_tui.view.terminal_colours import terminal_appearance
 from pi_tui.view.theme import SYSTEM_THEME, ThemeLoad, available_themes, choose_theme, load_theme
 
 if TYPE_CHECKING:
+    from pi_tui.config.settings import Settings
     from pi_tui.start_options import StartOptions
 
 POLL_SECONDS = 1.0
@@ -184,6 +185,21 @@ def settings_themes(cwd: str, folder: Path, approve: bool | None) -> list[str]:
     return [
         str(path) for path in listed_paths(cwd, folder, "themes", project_trusted=trusted) if path.exists()
     ]
+
+
+def first_theme_name(options: StartOptions | None, settings: Settings | None, cwd: str) -> str:
+    """The theme of the first frame: ``--use-theme`` (this run only), else ``--theme``'s last
+    name or file, else the ``theme`` setting (from ``settings`` once they are loaded, else
+    peeked from the files), else ``system``."""
+    from pi_tui.tui.settings_peek import peek_setting
+
+    use_theme = options.use_theme if options is not None else None
+    chosen = use_theme or theme_from_options(options)
+    if chosen:
+        return chosen
+    approve = options.approve if options is not None else None
+    setting = settings.theme if settings is not None else peek_setting(cwd, "theme", approve)
+    return cast(str, setting or SYSTEM_THEME)  # (a peeked value is whatever the file holds)
 
 
 def theme_from_options(options: StartOptions | None) -> str | None:
