@@ -164,12 +164,23 @@ def fresh_manager(current: SessionManager, cwd: str | Path) -> SessionManager:
 
 
 def branched_manager(current: SessionManager, leaf: str | None, cwd: str | Path) -> SessionManager:
-    """``current`` switched to a new file holding root..``leaf``; a new empty session when
-    ``leaf`` is None (a fork before the first entry)."""
+    """A session holding root..``leaf`` of ``current`` (``current`` as its parent session); a
+    new empty session when ``leaf`` is None (a fork before the first entry).
+
+    A saved session is copied into a new manager and left as it was, so the front end still
+    sees which file it leaves (extensions' ``session_start`` names it as the previous one) and
+    a copy that cannot be written leaves the agent where it was. An in-memory session has no
+    file to keep: its entries are replaced in place.
+    """
     if leaf is None:
         return fresh_manager(current, cwd)
-    current.create_branched_session(leaf)
-    return current
+    if current.session_file is None:
+        current.create_branched_session(leaf)
+        return current
+    try:
+        return SessionManager.copy_branch(current, leaf)
+    except SessionError as error:
+        raise SessionOpError(str(error)) from None
 
 
 def user_message_entry(manager: SessionManager, entry_id: Any) -> MessageEntry | None:

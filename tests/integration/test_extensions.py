@@ -763,6 +763,9 @@ def test_commands_move_the_session_and_extensions_hear_it(tmp_path: Path) -> Non
             and ("switch", True) in moves
             and ("new", False, True) in moves
         )
+        # each move names the session it left (a fork too: the branch is a copy, the file stays)
+        assert ("start", "fork", first_file) in moves
+        assert ("start", "resume", str(forked.session_file)) in moves
 
 
 def test_the_remaining_notifications_and_api_calls(tmp_path: Path) -> None:

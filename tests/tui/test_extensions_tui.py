@@ -280,3 +280,38 @@ async def test_reload_finds_new_skills_and_templates(project: Path, agent_dir: P
         await wait_until(pilot, lambda: "tidy" in app.commands and "skill:notes" in app.commands, "found")
         assert "<name>notes</name>" in app.agent.system_prompt
         assert any("skills and prompt templates (1 skills, 1 templates)" in text for text in infos(app))
+
+
+async def test_clone_tells_extensions_the_session_it_left(project: Path, agent_dir: Path) -> None:
+    log = project.parent / "moves.jsonl"
+    (agent_dir / "extensions").mkdir()
+    (agent_dir / "extensions" / "moves.py").write_text(
+        textwrap.dedent(
+            f"""
+            import json
+
+            def activate(pi):
+                def started(e):
+                    with open({str(log)!r}, "a") as out:
+                        out.write(json.dumps([e.reason, e.get("previous_session_file")]) + "\\n")
+                pi.on("session_start", started)
+            """
+        )
+    )
+
+    def moves() -> list[list[str | None]]:
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    with ModelServer(Scripted(text="One.")) as server:
+        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+        app = background_app(project, provider="test", model="m")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: ["startup", None] in moves(), "the extension started")
+            await pilot.press(*"hello", "enter")
+            await settle(pilot, app)
+            original = app.agent.manager.session_file
+            assert original is not None
+            app.run_slash("clone", "")
+            await wait_until(pilot, lambda: any(move[0] == "fork" for move in moves()), "the clone told")
+            assert app.agent.manager.session_file != original
+            assert ["fork", str(original)] in moves()  # the file left, not the clone itself
