@@ -8,7 +8,8 @@ last time; it is still read in a thread so that a first, cold build of the index
 sessions folder keeps the screen responsive. Search runs over the index's texts in memory (never
 the files) and only narrows the previous matches while the query grows. Whatever goes wrong (an
 unreadable file, a session another pi-tui writes) becomes one line in the picker, never a
-traceback.
+traceback. This module only draws: the rows, queries and orders are
+:mod:`pi_tui.session.search`'s, renaming and deleting :mod:`pi_tui.agent.session_ops`'.
 """
 
 from __future__ import annotations
