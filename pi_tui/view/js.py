@@ -127,6 +127,8 @@ def to_string(value: object) -> str:
 def number_to_string(value: float) -> str:
     """``String(number)``: the shortest digits that read back as the same double, written plainly
     from 1e-6 up to (not including) 1e21 and as ``1e-7`` / ``1.5e+21`` outside that range."""
+    if value.__class__ is int and -_EXACT < value < _EXACT:  # the usual case, and exact
+        return str(value)
     value = _as_double(value)
     if math.isnan(value):
         return "NaN"

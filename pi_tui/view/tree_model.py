@@ -477,12 +477,10 @@ class TreeModel:
         """Lower-cased search text of one entry: label, role, text, tool name and arguments."""
         text = self._haystacks[index]
         if text is None:
-            text = self._haystacks[index] = " ".join(self._search_parts(index)).lower()
+            words = search_parts(self._raws[index], self._tool_call_of, index)
+            text = self._haystacks[index] = " ".join(words).lower()
         label = self._labels.get(self._ids[index])
         return f"{label.lower()} {text}" if label else text
-
-    def _search_parts(self, index: int) -> list[str]:
-        return search_parts(self._raws[index], lambda: self._tool_call_of(index))
 
     def _tool_call_of(self, index: int) -> dict[str, Any] | None:
         """The toolCall block a tool result answers: in the nearest assistant message above it.
@@ -532,7 +530,11 @@ class TreeModel:
         ids = self._ids
         count = len(ids)
         texts = [self._texts[i] or self._text(i) for i in range(count)]
-        haystacks = [self._haystacks[i] or " ".join(self._search_parts(i)).lower() for i in range(count)]
+        raws = self._raws
+        call_of = self._tool_call_of
+        haystacks = [
+            self._haystacks[i] or " ".join(search_parts(raws[i], call_of, i)).lower() for i in range(count)
+        ]
         parents = [self._parent_index(i) for i in range(count)]
         path = [i for i in range(count) if ids[i] in self._path]
         return FlatTree(

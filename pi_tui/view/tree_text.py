@@ -126,9 +126,12 @@ def entry_text(raw: dict[str, Any], call: dict[str, Any] | None = None) -> str:
     return ""  # pi draws an entry type it does not know as a row with no text
 
 
-def search_parts(raw: dict[str, Any], tool_call: Callable[[], dict[str, Any] | None]) -> list[str]:
+def search_parts(
+    raw: dict[str, Any], tool_call: Callable[[int], dict[str, Any] | None], index: int
+) -> list[str]:
     """The words search looks at in one entry, without its label (labels change; the caller adds
-    them); ``tool_call`` finds the toolCall block a tool result answers, asked only for those."""
+    them); ``tool_call(index)`` finds the toolCall block a tool result answers, asked only for
+    those (a bound method and the entry's index: no closure per entry over 20,000 entries)."""
     kind = raw.get("type")
     if kind == "message":
         message = raw.get("message")
@@ -146,7 +149,7 @@ def search_parts(raw: dict[str, Any], tool_call: Callable[[], dict[str, Any] | N
                 if isinstance(block, dict) and block.get("type") == "toolCall":
                     parts.extend(call_words(block))
         elif role == "toolResult":
-            call = tool_call()
+            call = tool_call(index)
             if call is not None:
                 parts.extend(call_words(call))
             else:
