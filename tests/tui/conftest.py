@@ -89,6 +89,19 @@ async def settle(pilot: Any, app: PiApp, timeout: float = 10.0) -> None:
     await close_shared_client()
 
 
+async def palette_searched(pilot: Any, app: PiApp) -> None:
+    """Wait until the command palette has gathered its providers' hits for what was typed (a
+    worker of the palette's, started by each change of the input, that fills the list in batches)."""
+    from textual.command import CommandPalette
+
+    group = CommandPalette._GATHER_COMMANDS_GROUP
+    await wait_until(
+        pilot,
+        lambda: not any(worker.group == group and not worker.is_finished for worker in app.workers),
+        "the command palette's search",
+    )
+
+
 def chat_texts(app: PiApp) -> list[str]:
     """What each chat item says (plain text of its data), in order."""
     return [type(item).__name__ + ": " + repr(item) for item in app.chat.items]

@@ -9,6 +9,7 @@ from pathlib import Path
 from pi_tui.tui.transcript import InfoItem
 from pi_tui.tui.widgets.chat import FIRST_WINDOW
 from tests.support.model_server import ModelServer
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app, screen_text, settle
 from tests.tui.test_long_session_open import long_session
 
@@ -16,11 +17,9 @@ TURNS = 60  # 120 chat items: more than the first window mounts
 
 
 async def opened(pilot, app, last: str) -> None:
-    for _ in range(500):
-        if app.agent is not None and last in screen_text(app):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
+    await wait_until(
+        pilot, lambda: app.agent is not None and last in screen_text(app), f"the session to open at {last!r}"
+    )
 
 
 async def test_page_keys_scroll_the_chat_and_reach_older_items(
@@ -47,12 +46,16 @@ async def test_page_keys_scroll_the_chat_and_reach_older_items(
         await pilot.pause()
         assert chat.scroll_y == chat.max_scroll_y
 
-        for _ in range(60):
+        async def page_up_mounted_more() -> bool:
             await pilot.press("pageup")
-            await pilot.pause(0.01)
-            if chat.mounted_count > mounted:
+            return chat.mounted_count > mounted
+
+        for _ in range(60):  # each PageUp scrolls a page; at the top one mounts the previous batch
+            if await page_up_mounted_more():
                 break
-        assert chat.mounted_count > mounted, "PageUp at the top mounts the previous batch"
+        assert await wait_until(
+            pilot, lambda: chat.mounted_count > mounted, "PageUp at the top to mount more"
+        )
         await pilot.pause()
         assert chat.scroll_y > 0, "the view stays on what was shown; older items are above it"
 
@@ -64,7 +67,7 @@ async def test_page_keys_scroll_the_chat_and_reach_older_items(
         # Ctrl+Home goes to the top of what is mounted; pressed there, the previous batch comes in.
         for _ in range(10):
             await pilot.press("ctrl+home")
-            await pilot.pause(0.02)
+            await pilot.pause()
             if chat.mounted_count == len(chat.items):
                 break
         await pilot.press("ctrl+home")
@@ -111,11 +114,12 @@ async def test_a_second_request_for_older_items_waits_for_the_batch_under_way(
         mounted = chat.mounted_count
         chat.scroll_to(y=0, animate=False, immediate=True)  # at the top: the first batch is asked for
         chat.page_up()  # and asked again before it is mounted
-        for _ in range(400):
-            if chat.mounted_count >= mounted + 2 * 40 or chat.mounted_count == len(chat.items):
-                break
-            await pilot.pause(0.01)
-        assert chat.mounted_count >= min(len(chat.items), mounted + 80), (chat.mounted_count, mounted)
+        await wait_until(
+            pilot,
+            lambda: chat.mounted_count >= min(len(chat.items), mounted + 80),
+            "two batches mounted",
+            detail=lambda: (chat.mounted_count, mounted),
+        )
 
 
 async def test_every_request_made_while_a_batch_mounts_brings_its_own_batch(
@@ -134,8 +138,9 @@ async def test_every_request_made_while_a_batch_mounts_brings_its_own_batch(
             chat.page_up()
         wanted = mounted + 4 * 40
         assert wanted < len(chat.items)
-        for _ in range(600):
-            if chat.mounted_count >= wanted:
-                break
-            await pilot.pause(0.01)
-        assert chat.mounted_count >= wanted, (chat.mounted_count, mounted, len(chat.items))
+        await wait_until(
+            pilot,
+            lambda: chat.mounted_count >= wanted,
+            "four batches mounted",
+            detail=lambda: (chat.mounted_count, mounted, len(chat.items)),
+        )

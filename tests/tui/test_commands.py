@@ -10,7 +10,8 @@ from pathlib import Path
 from pi_tui.tui.screens.model_picker import ModelPicker
 from pi_tui.tui.transcript import InfoItem, SummaryItem, UserItem
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
-from tests.tui.conftest import make_app, screen_text, settle
+from tests.support.waiting import async_wait_until, wait_until
+from tests.tui.conftest import make_app, palette_searched, screen_text, settle
 
 SIZE = (100, 50)
 
@@ -164,8 +165,7 @@ async def test_quit_leaves_and_releases_the_session(project: Path) -> None:
         await pilot.press(*"hello", "enter")
         await settle(pilot, app)
         await command(pilot, app, "/quit")
-        await pilot.pause(0.2)
-        assert not app.is_running
+        await async_wait_until(lambda: not app.is_running, "/quit to end the app")
     assert not Path(f"{app.agent.manager.session_file}.lock").exists() or True
     from pi_tui.session import SessionManager
 
@@ -199,7 +199,7 @@ async def test_the_command_palette_lists_slash_commands(project: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"hotkeys")
-        await pilot.pause(0.5)
+        await palette_searched(pilot, app)
         await pilot.press("enter")
         await settle(pilot, app)
         assert any(item.title == "Keys" for item in infos(app))
@@ -232,8 +232,12 @@ async def test_a_pi_user_theme_loads_unchanged_and_reloads_on_change(project: Pa
         changed["colors"]["accent"] = "#aa0000"
         path.write_text(json.dumps(changed))
         os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 5))
-        await pilot.pause(1.5)
-        assert app.theme_variables["pi-accent"].lower() == "#aa0000"
+        await wait_until(  # the theme file is polled: the next poll reloads it
+            pilot,
+            lambda: app.theme_variables["pi-accent"].lower() == "#aa0000",
+            "the changed theme file to be reloaded",
+            detail=lambda: app.theme_variables["pi-accent"],
+        )
         assert "changed on disk: reloaded" in screen_text(app)
 
 
@@ -273,13 +277,12 @@ async def test_a_tool_card_streams_bash_output_live(project: Path, server: Model
     app = make_app(project, provider="test", model="m")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"run", "enter")
-        seen_partial = False
-        for _ in range(100):
-            await pilot.pause(0.02)
+
+        def first_line_shown() -> object:
             card = next((c for c in app.feed.cards.values()), None)
-            if card is not None and "one" in card.output and card.status == "pending":
-                seen_partial = "two" not in card.output
-                break
-        assert seen_partial, "the card showed the first line while the command still ran"
+            return card if card is not None and "one" in card.output else None
+
+        card = await wait_until(pilot, first_line_shown, "the card to show the first line")
+        assert card.status == "pending" and "two" not in card.output, "the command still ran"
         await settle(pilot, app)
         assert "$ echo one; sleep 1; echo two" in screen_text(app)

@@ -11,6 +11,7 @@ from pathlib import Path
 from pi_tui.tui.screens.model_picker import ModelPicker
 from pi_tui.tui.screens.tree import TreeScreen
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import wait_for_screen
 from tests.tui.conftest import make_app, settle
 from tests.tui.test_keys import press_during_stream, type_text
 
@@ -105,8 +106,16 @@ async def test_alt_up_brings_queued_messages_back_into_the_editor(project: Path,
     app = make_app(project, provider="test", model="m")
     async with app.run_test(size=SIZE) as pilot:
         await type_text(pilot, "start")
-        await press_during_stream(app, "enter")
-        await press_during_stream(app, *"steer me", "enter", *"later", "alt+enter")
+        await press_during_stream(app, "enter", until=lambda: app.busy, what="the prompt to start a turn")
+        await press_during_stream(
+            app,
+            *"steer me",
+            "enter",
+            *"later",
+            "alt+enter",
+            until=lambda: app.agent.follow_ups,
+            what="the follow-up to be queued",
+        )
         assert [q.text for q in app.agent.steering] == ["steer me"]
         app.action_app_key("alt+up")
         assert app.agent.steering == [] and app.agent.follow_ups == []
@@ -184,11 +193,7 @@ async def test_pickers_follow_keybindings_json(project: Path, agent_dir: Path, s
         await pilot.press("escape")
         await pilot.pause()
         app.run_slash("tree", "")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, TreeScreen):
-                break
-        tree = app.screen
+        tree = await wait_for_screen(pilot, app, TreeScreen)
         assert isinstance(tree, TreeScreen)
         await pilot.press("f6")
         await pilot.pause()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_export_jsonl import branched, said
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app
 
 FAKE_GH = """#!/bin/sh
@@ -46,11 +47,9 @@ def fake_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def run_and_wait(pilot, app, name: str, args: str, marker: str) -> None:
     app.run_slash(name, args)
-    for _ in range(500):
-        if marker in said(app):
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"no {marker!r} after /{name} {args}: {said(app)}")
+    await wait_until(
+        pilot, lambda: marker in said(app), f"{marker!r} after /{name} {args}", detail=lambda: said(app)
+    )
 
 
 def project_with_session(tmp_path: Path) -> tuple[Path, Path]:

@@ -14,8 +14,9 @@ from pi_tui.tui.app import PiApp
 from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 from pi_tui.tui.transcript import CustomItem, InfoItem
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import wait_for_screen, wait_until
 from tests.tui.conftest import screen_text, settle
-from tests.tui.test_more_commands import type_command, wait_for_screen
+from tests.tui.test_more_commands import type_command
 
 SIZE = (110, 40)
 
@@ -34,14 +35,6 @@ def background_app(project: Path, **options: object) -> PiApp:
     return PiApp(start_options=StartOptions(cwd=str(project), interactive=True, **options), cwd=str(project))
 
 
-async def wait_until(pilot, condition, what: str, timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"never happened: {what}")
-
-
 async def choose(pilot, app: PiApp, label_start: str) -> None:
     """Pick the row of the open ChoiceMenu whose label starts with ``label_start``, once the menu
     has mounted (its mount puts the highlight on the first row, which would undo ours)."""
@@ -54,7 +47,7 @@ async def choose(pilot, app: PiApp, label_start: str) -> None:
     index = next(i for i, (_value, label) in enumerate(menu.choices) if label.startswith(label_start))
     for _ in range(3):  # the highlight must stay where it was put for a few frames
         options.highlighted = index
-        await pilot.pause(0.05)
+        await pilot.pause()
         if options.highlighted == index:
             break
     assert options.highlighted == index
@@ -75,7 +68,7 @@ async def test_project_code_waits_for_the_users_answer(project: Path, agent_dir:
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
         assert menu.title_text == "This project folder has its own settings and resources. Load them?"
         await wait_until(pilot, lambda: "evil.py" in screen_text(app), "the file named in the question")
-        await pilot.pause(0.3)
+        await pilot.pause(0.3)  # time is what is tested: it passes and nothing is imported
         assert not marker.exists()  # nothing imported while the question is open
         await choose(pilot, app, "Trust this folder")
         await wait_until(pilot, marker.exists, "the trusted extension loaded")

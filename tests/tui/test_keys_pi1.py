@@ -18,6 +18,7 @@ from pi_tui.tui.screens.thinking_picker import ThinkingPicker
 from pi_tui.tui.widgets.chat_items import UserView
 from pi_tui.tui.widgets.search import SearchInput
 from tests.support.model_server import ModelServer
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app, screen_text, settle
 from tests.tui.test_long_session_open import long_session
 
@@ -26,19 +27,9 @@ SIZE = (100, 30)
 
 
 async def opened(pilot, app, last: str) -> None:
-    for _ in range(500):
-        if app.agent is not None and last in screen_text(app):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
-
-
-async def until(pilot, condition, what: str, tries: int = 300) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+    await wait_until(
+        pilot, lambda: app.agent is not None and last in screen_text(app), f"the session to open at {last!r}"
+    )
 
 
 def bind(agent_dir: Path, table: dict[str, object]) -> None:
@@ -68,7 +59,7 @@ async def test_ctrl_x_copies_the_last_answer_and_alt_x_opens_the_palette(
     async with app.run_test(size=SIZE) as pilot:
         await opened(pilot, app, f"answer {TURNS - 1}")
         await pilot.press("ctrl+x")
-        await until(pilot, clipboard.exists, "the clipboard tool to run")
+        await wait_until(pilot, clipboard.exists, "the clipboard tool to run")
         assert clipboard.read_text() == f"answer {TURNS - 1}"
         assert not isinstance(app.screen, CommandPalette)
         assert "xclip" in screen_text(app)
@@ -84,12 +75,12 @@ async def test_app_message_copy_rebinds_and_says_when_there_is_nothing(
     bind(agent_dir, {"app.message.copy": "ctrl+y"})
     app = make_app(project, model="offline/demo")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.agent is not None, "the agent")
+        await wait_until(pilot, lambda: app.agent is not None, "the agent")
         await pilot.press("ctrl+x")  # no longer copy, nor the palette: the editor's (nothing)
         await pilot.pause()
         assert not isinstance(app.screen, CommandPalette)
         await pilot.press("ctrl+y")
-        await until(pilot, lambda: "No assistant message to copy" in screen_text(app), "the hint")
+        await wait_until(pilot, lambda: "No assistant message to copy" in screen_text(app), "the hint")
         assert not clipboard.exists()
         assert not app.keys.problems
 
@@ -125,22 +116,24 @@ async def test_search_finds_selects_wraps_and_closes(project: Path, tmp_path: Pa
         search = app.transcript_search
         assert search.active and isinstance(app.focused, SearchInput)
         await pilot.press(*"question 1")  # question 1, 10..19: 11 matches
-        await until(pilot, lambda: "/11" in screen_text(app), "the match count")
+        await wait_until(pilot, lambda: "/11" in screen_text(app), "the match count")
         assert [chat.items[index].text for index, _ in search.matches][:2] == ["question 1", "question 10"]
         # nothing of it is below the view's top: the first match after the top wraps to the first
         assert search.selected == 0 and "1/11" in screen_text(app)
-        await until(pilot, lambda: re.search(r"question 1(?!\d)", screen_text(app)), "question 1 on screen")
+        await wait_until(
+            pilot, lambda: re.search(r"question 1(?!\d)", screen_text(app)), "question 1 on screen"
+        )
         hit = chat.query(".-search-hit")
         assert len(hit) == 1 and isinstance(hit.first(), UserView)
         assert hit.first().item.text == "question 1"
         await pilot.press("enter")  # next
-        await until(pilot, lambda: "2/11" in screen_text(app), "the next match")
+        await wait_until(pilot, lambda: "2/11" in screen_text(app), "the next match")
         assert "question 10" in screen_text(app)
         await pilot.press("shift+enter", "shift+enter")  # previous twice: wraps to the last
-        await until(pilot, lambda: "11/11" in screen_text(app), "the previous match, wrapped")
+        await wait_until(pilot, lambda: "11/11" in screen_text(app), "the previous match, wrapped")
         assert "question 19" in screen_text(app)
         await pilot.press("ctrl+g")  # next (pi's second key for it), wins over the external editor
-        await until(pilot, lambda: "1/11" in screen_text(app), "wrapping forward")
+        await wait_until(pilot, lambda: "1/11" in screen_text(app), "wrapping forward")
         await pilot.press("escape")
         await pilot.pause()
         assert not search.active and app.focused is app.editor
@@ -194,22 +187,22 @@ async def test_thinking_picker_uses_a_level_and_the_save_key_keeps_it(
     bind(agent_dir, {"app.thinking.save": "ctrl+w"})
     app = make_app(project, provider="test", model="r")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.agent is not None, "the agent")
+        await wait_until(pilot, lambda: app.agent is not None, "the agent")
         settings = agent_dir / "settings.json"
         start = app.agent.thinking_level
         app.action_pick_thinking_level()
-        await until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
-        await until(pilot, lambda: "ctrl+w save as default" in screen_text(app).lower(), "the save key")
+        await wait_until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
+        await wait_until(pilot, lambda: "ctrl+w save as default" in screen_text(app).lower(), "the save key")
         await pilot.press("down", "enter")  # this session only
-        await until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
         used = app.agent.thinking_level
         assert used != start
         saved = json.loads(settings.read_text()) if settings.exists() else {}
         assert saved.get("defaultThinkingLevel") != used
         app.action_pick_thinking_level()
-        await until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
+        await wait_until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
         await pilot.press("down", "ctrl+w")
-        await until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
         await settle(pilot, app)
         level = app.agent.thinking_level
         assert level != used
@@ -222,11 +215,11 @@ async def test_slash_thinking_alone_opens_the_picker(
     """pi 1.x: ``/thinking`` with no level opens the selector (it used to print the level)."""
     app = make_app(project, provider="test", model="r")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.agent is not None, "the agent")
+        await wait_until(pilot, lambda: app.agent is not None, "the agent")
         await pilot.press(*"/thinking", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
+        await wait_until(pilot, lambda: isinstance(app.screen, ThinkingPicker), "the picker")
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ThinkingPicker), "the picker to close")
 
 
 async def test_model_picker_save_key_makes_the_default_model(
@@ -240,18 +233,18 @@ async def test_model_picker_save_key_makes_the_default_model(
     app = make_app(project, model="offline/demo")
     settings = agent_dir / "settings.json"
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.agent is not None, "the agent")
+        await wait_until(pilot, lambda: app.agent is not None, "the agent")
         await pilot.press(*"/model", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
-        await until(pilot, lambda: "ctrl+w save as default" in screen_text(app).lower(), "the save key")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
+        await wait_until(pilot, lambda: "ctrl+w save as default" in screen_text(app).lower(), "the save key")
         await pilot.press(*"test/r", "enter")
-        await until(pilot, lambda: app.agent.model.id == "r", "the switch")
+        await wait_until(pilot, lambda: app.agent.model.id == "r", "the switch")
         saved = json.loads(settings.read_text()) if settings.exists() else {}
         assert "defaultModel" not in saved
         await pilot.press(*"/model", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
         await pilot.press(*"offline/demo", "ctrl+w")
-        await until(pilot, lambda: app.agent.model.id == "demo", "the switch back")
+        await wait_until(pilot, lambda: app.agent.model.id == "demo", "the switch back")
         await settle(pilot, app)
         saved = json.loads(settings.read_text())
         assert (saved["defaultProvider"], saved["defaultModel"]) == ("offline", "demo")
@@ -260,9 +253,9 @@ async def test_model_picker_save_key_makes_the_default_model(
 async def test_hotkeys_shows_its_first_rows_first(project: Path, agent_dir: Path) -> None:
     app = make_app(project, model="offline/demo")
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(pilot, lambda: app.agent is not None, "the agent")
+        await wait_until(pilot, lambda: app.agent is not None, "the agent")
         await pilot.press(*"/hotkeys", "enter")
-        await until(pilot, lambda: "Keyboard shortcuts" in screen_text(app), "the table's first line")
+        await wait_until(pilot, lambda: "Keyboard shortcuts" in screen_text(app), "the table's first line")
         shown = screen_text(app)
         for key in ("Ctrl+Z", "Ctrl+G", "PageUp", "Ctrl+X", "Alt+X"):
             assert key in shown, key
@@ -277,9 +270,11 @@ async def test_ctrl_x_in_the_tree_copies_the_selected_entry(
     async with app.run_test(size=SIZE) as pilot:
         await opened(pilot, app, "answer 4")
         app.run_slash("tree", "")
-        await until(pilot, lambda: type(app.screen).__name__ == "TreeScreen", "the tree")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "TreeScreen", "the tree")
         await pilot.press("ctrl+x")  # the leaf: the last answer
-        await until(pilot, lambda: clipboard.exists() and clipboard.read_text() == "answer 4", "the copy")
+        await wait_until(
+            pilot, lambda: clipboard.exists() and clipboard.read_text() == "answer 4", "the copy"
+        )
         await pilot.press("up", "alt+c")  # the prompt above it, with the second key bound
-        await until(pilot, lambda: clipboard.read_text() == "question 4", "the prompt copied")
+        await wait_until(pilot, lambda: clipboard.read_text() == "question 4", "the prompt copied")
         assert type(app.screen).__name__ == "TreeScreen"  # copying keeps the tree open

@@ -11,6 +11,7 @@ from pi_tui.session import SessionManager
 from pi_tui.tui.screens.prompts import ChoiceMenu, ConfirmPrompt, TextPrompt
 from pi_tui.tui.transcript import InfoItem, UserItem
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import wait_for_screen, wait_until
 from tests.tui.conftest import make_app, screen_text, settle
 
 SIZE = (100, 50)
@@ -22,14 +23,6 @@ async def type_command(pilot, app, text: str) -> None:
     await pilot.pause()
     await pilot.press("enter")
     await pilot.pause()
-
-
-async def wait_for_screen(pilot, app, kind: type) -> object:
-    for _ in range(200):
-        if isinstance(app.screen, kind):
-            return app.screen
-        await pilot.pause(0.02)
-    raise AssertionError(f"{kind.__name__} did not open (screen: {type(app.screen).__name__})")
 
 
 async def choose(pilot, app, label_start: str) -> None:
@@ -307,7 +300,7 @@ async def test_reload_waits_for_a_running_reply(project: Path) -> None:
         sleeper = asyncio.ensure_future(asyncio.sleep(30))
         app.track_cancellable(sleeper)  # cancellable work (a branch summary) makes the app busy
         await type_command(pilot, app, "/reload")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: infos(app), "/reload to answer")
         assert "Wait for the current response" in infos(app)[-1].text
         app.abort()
         await settle(pilot, app)

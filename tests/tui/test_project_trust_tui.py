@@ -9,8 +9,9 @@ from pathlib import Path
 
 from pi_tui.tui.screens.prompts import ChoiceMenu
 from tests.support.model_server import ModelServer
+from tests.support.waiting import wait_until
 from tests.tui.conftest import screen_text
-from tests.tui.test_extensions_tui import SIZE, background_app, choose, infos, wait_until
+from tests.tui.test_extensions_tui import SIZE, background_app, choose, infos
 from tests.tui.test_more_commands import type_command, wait_for_screen
 
 

@@ -12,6 +12,7 @@ from pi_tui.tui.transcript import (
     ToolItem,
     UserItem,
 )
+from tests.support.waiting import wait_until
 from tests.tui.conftest import every_kind_session, make_app, screen_text
 
 
@@ -110,8 +111,12 @@ async def test_text_streamed_before_the_reply_is_mounted_shows_once(project: Pat
         view = app.chat.add(item, live=True)
         view.append_text("Hello ")  # the first deltas often arrive in the same tick as the reply
         view.append_text("world.")
-        await pilot.pause(0.2)
-        assert view._live.source == "Hello world."
+        await wait_until(
+            pilot,
+            lambda: view._live.source == "Hello world.",
+            "both deltas drawn",
+            detail=lambda: view._live.source,
+        )
         await view.finish()
         await pilot.pause()
         assert screen_text(app).count("Hello world.") == 1

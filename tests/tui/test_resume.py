@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from pi_tui.tui.app import PiApp
 from pi_tui.tui.screens.resume import ConfirmPrompt, ResumePicker, SessionList, TextPrompt, format_age
 from pi_tui.tui.transcript import AssistantItem, InfoItem, UserItem
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import wait_for_screen, wait_until
 from tests.tui.conftest import make_app, screen_text, settle
 
 SIZE = (110, 40)
@@ -82,22 +82,10 @@ async def open_picker(pilot: Pilot[None], app: PiApp) -> ResumePicker:
 
 
 async def picker_ready(pilot: Pilot[None], app: PiApp) -> ResumePicker:
-    for _ in range(250):
-        screen = app.screen
-        if isinstance(screen, ResumePicker) and screen.loaded:
-            await pilot.pause()
-            return screen
-        await pilot.pause(0.02)
-    raise AssertionError(f"the picker did not load (screen: {app.screen!r})")
-
-
-async def wait_for(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(250):
-        if condition():
-            await pilot.pause()
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    picker = await wait_for_screen(pilot, app, ResumePicker)
+    await wait_until(pilot, lambda: picker.loaded, "the picker to load its sessions")
+    await pilot.pause()
+    return picker
 
 
 def titles(picker: ResumePicker) -> list[str]:
@@ -159,7 +147,7 @@ async def test_enter_opens_the_session_and_the_chat_shows_it(project: Path, thre
         picker = await open_picker(pilot, app)
         await pilot.press(*"parser")
         await pilot.press("enter")
-        await wait_for(
+        await wait_until(
             pilot, lambda: app.agent.manager.session_file == three["parser"].resolve(), "the switch"
         )
         assert not isinstance(app.screen, ResumePicker) and picker not in app.screen_stack
@@ -197,7 +185,7 @@ async def test_rename_writes_session_info_and_the_list_shows_the_new_name(
         await pilot.pause()
         assert isinstance(app.screen, TextPrompt)
         await pilot.press(*"Parser bug", "enter")
-        await wait_for(pilot, lambda: "Renamed" in message(picker), "the rename")
+        await wait_until(pilot, lambda: "Renamed" in message(picker), "the rename")
         assert app.screen is picker
         assert message(picker) == "Renamed to “Parser bug”."
         info = session_info(three["parser"])
@@ -219,7 +207,7 @@ async def test_renaming_the_current_session_goes_through_the_apps_own_manager(
         picker = await open_picker(pilot, app)
         await highlight(pilot, picker, "cherry pick the fix")
         await pilot.press("ctrl+r", *"Cherry", "enter")
-        await wait_for(pilot, lambda: "Renamed" in message(picker), "the rename")
+        await wait_until(pilot, lambda: "Renamed" in message(picker), "the rename")
         assert app.agent.manager.get_session_name() == "Cherry"
         info = session_info(three["cherry"])
         assert info is not None and info.name == "Cherry"
@@ -237,7 +225,7 @@ async def test_rename_of_a_session_another_process_writes_is_one_line(
             picker = await open_picker(pilot, app)
             await highlight(pilot, picker, "Why does the parser crash?")
             await pilot.press("ctrl+r", *"x", "enter")
-            await wait_for(pilot, lambda: "Could not rename" in message(picker), "the error")
+            await wait_until(pilot, lambda: "Could not rename" in message(picker), "the error")
             assert "is being written by process" in message(picker)
             assert "\n" not in message(picker)
             assert session_info(three["parser"]).name is None  # type: ignore[union-attr]
@@ -362,7 +350,7 @@ async def test_forks_are_listed_under_the_session_they_came_from(
     project: Path, three: dict[str, Path]
 ) -> None:
     first = fork_of(three["parser"], "parser fork A")
-    time.sleep(0.01)
+    time.sleep(0.01)  # time is what is tested: the later fork is newer
     fork_of(first, "parser fork A.1")
     fork_of(three["parser"], "parser fork B")
     app = make_app(project)
@@ -411,7 +399,7 @@ async def test_search_modes_words_phrase_and_regex(project: Path, three: dict[st
         assert titles(picker) == []
         picker.query_one("#picker-filter").value = "re:pick(ed)? (the|onto)"
         # a regex runs off the UI thread: the list changes when its answer comes
-        await wait_for(pilot, lambda: titles(picker) == ["cherry pick the fix"], "the regex's match")
+        await wait_until(pilot, lambda: titles(picker) == ["cherry pick the fix"], "the regex's match")
         picker.query_one("#picker-filter").value = "re:(unclosed"
         await pilot.pause()
         assert titles(picker) == [] and message(picker).startswith("Bad regex:")
@@ -431,7 +419,7 @@ async def test_resuming_a_session_another_process_writes_says_so(
             before = app.agent.manager
             await open_picker(pilot, app)
             await pilot.press(*"parser", "enter")
-            await wait_for(pilot, lambda: any(i.level == "error" for i in infos(app)), "the error")
+            await wait_until(pilot, lambda: any(i.level == "error" for i in infos(app)), "the error")
             assert app.agent.manager is before
             assert "is being written by process" in infos(app)[-1].text
     finally:
@@ -448,7 +436,7 @@ async def test_choosing_the_current_session_changes_nothing(project: Path, three
         before = app.agent.manager
         await open_picker(pilot, app)
         await pilot.press(*"cherry", "enter")
-        await wait_for(pilot, lambda: "Already in this session." in screen_text(app), "the notice")
+        await wait_until(pilot, lambda: "Already in this session." in screen_text(app), "the notice")
         assert app.agent.manager is before
 
 
@@ -457,9 +445,11 @@ async def test_resume_is_refused_while_the_agent_runs(project: Path, server: Mod
     app = make_app(project, provider="test", model="m")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go slowly", "enter")
-        await wait_for(pilot, lambda: app.busy, "the run")
+        await wait_until(pilot, lambda: app.busy, "the run")
         app.run_slash("resume", "")
-        await wait_for(pilot, lambda: any("switching sessions" in i.text for i in infos(app)), "the refusal")
+        await wait_until(
+            pilot, lambda: any("switching sessions" in i.text for i in infos(app)), "the refusal"
+        )
         assert not isinstance(app.screen, ResumePicker)
         await pilot.press("escape")
         await settle(pilot, app)
@@ -484,7 +474,7 @@ async def test_open_resume_opens_the_picker_at_start(project: Path, three: dict[
         assert titles(picker)[0] == "Deploy"
         assert not app.agent.manager.is_persisted  # a bare start: a new, unwritten session
         await pilot.press("enter")
-        await wait_for(
+        await wait_until(
             pilot, lambda: app.agent.manager.session_file == three["greeting"].resolve(), "the switch"
         )
         assert "Done: it says hello now." in screen_text(app)
@@ -507,7 +497,7 @@ async def test_a_long_list_scrolls_with_the_highlight_and_a_click_opens(project:
         assert picker._highlighted().title == "question number 19"  # type: ignore[union-attr]
         expected = paths[round(picker.session_list.scroll_offset.y) + 2].resolve()
         await pilot.click(SessionList, offset=(5, 2))  # the third visible row
-        await wait_for(pilot, lambda: app.agent.manager.session_file == expected, "the switch")
+        await wait_until(pilot, lambda: app.agent.manager.session_file == expected, "the switch")
 
 
 def test_cli_resume_starts_the_interactive_mode_with_the_picker(

@@ -11,8 +11,9 @@ import pytest
 from pi_tui.config.paths import encode_cwd
 from pi_tui.config.pi_folder import PI_FOLDER_ENV
 from pi_tui.tui.transcript import InfoItem
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app, screen_text
-from tests.tui.test_resume import SIZE, highlight, make_session, open_picker, titles, wait_for
+from tests.tui.test_resume import SIZE, highlight, make_session, open_picker, titles
 
 PI15 = Path(__file__).resolve().parents[1] / "data" / "pi15-sessions" / "01-print-continue"
 
@@ -43,10 +44,10 @@ async def test_pi_sessions_are_listed_tagged_and_opened(project: Path, pi_sessio
         assert " pi " in rows["Hello, who are you?"].split("Hello, who are you?")[1]
         assert " pi " not in rows["A session of ours"].split("A session of ours")[1]
         await pilot.press("tab")  # every folder: pi's too
-        await wait_for(pilot, lambda: picker.loaded and len(titles(picker)) == 2, "the all-folders list")
+        await wait_until(pilot, lambda: picker.loaded and len(titles(picker)) == 2, "the all-folders list")
         await highlight(pilot, picker, "Hello, who are you?")
         await pilot.press("enter")
-        await wait_for(
+        await wait_until(
             pilot, lambda: app.agent.manager.session_file == pi_session.resolve(), "the pi session to open"
         )
         assert "echo: What is 2+2?" in screen_text(app)
@@ -59,7 +60,7 @@ async def test_continue_says_it_continues_pis_file(project: Path, pi_session: Pa
     app = make_app(project, continue_recent=True)
     assert app.agent.manager.session_file == pi_session.resolve()
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(
+        await wait_until(
             pilot, lambda: any(isinstance(item, InfoItem) for item in app.chat.items), "the notice"
         )
         notices = [item.text for item in app.chat.items if isinstance(item, InfoItem)]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.session import SessionManager
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app, settle
 from tests.tui.test_resume import SIZE, message, open_picker, titles
 from tests.tui.test_resume import three as three  # the fixture: three sessions of the project
@@ -52,11 +53,8 @@ async def test_transcripts_follow_our_sessions_marked_by_agent(project: Path, cl
         # Enter imports it and shows it, following
         await pilot.press("enter")
         await settle(pilot, app)
-        for _ in range(100):
-            if app.following is not None:
-                break
-            await pilot.pause(0.05)
-        assert app.following is not None and app.following.source == claude_home / "new.jsonl"
+        await wait_until(pilot, lambda: app.following is not None, "the imported session to be followed")
+        assert app.following.source == claude_home / "new.jsonl"
         manager = app.agent.manager
         assert manager.read_only and manager.get_session_name().endswith("(Claude Code)")
         assert SessionManager.open(manager.session_file, read_only=True).take_new_warnings() == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.waiting import wait_until
 from tests.tui.conftest import every_kind_session, make_app, settle
 from tests.tui.test_ttsr_view import write_rules
 
@@ -95,10 +96,7 @@ def test_resume_picker(snap_compare, project: Path, server: ModelServer) -> None
             now=lambda: datetime.fromtimestamp(now_ms / 1000, UTC),
         )
         app.push_screen(picker)
-        for _ in range(250):
-            if picker.is_attached and picker.loaded:
-                break
-            await pilot.pause(0.02)
+        await wait_until(pilot, lambda: picker.is_attached and picker.loaded, "the picker to load")
         await pilot.pause()
 
     assert snap_compare(app, run_before=run_before, terminal_size=(100, 30))

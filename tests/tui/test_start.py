@@ -7,14 +7,12 @@ from pathlib import Path
 from pi_tui.start_options import StartOptions
 from pi_tui.tui.app import PiApp
 from pi_tui.tui.transcript import AssistantItem
+from tests.support.waiting import async_wait_until, wait_until
 from tests.tui.conftest import screen_text, settle
 
 
 async def wait_ready(pilot, app: PiApp) -> None:
-    for _ in range(300):
-        if app.ready:
-            break
-        await pilot.pause(0.02)
+    await wait_until(pilot, lambda: app.ready, "the app to be ready")
     await pilot.pause()
 
 
@@ -31,10 +29,7 @@ async def test_the_app_starts_the_agent_after_its_first_frame(project: Path) -> 
 
 async def test_a_startup_error_ends_the_app_with_one_line(project: Path) -> None:
     app = PiApp(start_options=StartOptions(cwd=str(project), provider="nope"), cwd=str(project))
-    async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(300):
-            if not app.is_running:
-                break
-            await pilot.pause(0.02)
+    async with app.run_test(size=(100, 30)):
+        await async_wait_until(lambda: not app.is_running, "the startup error to end the app")
     assert app.return_code == 2
     assert not app.ready

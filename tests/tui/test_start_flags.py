@@ -12,6 +12,7 @@ from pi_tui.startup import start
 from pi_tui.tui.app import PiApp
 from pi_tui.tui.widgets.header import PiHeader
 from tests.support.model_server import ModelServer
+from tests.support.waiting import wait_for_screen
 from tests.tui.conftest import make_app, screen_text
 
 SIZE = (120, 40)
@@ -118,11 +119,7 @@ async def test_scoped_models_screen_chooses_orders_and_saves_the_cycle(
         app = app_with(project, provider="test", model="one")
         async with app.run_test(size=SIZE) as pilot:
             app.run_slash("scoped-models", "")
-            for _ in range(50):
-                await pilot.pause(0.02)
-                if isinstance(app.screen, ScopedModelsScreen):
-                    break
-            screen = app.screen
+            screen = await wait_for_screen(pilot, app, ScopedModelsScreen)
             assert isinstance(screen, ScopedModelsScreen)
             test_keys = [key for key in screen.order if key.startswith("test/")]
             assert test_keys == ["test/one", "test/two", "test/three"]
@@ -141,10 +138,7 @@ async def test_scoped_models_screen_chooses_orders_and_saves_the_cycle(
             await pilot.press("ctrl+p")
             assert app.agent.model.id == "one"
             app.run_slash("scoped-models", "")
-            for _ in range(50):
-                await pilot.pause(0.02)
-                if isinstance(app.screen, ScopedModelsScreen):
-                    break
+            await wait_for_screen(pilot, app, ScopedModelsScreen)
             await pilot.press("ctrl+x", "escape")  # none, for this session only
             await pilot.pause()
             assert app.started.scoped_models == []

@@ -17,6 +17,7 @@ from pi_tui.tui.transcript import AssistantItem, SummaryItem, UserItem
 from tests.conftest import PI_SESSIONS
 from tests.support.model_server import ModelServer, Scripted
 from tests.support.tree_rows import assert_rows_match
+from tests.support.waiting import wait_for_screen, wait_until
 from tests.tui.conftest import make_app, screen_text, settle
 
 SIZE = (110, 44)
@@ -59,11 +60,7 @@ def tree_lines(app) -> list[str]:
 
 async def open_tree(pilot, app) -> TreeScreen:
     app.run_slash("tree", "")
-    for _ in range(50):
-        await pilot.pause(0.02)
-        if isinstance(app.screen, TreeScreen):
-            return app.screen
-    raise AssertionError("the tree did not open")
+    return await wait_for_screen(pilot, app, TreeScreen)
 
 
 async def two_turns(pilot, app, server: ModelServer) -> None:
@@ -144,8 +141,7 @@ async def test_selecting_the_current_leaf_says_already_there(project: Path, serv
         leaf = app.agent.manager.get_leaf_id()
         await open_tree(pilot, app)
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert "Already at this point." in screen_text(app)
+        await wait_until(pilot, lambda: "Already at this point." in screen_text(app), "the tree's answer")
         assert app.agent.manager.get_leaf_id() == leaf
 
 
@@ -227,10 +223,9 @@ async def test_summarize_appends_a_branch_summary_that_the_model_sees(
         server.queue(Scripted(text="Tried the second question; it went nowhere."))
         await pilot.press("up", "enter", "down", "enter")  # user: second question -> Summarize
         await settle(pilot, app, timeout=15)
-        for _ in range(100):
-            if any(isinstance(item, SummaryItem) for item in app.chat.items):
-                break
-            await pilot.pause(0.05)
+        await wait_until(
+            pilot, lambda: any(isinstance(item, SummaryItem) for item in app.chat.items), "the summary item"
+        )
         summaries = [e for e in entries_of(app) if e["type"] == "branch_summary"]
         assert len(summaries) == 1
         assert summaries[0]["summary"].startswith("The user explored a different conversation branch")
@@ -250,17 +245,10 @@ async def test_escape_cancels_a_running_summary(project: Path, server: ModelServ
         await open_tree(pilot, app)
         server.queue(Scripted(text="slow summary", first_byte_delay=5))
         await pilot.press("up", "enter", "down", "enter")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if app.busy:
-                break
-        assert app.busy and "Summarizing" in screen_text(app)
+        await wait_until(pilot, lambda: app.busy, "the summary to start")
+        assert "Summarizing" in screen_text(app)
         app.editor.post_message(__import__("textual").events.Key("escape", None))
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, TreeScreen):
-                break
-        assert isinstance(app.screen, TreeScreen)  # back in the tree
+        await wait_for_screen(pilot, app, TreeScreen)  # back in the tree
         assert app.agent.manager.get_leaf_id() == leaf
         assert not [e for e in entries_of(app) if e["type"] == "branch_summary"]
         await pilot.press("escape")
@@ -307,7 +295,8 @@ async def test_label_command_labels_the_newest_message(project: Path, server: Mo
         await two_turns(pilot, app, server)
         newest = app.agent.manager.get_leaf_id()
         app.run_slash("label", "v1")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.agent.manager.get_label(newest) is not None, "the label")
+        await pilot.pause()
         assert app.agent.manager.get_label(newest) == "v1"  # the label entry itself becomes the leaf
         assert "[v1]" in screen_text(app)
 
@@ -318,16 +307,16 @@ async def test_branch_and_clone_create_files_naming_the_parent(project: Path, se
         await two_turns(pilot, app, server)
         original = app.agent.manager.session_file
         app.run_slash("clone", "")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.agent.manager.session_file != original, "the clone")
         clone = app.agent.manager.session_file
         assert clone != original
         header = json.loads(clone.read_text().splitlines()[0])
         assert header["parentSession"] == str(original)
         app.run_slash("branch", "")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, ChoiceMenu)
+        await wait_for_screen(pilot, app, ChoiceMenu)
         await pilot.press("enter")  # newest user message first: "second question"
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.agent.manager.session_file not in (original, clone), "the branch")
+        await pilot.pause()
         branched = app.agent.manager.session_file
         assert branched not in (original, clone)
         assert app.editor.text == "second question"
@@ -383,7 +372,8 @@ async def test_name_sets_the_session_name_shown_in_the_footer(project: Path, ser
     async with app.run_test(size=SIZE) as pilot:
         await two_turns(pilot, app, server)
         app.run_slash("name", "refactor parser")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.agent.manager.get_session_name() is not None, "the name")
+        await pilot.pause()
         assert app.agent.manager.get_session_name() == "refactor parser"
         assert "~/project • refactor parser" in screen_text(app)
         assert [e["name"] for e in entries_of(app) if e["type"] == "session_info"] == ["refactor parser"]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.tui.screens.tree import TreeScreen
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app, screen_text
 from tests.tui.test_tree import open_tree, tree_lines
 
@@ -85,8 +86,7 @@ async def test_footer_counts_usage_entries_and_summaries(project: Path, pi1_sess
     """pi 1.5.2 reports 5,070 in, 350 out, 55,200 cache read, 1,500 cache write, $0.042645."""
     app = make_app(project, session=str(pi1_session))
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if "$0.043" in screen_text(app):
-                break
+        await wait_until(
+            pilot, lambda: "$0.043" in screen_text(app), "the footer's cost", detail=lambda: screen_text(app)
+        )
         assert "↑5.1k ↓350 R55k W1.5k $0.043" in screen_text(app)
