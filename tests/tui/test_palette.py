@@ -15,26 +15,14 @@ from textual.theme import BUILTIN_THEMES
 from textual.widgets import OptionList
 
 from pi_tui.tui.screens.settings import SettingsScreen
-from pi_tui.tui.theme import is_pi_theme
+from pi_tui.tui.theme import REQUIRED_TOKENS, available_themes, is_pi_theme, theme_choices
 from pi_tui.tui.transcript import InfoItem
-from pi_tui.view.theme import REQUIRED_TOKENS, available_themes, theme_choices
-from tests.support.waiting import wait_for_screen, wait_until
-from tests.tui.conftest import make_app, screen_text, settle
+from tests.support.waiting import wait_for_screen
+from tests.tui.conftest import make_app, palette_searched, screen_text, settle
 
 SIZE = (100, 40)
 TEXTUAL_COMMANDS = ("Theme", "Keys", "Maximize", "Minimize", "Screenshot")
 TEXTUAL_QUIT_HELP = "Quit the application as soon as possible"
-
-
-async def palette_searched(pilot, app) -> None:
-    """Wait until the palette has gathered its providers' hits for what was typed (a worker of
-    the palette's, started by each change of the input, that fills the list in batches)."""
-    group = CommandPalette._GATHER_COMMANDS_GROUP
-    await wait_until(
-        pilot,
-        lambda: not any(worker.group == group and not worker.is_finished for worker in app.workers),
-        "the command palette's search",
-    )
 
 
 async def palette_rows(pilot, app, query: str) -> list[tuple[str, str]]:
