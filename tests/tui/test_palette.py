@@ -15,8 +15,9 @@ from textual.theme import BUILTIN_THEMES
 from textual.widgets import OptionList
 
 from pi_tui.tui.screens.settings import SettingsScreen
-from pi_tui.tui.theme import REQUIRED_TOKENS, available_themes, is_pi_theme, theme_choices
+from pi_tui.tui.theme import is_pi_theme
 from pi_tui.tui.transcript import InfoItem
+from pi_tui.view.theme import REQUIRED_TOKENS, available_themes, theme_choices
 from tests.support.waiting import wait_for_screen
 from tests.tui.conftest import make_app, palette_searched, screen_text, settle
 
