@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pi_tui.ai.partial_json import PartialJson  # noqa: E402
-from tests.unit.test_partial_json_linear import _Reference  # noqa: E402
+from tests.support.partial_json_reference import Reference  # noqa: E402
 
 KB = 1000
 LINE = 'def handler(event):\n    return {"name": event["name"], "path": "caf\u00e9\\\\x"}  # \u2603\n'
@@ -84,7 +84,7 @@ def main() -> None:
             pieces = deltas(text, 100)
             new = best(PartialJson, pieces, args.runs)
             if size <= args.old_limit:
-                old = best(_Reference, pieces, 1)
+                old = best(Reference, pieces, 1)
                 old_text = f"{old:.2f} s"
                 measured = (len(text), old)
             else:
@@ -95,7 +95,7 @@ def main() -> None:
     for label, cut in (("one event", None), ("two events, cut mid-string", 0.6)):
         text = write_args(10_000 * KB)
         pieces = [text] if cut is None else [text[: int(len(text) * cut)], text[int(len(text) * cut) :]]
-        old = best(_Reference, pieces, args.runs)
+        old = best(Reference, pieces, args.runs)
         new = best(PartialJson, pieces, args.runs)
         rows.append((f"write call, 10 MB args in {label}", f"{old:.2f} s", new))
 

@@ -8,6 +8,9 @@ caller do) it fails instead: a test that skips in CI is a test that does not exi
 
 Use it as a marker (``pytestmark = requires("tmux", "pi-tui")``; ``tests/conftest.py`` checks
 it before each test) or call :func:`require_tool` inside a test.
+
+pytest is imported only when a test needs it: the benchmarks import tests/support modules that
+use this one (real_pi, browser) and must run where pytest is not installed.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import pytest
+if TYPE_CHECKING:
+    import pytest
 
 #: The installed ``pi-tui`` script the end-to-end tests drive (``pip install -e .`` puts it next to
 #: this interpreter, which is where it is looked for when it is not on PATH).
@@ -44,6 +48,8 @@ def in_ci() -> bool:
 
 def unavailable(reason: str) -> NoReturn:
     """Skip the running test on a developer's machine, fail it under CI."""
+    import pytest
+
     if in_ci():
         pytest.fail(f"{reason} (CI must provide it: see .ci/run)", pytrace=False)
     pytest.skip(reason)
@@ -68,6 +74,8 @@ def require_tool(name: str) -> str:
 def requires(*tools: str) -> pytest.MarkDecorator:
     """A marker: the test needs every one of ``tools`` (checked by ``tests/conftest.py`` at setup,
     so the rule above applies; a plain ``skipif`` could only skip)."""
+    import pytest
+
     return getattr(pytest.mark, MARKER)(*tools)
 
 

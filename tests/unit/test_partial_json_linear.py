@@ -1,7 +1,7 @@
 """The incremental partial-JSON parser gives the same answer as re-parsing the whole text, fast.
 
-``_Reference`` is the previous implementation (whole text re-parsed on every delta), kept here
-as the definition of the right answer for every prefix.
+``Reference`` (tests/support/partial_json_reference.py) is the previous implementation (whole
+text re-parsed on every delta), kept as the definition of the right answer for every prefix.
 """
 
 from __future__ import annotations
@@ -9,113 +9,13 @@ from __future__ import annotations
 import json
 import random
 import time
-from typing import Any
 
 import orjson
 import pytest
 
 from pi_tui.ai import partial_json
 from pi_tui.ai.partial_json import PartialJson
-
-
-class _Reference:
-    def __init__(self) -> None:
-        self.text = ""
-        self._stack: list[str] = []
-        self._in_string = False
-        self._escaped = False
-        self._last_value: dict[str, Any] = {}
-
-    def feed(self, fragment: str) -> dict[str, Any]:
-        self.text += fragment
-        for char in fragment:
-            if self._in_string:
-                if self._escaped:
-                    self._escaped = False
-                elif char == "\\":
-                    self._escaped = True
-                elif char == '"':
-                    self._in_string = False
-            elif char == '"':
-                self._in_string = True
-            elif char in "{[":
-                self._stack.append("}" if char == "{" else "]")
-            elif char in "}]" and self._stack:
-                self._stack.pop()
-        value = self._parse()
-        if value is not None:
-            self._last_value = value
-        return self._last_value
-
-    def _parse(self) -> dict[str, Any] | None:
-        text = self.text.strip()
-        if not text:
-            return {}
-        closers = "".join(reversed(self._stack))
-        head = text
-        if self._in_string:
-            if self._escaped:
-                head = head[:-1]
-            attempts = [head + '"' + closers]
-        else:
-            attempts = [head + closers]
-        trimmed = _old_trim(head if not self._in_string else head + '"')
-        if trimmed is not None:
-            attempts.append(trimmed + closers)
-        for candidate in attempts:
-            try:
-                value = orjson.loads(candidate)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                return value
-        return None
-
-
-def _old_trim(text: str) -> str | None:
-    stripped = text.rstrip()
-    for _ in range(3):
-        if not stripped:
-            return None
-        last = stripped[-1]
-        if last in ",:":
-            stripped = stripped[:-1].rstrip()
-            if last == ":":
-                quote = stripped.rfind('"', 0, len(stripped) - 1)
-                stripped = stripped[:quote].rstrip() if quote >= 0 else stripped
-            continue
-        if last == '"':
-            opening = _old_string_start(stripped)
-            if opening is None:
-                return None
-            before = stripped[:opening].rstrip()
-            if before.endswith(("{", ",")):
-                return before.rstrip(",").rstrip() if before.endswith(",") else before
-            return stripped
-        if last.isalnum() or last in "-.+":
-            index = len(stripped) - 1
-            while index >= 0 and (stripped[index].isalnum() or stripped[index] in "-.+"):
-                index -= 1
-            stripped = stripped[: index + 1].rstrip()
-            continue
-        return stripped
-    return stripped
-
-
-def _old_string_start(text: str) -> int | None:
-    index = len(text) - 2
-    while index >= 0:
-        if text[index] == '"':
-            backslashes = 0
-            probe = index - 1
-            while probe >= 0 and text[probe] == "\\":
-                backslashes += 1
-                probe -= 1
-            if backslashes % 2 == 0:
-                return index
-        index -= 1
-    return None
-
+from tests.support.partial_json_reference import Reference
 
 # --- random documents, written out by hand so every JSON spelling shows up ---------------------
 
@@ -186,7 +86,7 @@ def _cuts(rng: random.Random, text: str) -> list[str]:
 
 
 def _assert_same(pieces: list[str]) -> None:
-    new, old = PartialJson(), _Reference()
+    new, old = PartialJson(), Reference()
     for index, piece in enumerate(pieces):
         got, want = new.feed(piece), old.feed(piece)
         assert got == want, (index, "".join(pieces[: index + 1]))
@@ -238,7 +138,7 @@ def test_long_open_string_is_shown_exactly_up_to_the_limit_then_geometrically(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(partial_json, "EXACT_STRING_CHARS", 500)
-    parser, reference = PartialJson(), _Reference()
+    parser, reference = PartialJson(), Reference()
     text = json.dumps({"path": "a.py", "content": 'line \u2603 "q"\n' * 500})
     last_shown, refreshes = 0, 0
     for position in range(0, len(text), 10):
