@@ -13,6 +13,7 @@ from pathlib import Path
 from pi_tui.session import SessionManager
 from pi_tui.tui.transcript import InfoItem
 from tests.support.builders import assistant, user
+from tests.support.waiting import wait_until
 from tests.tui.conftest import make_app
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
@@ -85,22 +86,19 @@ async def test_export_in_the_app(tmp_path: Path, agent_dir: Path) -> None:
         manager.sync()
         ids = manager.get_branch_ids()  # now with the model change the app recorded
         app.run_slash("export", "mine.jsonl")
-        for _ in range(200):
-            if "Session exported to:" in said(app):
-                break
-            await pilot.pause(0.02)
+        await wait_until(
+            pilot, lambda: "Session exported to:" in said(app), "/export's answer", detail=lambda: said(app)
+        )
         assert f"Session exported to: {project / 'mine.jsonl'}" in said(app)
         app.run_slash("export", "page.txt")
-        for _ in range(200):
-            if "is neither" in said(app):
-                break
-            await pilot.pause(0.02)
+        await wait_until(
+            pilot, lambda: "is neither" in said(app), "/export's answer", detail=lambda: said(app)
+        )
         assert "/export writes .html or .jsonl files; page.txt is neither." in said(app)
         app.run_slash("export", "whole.jsonl --tree")
-        for _ in range(200):
-            if "whole.jsonl" in said(app):
-                break
-            await pilot.pause(0.02)
+        await wait_until(
+            pilot, lambda: "whole.jsonl" in said(app), "/export's answer", detail=lambda: said(app)
+        )
         everything = [raw["id"] for raw in manager.iter_raw_entries()]
     check_export(project / "mine.jsonl", source, ids)
     assert not (project / "page.txt").exists()

@@ -30,6 +30,7 @@ from pi_tui.start_options import StartOptions
 from pi_tui.tui.app import PiApp
 from tests.support.builders import assistant, user
 from tests.support.requires import requires
+from tests.support.waiting import async_wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("PI_TUI_OFFLINE_DELAY", "0")
@@ -144,11 +145,8 @@ async def test_the_tui_start_refuses_a_linked_lock_file(project: Path, tmp_path:
     important = important_file(tmp_path)
     path.with_name(path.name + ".lock").symlink_to(important)
     app = PiApp(start_options=StartOptions(cwd=str(project), session=str(path)), cwd=str(project))
-    async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(300):
-            if not app.is_running:
-                break
-            await pilot.pause(0.02)
+    async with app.run_test(size=(100, 30)):
+        await async_wait_until(lambda: not app.is_running, "the app to end on the refused session file")
     assert app.return_code == 2 and not app.ready
     assert important.read_text() == "precious data\n"
 
@@ -389,10 +387,7 @@ async def test_the_tui_start_says_one_line_and_exits_2(
     app = PiApp(start_options=options, cwd=str(project))
     real_exit = app.exit
     monkeypatch.setattr(app, "exit", lambda *args: (exits.append(args), real_exit(*args)))
-    async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(300):
-            if not app.is_running:
-                break
-            await pilot.pause(0.02)
+    async with app.run_test(size=(100, 30)):
+        await async_wait_until(lambda: not app.is_running, "the app to end on the refused session file")
     assert app.return_code == 2 and not app.ready
     assert exits == [(None, 2, expected)]

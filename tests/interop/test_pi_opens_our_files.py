@@ -40,6 +40,7 @@ from tests.interop.continuation import (
 )
 from tests.support.model_server import HttpError, Scripted, ToolCallSpec
 from tests.support.real_pi import PI_VERSIONS
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.pi_interop
 
@@ -287,7 +288,7 @@ async def test_labels_name_and_branch_summary_through_the_app(
     from pi_tui.ai.http import close_shared_client
     from pi_tui.tui.app import PiApp
     from pi_tui.tui.transcript import SummaryItem
-    from tests.tui.conftest import make_app, settle
+    from tests.tui.conftest import make_app, screen_text, settle
     from tests.tui.test_tree import open_tree
 
     monkeypatch.setattr(PiApp, "CURSOR_BLINK", False)
@@ -313,16 +314,19 @@ async def test_labels_name_and_branch_summary_through_the_app(
             server.queue(Scripted(text="Tried the second question; it went nowhere."))
             await pilot.press("up", "enter", "down", "enter")  # user: second question -> Summarize
             await settle(pilot, app, timeout=15)
-            for _ in range(100):
-                if any(isinstance(item, SummaryItem) for item in app.chat.items):
-                    break
-                await pilot.pause(0.05)
+            await wait_until(
+                pilot,
+                lambda: any(isinstance(item, SummaryItem) for item in app.chat.items),
+                "the summary item",
+            )
             await pilot.press("ctrl+c", *"go on", "enter")
             await settle(pilot, app)
             app.run_slash("label", "checkpoint-1")
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: "checkpoint-1" in screen_text(app), "the label on screen")
             app.run_slash("name", "Interop demo")
-            await pilot.pause(0.2)
+            await wait_until(
+                pilot, lambda: app.agent.manager.get_session_name() == "Interop demo", "the name"
+            )
             await close_shared_client()
     kinds = [entry["type"] for entry in entries(workspace.session_file())]
     assert kinds.count("label") == 2 and "branch_summary" in kinds and kinds[-1] == "session_info", kinds

@@ -32,6 +32,7 @@ from pi_tui.view.tree_text import cut_to_width
 from tests.support.real_pi import node_for, pi_package_dir
 from tests.support.requires import unavailable
 from tests.support.tree_rows import assert_rows_match
+from tests.support.waiting import wait_for_screen, wait_until
 
 pytestmark = pytest.mark.pi_interop
 
@@ -367,17 +368,10 @@ async def test_tree_screen_draws_what_pi_draws(case: str, tmp_path: Path, agent_
     app = make_app(project, session=str(session), model="test/m")
     async with app.run_test(size=(64, 40)) as pilot:
         app.run_slash("tree", "")
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, TreeScreen):
-                break
-        screen = app.screen
-        assert isinstance(screen, TreeScreen)
+        screen = await wait_for_screen(pilot, app, TreeScreen)
         widget = screen.query_one(TreeList)
-        for _ in range(100):  # a busy machine lays the screen out later than it pushes it
-            if widget.size.width:
-                break
-            await pilot.pause(0.02)
+        # a busy machine lays the screen out later than it pushes it
+        await wait_until(pilot, lambda: widget.size.width, "the tree's layout")
         pi = pi_tree_at(session, widget.size.width)
         assert_rows_match(widget.render().plain.splitlines(), pi["default"]["rows"], widget.size.width)
         assert screen.query_one("#tree-counter").render().plain == pi["default"]["counter"].strip()

@@ -17,6 +17,7 @@ from pi_tui.session.index import TextSearch, index_file, indexed_sessions
 from pi_tui.session.info import SessionInfo, session_info
 from pi_tui.session.listing import list_all_sessions, list_sessions, session_files
 from tests.conftest import DATA
+from tests.support.waiting import wait_until
 
 FIELDS = (
     "path",
@@ -434,19 +435,17 @@ async def test_the_picker_shows_the_newest_sessions_while_a_first_build_goes_on(
         return str(widget.render()) if widget.display else ""
 
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, ResumePicker) and len(titles()) == 3:
-                break
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, ResumePicker) and len(titles()) == 3,
+            "three sessions listed",
+        )
         assert titles() == ["topic 3", "topic 2", "topic 1"] and not picker().loaded
         assert note() == "Indexing the sessions folder… 3 of 4 files read"
         await pilot.press(*"topic 2")  # search works on what is known so far
         assert titles() == ["topic 2"]
         gate.set()
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if picker().loaded:
-                break
+        await wait_until(pilot, lambda: picker().loaded, "the picker to finish indexing")
         await pilot.pause()
         await pilot.press("ctrl+u")
         assert titles() == ["topic 3", "topic 2", "topic 1", "topic 0"] and note() == ""
