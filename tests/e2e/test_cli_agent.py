@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import PI_SESSIONS
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import requires
+from tests.support.waiting import poll_until
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 pytestmark = requires("pi-tui")
@@ -184,12 +185,11 @@ def alive(pid: int) -> bool:
 
 def interrupt_after(process: subprocess.Popen[str], marker: str, server: ModelServer | None = None) -> float:
     """Send SIGINT once ``marker`` shows in the server's traffic (or after a moment)."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if server is None or any(marker in json.dumps(r.body) for r in server.requests):
-            break
-        time.sleep(0.02)
-    time.sleep(0.5)
+    if server is not None:
+        poll_until(
+            lambda: any(marker in json.dumps(r.body) for r in server.requests), f"{marker!r} sent", timeout=20
+        )
+    time.sleep(0.5)  # time is what is tested: the run is well under way when Ctrl+C comes
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     process.wait(timeout=10)
@@ -223,20 +223,20 @@ def test_ctrl_c_during_stream_and_during_long_bash(agent_dir: Path, project: Pat
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 20
         pid_file = project / "child.pid"
         # The shell creates the file before `echo` writes to it: wait for the whole line.
-        while not (pid_file.exists() and pid_file.read_text().endswith("\n")) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll_until(
+            lambda: pid_file.exists() and pid_file.read_text().endswith("\n"),
+            "the child's pid file",
+            timeout=20,
+        )
         child = int(pid_file.read_text())
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
         process.wait(timeout=10)
         assert time.monotonic() - started < 2.0 and process.returncode == 130
-        deadline = time.monotonic() + 8  # a busy CI machine may take a moment to show the kill
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not alive(child)
+        # a busy CI machine may take a moment to show the kill
+        poll_until(lambda: not alive(child), f"the tool's child {child} to be killed", timeout=8)
         result_entry = entries(session)[-1]["message"]
         assert result_entry["role"] == "toolResult" and result_entry["isError"] is True
 

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from tests.integration.test_session_files_security import saved_session
 from tests.support.requires import requires, unavailable
 from tests.support.small_disk import small_disk
+from tests.support.tmux import exit_status
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 SETPRIV = shutil.which("setpriv")
@@ -189,11 +189,7 @@ def test_the_tui_says_lost_entries_and_exits_2(
             pane.press("C-d")
             screen = pane.wait_for(lambda s: "Lost on exit" in s and s, "the lost entries said", timeout=15)
             assert "Traceback" not in screen
-            for _ in range(100):
-                if status.exists() and status.read_text().strip():
-                    break
-                time.sleep(0.05)
-            assert status.read_text().strip() == "2"
+            assert exit_status(status) == "2"
         finally:
             pane.kill()
             disk.free()

@@ -68,7 +68,7 @@ def test_rate_limit_countdown_and_stall_notice_in_the_status_line_and_escape_sto
                 "the wait cancelled: 'Aborted' and an idle status line",
                 timeout=2,
             )
-            while time.monotonic() < shown_at + RETRY_AFTER + 0.3:  # when the retry would have gone
+            while time.monotonic() < shown_at + RETRY_AFTER + 0.3:  # time is tested: past the retry's time
                 time.sleep(0.05)
             assert len(server.requests) == 1, "the request was retried after Escape"
 

@@ -32,7 +32,7 @@ from tests.e2e.test_tui_tmux import (
 )
 from tests.support.model_server import ModelServer, Scripted
 from tests.support.requires import requires
-from tests.support.tmux import TmuxPane
+from tests.support.tmux import TmuxPane, exit_status
 
 pytestmark = requires("tmux", "pi-tui")
 
@@ -278,10 +278,7 @@ def test_tree_in_tmux_label_summarize_branch_filters_and_session_file(
             assert "Answer three." in chat_lines(screen)
             pane.press("C-d")
             assert pane.wait_gone(timeout=10), f"pi-tui still running 10 s after Ctrl+D:\n{pane.last_screen}"
-            deadline = time.monotonic() + 2
-            while not status_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert status_file.read_text().strip() == "0", f"exit status {status_file.read_text()!r}"
+            assert exit_status(status_file) == "0"
         finally:
             pane.kill()
         assert len(server.requests) == 4

@@ -19,7 +19,8 @@ import pytest
 
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import requires
-from tests.support.tmux import TmuxPane
+from tests.support.tmux import TmuxPane, exit_status
+from tests.support.waiting import poll_until
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 MODEL = "tmux-model"
@@ -175,26 +176,24 @@ def test_tui_in_tmux_tool_card_streaming_escape_abort_ctrl_d_exit_and_session_fi
             shown = ticks_shown(screen)
             assert 6 <= shown < len(SLOW_WORDS), f"unexpected words on screen after the abort:\n{screen}"
             # stopped for real: nothing more arrives in the time several more words would take
-            deadline = time.monotonic() + 5 * SLOW_DELAY
+            deadline = time.monotonic() + 5 * SLOW_DELAY  # time is what is tested here
             while time.monotonic() < deadline:
                 later = pane.capture() or ""
                 assert ticks_shown(later) == shown, f"words kept coming after 'Aborted':\n{later}"
                 time.sleep(0.05)
             aborted_request = server.requests[2]
-            deadline = time.monotonic() + 3
-            while not aborted_request.client_disconnected and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert aborted_request.client_disconnected, "the slow request's connection was not closed"
+            poll_until(
+                lambda: aborted_request.client_disconnected,
+                "the slow request's connection to close",
+                timeout=3,
+            )
             assert not aborted_request.completed
 
             # 4. Ctrl+D on the empty editor leaves; the process ends with status 0
             assert editor_text(screen) == "", f"the editor is not empty before Ctrl+D:\n{screen}"
             pane.press("C-d")
             assert pane.wait_gone(timeout=10), f"pi-tui still running 10 s after Ctrl+D:\n{pane.last_screen}"
-            deadline = time.monotonic() + 2
-            while not status_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert status_file.read_text().strip() == "0", f"exit status {status_file.read_text()!r}"
+            assert exit_status(status_file) == "0"
         finally:
             pane.kill()
         assert len(server.requests) == 3, "a request was made after the abort"

@@ -8,13 +8,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from pi_tui.session import SessionLockedError, SessionManager
 from tests.support.builders import assistant, user
+from tests.support.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,9 +54,7 @@ def complete_lines(path: Path) -> list[bytes]:
 @pytest.mark.parametrize("size", [10, 20_000])
 def test_sigkill_mid_append_keeps_every_completed_line(tmp_path: Path, size: int) -> None:
     process, path = run_writer(tmp_path / "sessions", size)
-    deadline = time.monotonic() + 20
-    while len(complete_lines(path)) < 3000 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    poll_until(lambda: len(complete_lines(path)) >= 3000, "3000 lines written", timeout=20)
     process.send_signal(signal.SIGKILL)
     process.wait()
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -40,7 +39,7 @@ from tests.interop.continuation import (
 )
 from tests.support.model_server import HttpError, Scripted, ToolCallSpec
 from tests.support.real_pi import PI_VERSIONS
-from tests.support.waiting import wait_until
+from tests.support.waiting import poll_until, wait_until
 
 pytestmark = pytest.mark.pi_interop
 
@@ -117,9 +116,7 @@ def write_aborted_stream(workspace: Workspace) -> None:
 def write_abort_before_the_first_byte(workspace: Workspace) -> None:
     with serving(workspace, Scripted(text="late", first_byte_delay=5)) as server, workspace.rpc() as rpc:
         rpc.call({"type": "prompt", "message": "are you there?"})
-        deadline = time.monotonic() + 10
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll_until(lambda: server.requests, "the prompt's request")
         rpc.call({"type": "abort"})  # answered once the run has ended
         rpc.wait_for(lambda r: r.get("type") == "agent_end", seen=True)
     aborted = last_assistant(workspace.session_file())

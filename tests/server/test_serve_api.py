@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests.support.serve import (
     configure_agent,
     wait_idle,
 )
+from tests.support.waiting import poll_until
 
 pytestmark = requires("pi-tui")
 
@@ -354,9 +354,7 @@ def test_replay_after_a_drop_and_a_new_snapshot_after_an_old_gap(
 
         restarted = EventReader(server, sid, last_id=12)  # a number from before this server ran
         assert restarted.wait_named("snapshot")[0].name == "snapshot"
-        deadline = time.monotonic() + 5
-        while not restarted.comments and time.monotonic() < deadline:
-            time.sleep(0.05)
+        poll_until(lambda: restarted.comments, "a heartbeat comment", timeout=5)
         assert restarted.comments[:1] == [": heartbeat"]  # every PI_TUI_SERVE_HEARTBEAT seconds
         restarted.close()
         steady.close()

@@ -126,3 +126,15 @@ class TmuxPane:
     def kill(self) -> None:
         """End the server and everything running in it (safe to call twice)."""
         self.tmux("kill-server", check=False)
+
+
+def exit_status(status_file: Path, timeout: float = 5.0) -> str:
+    """The exit status a pane's command wrote to ``status_file`` (see :meth:`TmuxPane.start`),
+    once the shell has written it: the pane can be gone a moment before the file is complete."""
+    from tests.support.waiting import poll_until
+
+    return poll_until(
+        lambda: status_file.exists() and status_file.read_text().strip(),
+        f"the exit status in {status_file}",
+        timeout=timeout,
+    )
