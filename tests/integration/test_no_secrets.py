@@ -14,8 +14,8 @@ import pytest
 
 from pi_tui import cli
 from pi_tui.redact import REDACTED, redact_secrets
-from tests.integration.test_rpc_mode import ROOT, RpcClient
 from tests.support.model_server import ModelServer
+from tests.support.rpc_client import ROOT, RpcClient
 
 HEADER_NAME = "x-custom-auth"
 HEADER_VALUE = "hv-3c1f9a7e5b2d4"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_rpc_mode import RpcClient
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.rpc_client import RpcClient
 
 EXTENSION = """
 def activate(pi):

@@ -22,8 +22,9 @@ from pi_tui.commands import SlashCommand
 from pi_tui.modes.rpc_mode import RpcServer
 from pi_tui.modes.rpc_protocol import Output
 from pi_tui.startup import StartOptions, start
-from tests.integration.test_rpc_mode import MODELS, RpcClient
+from tests.integration.test_rpc_mode import MODELS
 from tests.support.model_server import ModelServer
+from tests.support.rpc_client import RpcClient
 
 
 @pytest.fixture

@@ -12,10 +12,7 @@ naming its call, ``tool_execution_end.durationMs``, ``session_info_changed``, de
 from __future__ import annotations
 
 import json
-import os
-import queue
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.catalogue import ENV_VARS
-from tests.integration.test_rpc_mode import MODELS, RpcClient, types
+from tests.integration.test_rpc_mode import MODELS, types
 from tests.support.model_server import HttpError, ModelServer, Scripted, ToolCallSpec
+from tests.support.rpc_client import RpcClient
 
 SCRIPT = "pi-tui"
 
@@ -34,22 +31,7 @@ class PiTuiRpc(RpcClient):
     """:class:`RpcClient` on the installed ``pi-tui`` script (the rpc tests' client runs the
     module; these check what a user's editor starts)."""
 
-    def __init__(self, project: Path, *args: str) -> None:
-        env = {key: value for key, value in os.environ.items() if key not in set(ENV_VARS.values())}
-        self.process = subprocess.Popen(
-            [SCRIPT, "--mode", "rpc", "--provider", "test", "--model", "m", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=project,
-            env=env,
-        )
-        self._records: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.stderr: list[str] = []
-        self.seen: list[dict[str, Any]] = []
-        self._ids = 0
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+    LAUNCHER = (SCRIPT,)
 
     def settle(self, text: str, **fields: Any) -> list[dict[str, Any]]:
         """Prompt and return every record up to and including ``agent_settled``."""

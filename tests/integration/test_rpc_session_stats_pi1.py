@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_rpc_mode import RpcClient, project, server  # noqa: F401 (fixtures)
+from tests.integration.test_rpc_mode import project, server  # noqa: F401 (fixtures)
 from tests.support.model_server import ModelServer
+from tests.support.rpc_client import RpcClient
 
 SESSION = Path(__file__).resolve().parents[1] / "data" / "pi1-totals" / "session.jsonl"
 PI_STATS = {
