@@ -20,10 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -32,6 +29,7 @@ from pi_tui.tools.process_tree import kill_trees, process_table
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
+from tests.support.waiting import poll_for
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 pytestmark = [
@@ -63,16 +61,6 @@ except OSError:
 """
 
 
-def poll(check: Callable[[], Any], timeout: float, step: float = 0.02) -> Any:
-    """``check()`` until truthy or ``timeout``; returns the last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(step)
-
-
 def sleepers(numbers: tuple[str, ...]) -> list[int]:
     """Living (not zombie) ``sleep`` processes whose argument is one of ``numbers``."""
     wanted = {f"sleep\0{number}\0".encode() for number in numbers}
@@ -102,14 +90,14 @@ def test_kill_trees_reaches_children_that_left_the_group_or_lost_their_parent() 
     script = f"setsid sleep {numbers[0]} & (sleep {numbers[1]} &); sleep {numbers[2]} & wait"
     shell = subprocess.Popen(["bash", "-c", script], start_new_session=True)
     try:
-        assert poll(lambda: len(sleepers(numbers)) == 3, 10), "the three sleeps never ran"
+        assert poll_for(lambda: len(sleepers(numbers)) == 3, 10), "the three sleeps never ran"
         table = process_table()
         by_number = {number: table[sleepers((number,))[0]] for number in numbers}
         assert by_number[numbers[0]].session != shell.pid  # left the session and group
         assert by_number[numbers[1]].ppid != shell.pid  # orphaned: not the shell's child
         signalled = kill_trees([shell.pid])
         assert shell.wait(timeout=5) == -signal.SIGKILL
-        assert poll(lambda: not sleepers(numbers), 3), f"survived: {sleepers(numbers)}"
+        assert poll_for(lambda: not sleepers(numbers), 3), f"survived: {sleepers(numbers)}"
         assert signalled >= 4  # the shell and its three sleeps
     finally:
         for pid in sleepers(numbers):
@@ -138,14 +126,14 @@ def test_a_cancel_while_the_shell_starts_kills_what_it_already_started(tmp_path:
         while not with_marker(f"sleep {number} &".encode()):  # let the loop start the shell...
             await asyncio.sleep(0)
         # ...then hold the loop (as a busy machine does) until the job runs, and cancel.
-        assert poll(lambda: sleepers((number,)), 10), "the background sleep never ran"
+        assert poll_for(lambda: sleepers((number,)), 10), "the background sleep never ran"
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
     try:
         asyncio.run(scenario())
-        assert poll(lambda: not sleepers((number,)), 3), "the background job survived the cancel"
+        assert poll_for(lambda: not sleepers((number,)), 3), "the background job survived the cancel"
     finally:
         for pid in sleepers((number,)):
             os.kill(pid, signal.SIGKILL)
@@ -173,13 +161,13 @@ class Scenario:
         return server
 
     def wait_for_children(self) -> list[int]:
-        children = poll(lambda: len(sleepers(self.numbers)) == 2 and sleepers(self.numbers), 30)
+        children = poll_for(lambda: len(sleepers(self.numbers)) == 2 and sleepers(self.numbers), 30)
         assert children, "the tool's two background sleeps never showed up"
         return children
 
     def check_after_exit(self) -> None:
         """No child left, the session file whole and unlocked."""
-        poll(lambda: not sleepers(self.numbers), 5)
+        poll_for(lambda: not sleepers(self.numbers), 5)
         assert sleepers(self.numbers) == [], "children survived"
         (session,) = sorted(self.sessions.glob("*.jsonl"))
         lines = session.read_text(encoding="utf-8").splitlines()
@@ -279,7 +267,7 @@ def test_tui_exit_kills_the_tool_children(tmp_path: Path, agent_dir: Path, how: 
                 pane.press("C-d")
             else:
                 os.kill(pid, getattr(signal, how))
-            assert poll(status.exists, 10), f"pi-tui did not end; the pane showed:\n{pane.capture()}"
+            assert poll_for(status.exists, 10), f"pi-tui did not end; the pane showed:\n{pane.capture()}"
             assert status.read_text() == f"exit {code}"
             if how != "kill-session":  # the terminal is still there: it must be as before
                 shown = "#{alternate_on} #{cursor_flag} #{mouse_any_flag}"

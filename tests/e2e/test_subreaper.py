@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_signals import SCRIPT, poll, unique
+from tests.e2e.test_signals import SCRIPT, unique
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.waiting import poll_for
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="the subreaper is Linux's (PR_SET_CHILD_SUBREAPER)"
@@ -83,7 +84,7 @@ class Daemon:
                 return None
             return pid if is_our_sleep(pid, self.number) else None
 
-        pid = poll(started, 30)
+        pid = poll_for(started, 30)
         assert pid, "the daemon never started"
         self.pid = pid
         # It has left the shell's tree: its own session, and no shell above it.
@@ -93,7 +94,7 @@ class Daemon:
     def assert_gone(self) -> None:
         pid = self.pid
         assert pid is not None
-        poll(lambda: not (alive(pid) and is_our_sleep(pid, self.number)), 10)
+        poll_for(lambda: not (alive(pid) and is_our_sleep(pid, self.number)), 10)
         assert not (alive(pid) and is_our_sleep(pid, self.number)), "the double-forked daemon outlived pi-tui"
 
     def cleanup(self) -> None:

@@ -20,6 +20,7 @@ from pi_tui.session import SessionManager
 from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry
 from pi_tui.tools.base import ToolContext, ToolError, ToolResult
 from tests.support.model_server import HttpError, ModelServer, Scripted, ScriptUsage, ToolCallSpec
+from tests.support.waiting import async_wait_until
 
 T = TypeVar("T")
 
@@ -126,8 +127,9 @@ def test_steering_is_delivered_before_the_next_call_and_skips_remaining_tools(tm
 
         async def scenario() -> Any:
             task = asyncio.create_task(agent.prompt("go"))
-            while not any(e.type == "message_update" for e in events):
-                await asyncio.sleep(0.01)
+            await async_wait_until(
+                lambda: any(e.type == "message_update" for e in events), "the reply to stream"
+            )
             await agent.prompt("change of plan", streaming_behavior="steer")
             await agent.prompt("then this", streaming_behavior="followUp")
             return await task
@@ -155,18 +157,22 @@ def test_abort_during_stream_and_during_tool(tmp_path: Path) -> None:
 
         async def scenario() -> tuple[Any, float, Any, float, Any]:
             task = asyncio.create_task(agent.prompt("slow"))
-            while not any(
-                e.type == "message_update" and e["assistantMessageEvent"].type == "text_delta" for e in events
-            ):
-                await asyncio.sleep(0.01)
+            await async_wait_until(
+                lambda: any(
+                    e.type == "message_update" and e["assistantMessageEvent"].type == "text_delta"
+                    for e in events
+                ),
+                "the first text delta",
+            )
             started = time.monotonic()
             agent.abort()
             first = await task
             stream_stop = time.monotonic() - started
             task = asyncio.create_task(agent.prompt("tool"))
-            while not any(e.type == "tool_execution_start" for e in events):
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.05)
+            await async_wait_until(
+                lambda: any(e.type == "tool_execution_start" for e in events), "the tool's start"
+            )
+            await asyncio.sleep(0.05)  # time is what is tested: the tool has been running a moment
             started = time.monotonic()
             agent.abort()
             second = await task

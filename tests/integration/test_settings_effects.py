@@ -15,6 +15,7 @@ from pi_tui.messages import ImageContent, TextContent, UserMessage
 from pi_tui.tools import BashTool, ToolContext, ToolError
 from tests.integration.test_agent_session import make_agent, run
 from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import async_wait_until
 from tests.unit import test_anthropic, test_google
 
 
@@ -38,8 +39,9 @@ def _steer_twice(tmp_path: Path, mode: str) -> list[dict[str, Any]]:
 
         async def scenario() -> Any:
             task = asyncio.create_task(agent.prompt("go"))
-            while not any(e.type == "message_update" for e in events):
-                await asyncio.sleep(0.01)
+            await async_wait_until(
+                lambda: any(e.type == "message_update" for e in events), "the reply to stream"
+            )
             await agent.prompt("first", streaming_behavior="steer")
             await agent.prompt("second", streaming_behavior="steer")
             return await task
@@ -68,8 +70,9 @@ def test_follow_up_mode_is_read_when_the_agent_stops(tmp_path: Path) -> None:
 
         async def scenario() -> Any:
             task = asyncio.create_task(agent.prompt("go"))
-            while not any(e.type == "message_update" for e in events):
-                await asyncio.sleep(0.01)
+            await async_wait_until(
+                lambda: any(e.type == "message_update" for e in events), "the reply to stream"
+            )
             await agent.prompt("later one", streaming_behavior="followUp")
             await agent.prompt("later two", streaming_behavior="followUp")
             agent.settings.follow_up_mode = "all"

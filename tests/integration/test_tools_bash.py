@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pi_tui.tools import BashTool, ToolContext, ToolError, ToolResult
+from tests.support.waiting import async_wait_until, poll_for
 
 
 def run(cwd: Path, updates: list[ToolResult] | None = None, **args: Any) -> ToolResult:
@@ -44,12 +45,7 @@ def alive(pid: int) -> bool:
 
 def wait_gone(pids: list[int], within: float = 1.0) -> list[int]:
     """The pids still alive after ``within`` seconds (a dying process needs a moment)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        left = [pid for pid in pids if alive(pid)]
-        if not left:
-            return []
-        time.sleep(0.01)
+    poll_for(lambda: not any(alive(pid) for pid in pids), within)
     return [pid for pid in pids if alive(pid)]
 
 
@@ -141,10 +137,7 @@ def test_cancel_kills_grandchildren_quickly(tmp_path: Path) -> None:
 
     async def scenario() -> float:
         task = asyncio.ensure_future(BashTool().execute("c", {"command": command}, ToolContext(cwd=tmp_path)))
-        deadline = time.monotonic() + 5
-        while len(read_pids(pids)) < 2:
-            assert time.monotonic() < deadline, "the command never started"
-            await asyncio.sleep(0.01)
+        await async_wait_until(lambda: len(read_pids(pids)) >= 2, "the command to start", timeout=5)
         started = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -19,6 +19,7 @@ from pi_tui.ttsr.coordinator import TtsrCoordinator
 from pi_tui.ttsr.manager import TtsrManager
 from pi_tui.ttsr.model import Rule, ScopeToken
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
+from tests.support.waiting import async_wait_until
 
 NO_PRINT = "Do not use print() for output in this project; use the logger."
 
@@ -181,12 +182,17 @@ def test_reminder_is_dropped_when_the_reply_is_aborted_before_the_tool_runs(tmp_
 
         async def scenario() -> Any:
             task = asyncio.create_task(agent.prompt("edit"))
-            while not any(
-                e.type == "message_update" and e["assistantMessageEvent"].type == "toolcall_delta"
-                for e in events
-            ):
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.2)  # the TODO part of the arguments has streamed
+            await async_wait_until(  # the TODO part of the arguments has streamed
+                lambda: (
+                    "TODO"
+                    in "".join(
+                        e["assistantMessageEvent"].delta
+                        for e in events
+                        if e.type == "message_update" and e["assistantMessageEvent"].type == "toolcall_delta"
+                    )
+                ),
+                "the tool call's arguments up to the TODO",
+            )
             agent.abort()
             return await task
 
