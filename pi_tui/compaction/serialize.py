@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.js_semantics import js_length, js_object_keys, js_sorted, js_stringify
 from pi_tui.messages import (
     AssistantMessage,
     TextContent,
@@ -35,7 +36,6 @@ from pi_tui.messages import (
     UserMessage,
 )
 from pi_tui.session.context import convert_to_llm
-from pi_tui.view.js import js_length, js_object_keys, js_sorted, js_stringify
 
 TOOL_RESULT_MAX_CHARS = 2000
 """Tool output beyond this many characters is left out: the summary needs what was done, not

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from pi_tui.js_semantics import js_length, js_stringify
 from pi_tui.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -29,7 +30,6 @@ from pi_tui.messages import (
     Usage,
     UserMessage,
 )
-from pi_tui.view.js import js_length, js_stringify
 
 IMAGE_TOKENS = 1200
 """Estimate for one image block, whatever its size (pi counts 4800 characters)."""

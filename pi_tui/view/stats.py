@@ -11,7 +11,7 @@ They follow pi's footer so the two programs show the same numbers for the same s
   part is always present: ``?`` when the size is unknown (right after a compaction, until the
   model answers again), followed by `` (auto)`` when auto-compaction is on;
 - numbers are rounded the way JavaScript's ``toFixed`` and ``Math.round`` round
-  (:mod:`pi_tui.view.js`: halves up, on the exact binary value), not Python's half-to-even, so
+  (:mod:`pi_tui.js_semantics`: halves up, on the exact binary value), not Python's half-to-even, so
   ``1250`` is ``1.3k`` in both.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_tui.view.js import math_round, number_to_string, to_fixed
+from pi_tui.js_semantics import math_round, number_to_string, to_fixed
 
 CONTEXT_WARNING_PERCENT = 70.0
 """Above this share of the context window the footer shows the percentage as a warning."""

@@ -2,7 +2,7 @@
 
 Split from :mod:`pi_tui.view.tree_model` (which decides which rows show, and where) because the
 texts are a job of their own: they follow pi's tree selector word for word, JavaScript's
-``String()`` and ``JSON.stringify`` included (:mod:`pi_tui.view.js`), and the HTML export and the
+``String()`` and ``JSON.stringify`` included (:mod:`pi_tui.js_semantics`), and the HTML export and the
 server send the same texts to their pages. Everything here is a pure function of one entry.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.cells import cell_len, get_character_cell_size
 
-from pi_tui.view.js import UNDEFINED, js_stringify, math_round, number_to_string, to_number, to_string
+from pi_tui.js_semantics import UNDEFINED, js_stringify, math_round, number_to_string, to_number, to_string
 
 _CONTENT_LIMIT = 200
 """Message text taken for display and search, as pi does: the widget cuts to width anyway."""

@@ -29,6 +29,7 @@ from pi_tui.compaction.compact import branch_context_messages, history_prompt
 from pi_tui.compaction.cut_point import compaction_boundary
 from pi_tui.compaction.serialize import truncate_for_summary
 from pi_tui.config.settings import CompactionSettings
+from pi_tui.js_semantics import js_length, js_sorted, js_stringify
 from pi_tui.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -45,7 +46,6 @@ from pi_tui.messages import (
 )
 from pi_tui.session.context import build_session_context
 from pi_tui.session.manager import SessionManager
-from pi_tui.view.js import js_length, js_sorted, js_stringify
 from tests.conftest import PI_SESSIONS
 
 FIXTURE_08 = PI_SESSIONS / "08-manual-compact"

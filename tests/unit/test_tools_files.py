@@ -220,7 +220,9 @@ def test_bad_arguments_are_named_the_pi_way_and_common_slips_are_taken(tmp_path:
     assert message.startswith('Validation failed for tool "read":\n  - path: ')
     assert "\n  - offset: " in message and "\n  - limit: " in message
     assert message.endswith('Received arguments:\n{\n  "path": "",\n  "offset": true,\n  "limit": 0\n}')
-    assert text_of(run(ReadTool(), tmp_path, path="short.txt", offset="2", limit="")) == "     2\tb\n     3\tc"
+    assert (
+        text_of(run(ReadTool(), tmp_path, path="short.txt", offset="2", limit="")) == "     2\tb\n     3\tc"
+    )
 
 
 def test_write_errors(tmp_path: Path) -> None:

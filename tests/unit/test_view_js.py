@@ -1,4 +1,4 @@
-"""JavaScript's number and string rules, pinned (pi_tui.view.js, the one copy every front end uses).
+"""JavaScript's number and string rules, pinned (pi_tui.js_semantics, the one copy every front end uses).
 
 Every case carries the JavaScript expression it stands for; one test runs all of them through
 real node, so the expected texts below are node's own, not our guess of them. Before the one
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.view.js import (
+from pi_tui.js_semantics import (
     UNDEFINED,
     js_stringify,
     math_round,
