@@ -4,7 +4,6 @@ its streamed answer, the tree panel and its filters, a label, a move with a bran
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from tests.support.model_server import ModelServer, Scripted, model_server  # noqa: F401
 from tests.support.requires import requires
 from tests.support.serve import ServeProcess, configure_agent
+from tests.support.waiting import poll_until
 
 pytestmark = requires("pi-tui")
 
@@ -30,13 +30,9 @@ def served(tmp_path: Path, agent_dir: Path, model_server: ModelServer) -> Iterat
 
 
 def wait(driver: Any, script: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = driver.execute_script(script)
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out: {script}")
+    return poll_until(
+        lambda: driver.execute_script(script), f"the page to answer {script}", timeout, interval=0.05
+    )
 
 
 def chat_text(driver: Any) -> str:
@@ -171,10 +167,12 @@ def test_enter_steers_a_running_turn_and_escape_aborts_it(
         "const entries = document.querySelectorAll('#conversation .entry');"
         "return entries.length ? entries[entries.length - 1].innerText : ''"
     )
-    deadline = time.monotonic() + 20
-    while "aborted" not in browser.execute_script(last_entry) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    cut = browser.execute_script(last_entry)
+    cut = poll_until(
+        lambda: (text := browser.execute_script(last_entry)) and "aborted" in text and text,
+        "the last entry to say it was aborted",
+        20,
+        interval=0.05,
+    )
     assert "part2" in cut and "Request was aborted" in cut and "part149" not in cut
 
 

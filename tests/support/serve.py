@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from tests.support.model_server import ModelServer
+from tests.support.waiting import poll_until
 
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 TOKEN = "test-token-0123456789"
@@ -129,12 +130,12 @@ class ServeProcess:
 
 
 def wait_idle(client: httpx.Client, session_id: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if client.get(f"/sessions/{session_id}").json()["runtime"] == "idle":
-            return
-        time.sleep(0.05)
-    raise AssertionError("the session did not become idle")
+    poll_until(
+        lambda: client.get(f"/sessions/{session_id}").json()["runtime"] == "idle",
+        f"session {session_id} to become idle",
+        timeout,
+        interval=0.05,
+    )
 
 
 def one_turn(client: httpx.Client, text: str = "hello") -> tuple[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from importlib import resources
 
 import pytest
@@ -14,6 +15,7 @@ from pi_tui.server.app import host_allowed
 from pi_tui.server.command import is_loopback
 from pi_tui.server.event_log import EventLog, sse_frame
 from pi_tui.server.page import _script, render_page
+from tests.support.waiting import async_wait_until
 
 
 def frames(data: bytes) -> list[tuple[int, str, dict]]:
@@ -63,12 +65,8 @@ async def test_a_follower_gets_bursts_in_order_and_a_snapshot_when_left_behind()
     def snapshot() -> bytes:
         return sse_frame(log.seq, "snapshot", {"seq": log.seq})
 
-    async def until(condition: object) -> None:
-        for _ in range(200):
-            if condition():  # type: ignore[operator]
-                return
-            await asyncio.sleep(0.005)
-        raise AssertionError("the follower did not move")
+    async def until(condition: Callable[[], bool]) -> None:
+        await async_wait_until(condition, "the follower to move", timeout=5)
 
     got: list[bytes] = []
 
@@ -105,7 +103,7 @@ async def test_an_idle_follower_gets_heartbeats_and_ends_when_the_log_closes() -
             chunks.append(chunk)
 
     task = asyncio.create_task(read())
-    await asyncio.sleep(0.18)
+    await asyncio.sleep(0.18)  # time is what is tested: about three heartbeats' worth
     log.close()
     await asyncio.wait_for(task, 2)
     assert chunks and set(chunks) == {b": heartbeat\n\n"}
