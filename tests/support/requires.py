@@ -76,7 +76,8 @@ def requires(*tools: str) -> pytest.MarkDecorator:
     so the rule above applies; a plain ``skipif`` could only skip)."""
     import pytest
 
-    return getattr(pytest.mark, MARKER)(*tools)
+    marker: pytest.MarkDecorator = pytest.mark.requires(*tools)  # MARKER's name
+    return marker
 
 
 def check_marker(item: pytest.Item) -> None:
