@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import sys
 from collections.abc import Iterator
@@ -61,10 +62,20 @@ def reads_stay_in_the_repository() -> Iterator[None]:
 def pytest_configure(config: pytest.Config) -> None:
     """Standard input is ``/dev/null`` for the tests and every pi-tui they start: pi-tui reads
     a piped stdin to its end (pi 1.x), and whatever ran pytest may hold a pipe open forever.
-    A test that pipes text in gives the child its own stdin."""
+    A test that pipes text in gives the child its own stdin.
+
+    ``COLUMNS`` and ``LINES`` go too: pytest-xdist's workers run with 80x24 in them, and every
+    pi-tui a test starts in a 120x40 tmux pane would believe them (Python's terminal size reads
+    them first) and draw an 80x24 app in the corner."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        # Byte-compile the package once, before the workers start: in a fresh clone the first
+        # pi-tui every worker starts would otherwise compile all of it at the same moment.
+        compileall.compile_dir(str(REPO / "pi_tui"), quiet=1)
     config.addinivalue_line(
         "markers",
         f"{requires.MARKER}(*tools): the tools the test needs (skips without them, fails under CI)",

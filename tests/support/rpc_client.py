@@ -23,7 +23,10 @@ from typing import Any
 from pi_tui.ai.catalogue import ENV_VARS
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 10.0
+# A ceiling, not a pause: every wait returns as soon as its record arrives. The first request
+# also waits for pi-tui to start, which on a busy two-core machine running three test workers
+# can take several seconds.
+TIMEOUT = 30.0
 
 
 class RpcClient:
