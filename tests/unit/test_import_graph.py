@@ -26,6 +26,31 @@ FORBIDDEN = ("pi_tui.session", "pi_tui.secrets", "pi_tui.tui")
 ``pi_tui.messages``, the request transformer through ``StreamOptions``)."""
 
 
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # plain rules and the message models every layer passes around
+    (
+        "__init__",
+        "jsonio",
+        "js_semantics",
+        "text_safety",
+        "gc_control",
+        "messages",
+        "commands",
+        "argparsing",
+        "start_options",
+    ),
+    ("config", "redact", "logfiles"),  # settings
+    ("ai",),  # models
+    ("session", "transcripts", "compaction", "secrets", "resources", "ttsr", "tools"),  # storage
+    ("view",),  # what is drawn, without a UI toolkit
+    ("agent",),
+    ("extensions", "startup"),
+    ("modes", "html_export", "server", "tui", "cli", "auth_command", "config_command", "__main__"),
+)
+"""The rows of docs/architecture.md's "Layers", top first: a folder or top-level module imports
+only from its own row and the rows above."""
+
+
 @dataclass(frozen=True, slots=True)
 class Edge:
     """One import of ``target`` in ``source``, at ``line`` (the statement as written)."""
@@ -261,6 +286,27 @@ def test_the_provider_layer_imports_no_session_secrets_or_ui() -> None:
     ]
     lines = sorted({f"{edge.source}:{edge.line}: {edge.text}" for edge in wrong})
     assert not wrong, "pi_tui/ai/ must not import pi_tui.session, .secrets or .tui:\n" + "\n".join(lines)
+
+
+def _layer_name(module: str) -> str:
+    """``pi_tui.session.manager`` -> ``session``; ``pi_tui`` itself -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_folder_imports_only_its_own_layer_and_the_ones_above() -> None:
+    rank = {name: row for row, names in enumerate(LAYERS) for name in names}
+    modules = modules_of(PACKAGE)
+    unplaced = sorted({_layer_name(module) for module in modules} - rank.keys())
+    assert not unplaced, f"folders or modules missing from LAYERS (and docs/architecture.md): {unplaced}"
+    upward = sorted(
+        {
+            f"{edge.source}:{edge.line}: {edge.text}"
+            for edge in import_edges(PACKAGE)
+            if rank[_layer_name(edge.target)] > rank[_layer_name(edge.source)]
+        }
+    )
+    assert not upward, "imports from a lower layer (see docs/architecture.md, Layers):\n" + "\n".join(upward)
 
 
 def test_no_module_over_800_lines() -> None:
