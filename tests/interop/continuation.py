@@ -362,11 +362,18 @@ VIEWS: list[tuple[str, re.Pattern[str], list[bytes]]] = [
     ("/tree (every entry, labels, summaries)", re.compile("Session Tree"), [b"\x1b"]),
     # Ctrl+D only once pi has redrawn after the Escape (the tree closed): inside pi's tree Ctrl+D
     # toggles a filter, so sent while a busy machine still showed the tree it was taken as one
-    # and pi never ended (CI run of 2026-11-25). pi draws nothing by itself meanwhile.
+    # and pi never ended (CI runs of 2026-11-25 and -27). pi draws nothing by itself meanwhile,
+    # so every step also waits for the paint that proved its view to be over (see PAINTED).
     ("the chat again after Escape", re.compile(r"\S"), [b"\x04"]),
 ]
 """What the interactive check shows, in order: (name, what proves it is drawn, keys sent next).
 Each is a place where pi reads fields of our entries without guards."""
+
+PAINTED = 0.3
+"""Seconds without output after which pi's paint is over. A view's text can arrive before the
+rest of its frame (the tree's title came, Escape went, the tree's last rows then matched the
+next step's "any output" and Ctrl+D was taken as a filter key): keys go only once pi is quiet.
+pi draws nothing on its own while it waits for keys, so silence is the end of a paint."""
 
 
 def open_in_pi(
@@ -399,6 +406,7 @@ def open_in_pi(
     try:
         deadline = time.monotonic() + timeout
         step_start = 0
+        last_output = time.monotonic()
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.1)
             if ready:
@@ -409,7 +417,9 @@ def open_in_pi(
                 if not chunk:
                     break
                 output += chunk
-            if len(shown) < len(VIEWS):
+                last_output = time.monotonic()
+            painted = time.monotonic() - last_output >= PAINTED
+            if len(shown) < len(VIEWS) and painted:
                 name, drawn, keys = VIEWS[len(shown)]
                 if drawn.search(strip_ansi(output[step_start:].decode(errors="replace"))):
                     shown.append(name)  # a crash in a later paint still ends pi with a failure code
