@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -34,6 +34,25 @@ def _timeout_message(what: str, timeout: float, detail: Callable[[], object] | N
     return message
 
 
+async def _until(
+    pause: Callable[[], Awaitable[object]],
+    condition: Callable[[], T],
+    what: str,
+    timeout: float,
+    detail: Callable[[], object] | None,
+) -> T:
+    """``await pause()`` then look, until ``condition()`` is truthy or the deadline passed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        await pause()
+        found = condition()
+        if found:
+            return found
+        if loop.time() > deadline:
+            raise AssertionError(_timeout_message(what, timeout, detail))
+
+
 async def wait_until(
     pilot: Any,
     condition: Callable[[], T],
@@ -42,15 +61,7 @@ async def wait_until(
     detail: Callable[[], object] | None = None,
 ) -> T:
     """Let the app run (``pilot.pause()``) until ``condition()`` is truthy; return its value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        await pilot.pause()
-        found = condition()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError(_timeout_message(what, timeout, detail))
+    return await _until(pilot.pause, condition, what, timeout, detail)
 
 
 async def async_wait_until(
@@ -60,15 +71,9 @@ async def async_wait_until(
     detail: Callable[[], object] | None = None,
 ) -> T:
     """Yield to the event loop until ``condition()`` is truthy; return its value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        found = condition()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError(_timeout_message(what, timeout, detail))
-        await asyncio.sleep(POLL_SECONDS)
+    if found := condition():
+        return found
+    return await _until(lambda: asyncio.sleep(POLL_SECONDS), condition, what, timeout, detail)
 
 
 def poll_until(
@@ -79,14 +84,10 @@ def poll_until(
     interval: float = POLL_SECONDS,
 ) -> T:
     """Look at ``condition()`` every ``interval`` seconds until it is truthy; return its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = condition()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(_timeout_message(what, timeout, detail))
-        time.sleep(interval)
+    found = poll_for(condition, timeout, interval)
+    if not found:
+        raise AssertionError(_timeout_message(what, timeout, detail))
+    return found
 
 
 def poll_for(condition: Callable[[], T], timeout: float, interval: float = POLL_SECONDS) -> T | None:
