@@ -14,7 +14,7 @@ from collections.abc import Callable
 from textual import events
 from textual.binding import BindingsMap
 
-from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad
+from pi_tui.tui.keybindings import ACTIONS, KeyBindingsLoad, key_variants
 from pi_tui.tui.widgets.chat import ChatView
 
 SCREEN_KEY_SCOPES: dict[str, tuple[str, ...]] = {
@@ -104,10 +104,11 @@ def bind_app_keys(table: BindingsMap, keys: KeyBindingsLoad) -> None:
     the keys bound before are dropped first."""
     _drop_bound(table, list(table.key_to_bindings), APP_KEY_PREFIX)
     chat_keys = {
-        key
+        variant
         for action, spec in ACTIONS.items()
         if spec.scope == "app"
         for key in keys.bindings.get(action, ())
+        for variant in key_variants(key)
     }
     for key in sorted(chat_keys):
         table.bind(key, f"{APP_KEY_PREFIX}{key!r})", show=False, priority=True)

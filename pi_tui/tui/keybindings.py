@@ -438,6 +438,25 @@ def to_textual_key(key: str) -> str:
     return "+".join([*sorted(modifiers), name])
 
 
+TERMINAL_TWINS: dict[str, str] = {"ctrl+underscore": "ctrl+minus"}
+"""Keys a legacy terminal cannot tell apart, as Textual names them -> the name a binding uses.
+xterm, tmux and most terminals send Ctrl+- as the byte 0x1f (the same as Ctrl+_), which Textual
+reports as ``ctrl+underscore``; pi reads that byte as ``ctrl+-``, so a binding to ``ctrl+-`` (its
+default undo key) must answer to it too. Terminals with the kitty keyboard protocol send
+``ctrl+minus`` itself."""
+
+
+def same_key(key: str) -> str:
+    """``key`` with a terminal twin replaced by the key a binding names (see TERMINAL_TWINS)."""
+    return TERMINAL_TWINS.get(key, key)
+
+
+def key_variants(key: str) -> tuple[str, ...]:
+    """``key`` and every key a terminal may report for it: what the app binds in Textual's
+    table so a ``ctrl+-`` binding fires on tmux's 0x1f as well."""
+    return (key, *(twin for twin, named in TERMINAL_TWINS.items() if named == key))
+
+
 def display_key(key: str) -> str:
     """How to show a Textual key name to people: ``ctrl+l`` -> ``Ctrl+L``."""
     if len(key) == 1 and key.isalpha() and key.isupper():
@@ -477,13 +496,14 @@ class KeyBindingsLoad:
         """Every action ``key`` triggers in ``scope`` (all scopes when None): ``alt+enter`` is
         both a new line and a follow-up in the editor."""
         try:
-            wanted = to_textual_key(key)
+            wanted = same_key(to_textual_key(key))
         except ValueError:
-            wanted = key
+            wanted = same_key(key)
         return [
             action
             for action, spec in ACTIONS.items()
-            if (scope is None or spec.scope == scope) and wanted in self.bindings.get(action, ())
+            if (scope is None or spec.scope == scope)
+            and wanted in (same_key(bound) for bound in self.bindings.get(action, ()))
         ]
 
     def default_key(self, action: str) -> str | None:

@@ -1,0 +1,71 @@
+"""Ctrl+- (undo, pi's ``tui.editor.undo``) in the installed ``pi-tui`` inside tmux.
+
+xterm and tmux send Ctrl+- as the byte 0x1f, which Textual reports as ``ctrl+underscore``; the
+binding said ``ctrl+minus`` (what only kitty-protocol terminals send), so undo did nothing in the
+terminals most people use. The tests type text, send the real byte and wait for the editor to
+hold the text before it again: with the default binding, and with a keybindings.json written for
+pi (``"ctrl+-"``, its spelling).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.test_tui_tmux import SCRIPT, editor_text
+from tests.support.requires import requires
+from tests.support.tmux import TmuxPane
+
+pytestmark = requires("tmux", "pi-tui")
+
+
+def idle(screen: str) -> bool:
+    """The chat screen with an empty editor and the offline model named in the footer."""
+    return editor_text(screen) == "" and "demo" in screen.splitlines()[-1]
+
+
+def start(agent_dir: Path, tmp_path: Path) -> TmuxPane:
+    project = tmp_path / "project"
+    project.mkdir()
+    pane = TmuxPane.start(
+        [SCRIPT, "--model", "offline/demo"],
+        cwd=project,
+        env={
+            "PI_CODING_AGENT_DIR": str(agent_dir),
+            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
+            "PI_TUI_PI_AGENT_DIR": str(tmp_path / "pi-agent"),
+        },
+        width=80,
+        height=24,
+    )
+    pane.wait_for(idle, "the chat with an empty editor", timeout=15)
+    return pane
+
+
+def test_the_terminal_byte_of_ctrl_minus_undoes_typing(agent_dir: Path, tmp_path: Path) -> None:
+    pane = start(agent_dir, tmp_path)
+    try:
+        pane.type("hello undo")
+        pane.wait_for(lambda s: editor_text(s) == "hello undo", "the typed text in the editor")
+        pane.tmux("send-keys", "-t", pane.session, "-H", "1f")  # what tmux/xterm send for Ctrl+-
+        pane.wait_for(lambda s: editor_text(s) == "", "the typing undone by Ctrl+- (0x1f)")
+        pane.type("again")
+        pane.wait_for(lambda s: editor_text(s) == "again", "new text typed")
+        pane.press("C-_")  # tmux's own name for the key: the same byte
+        pane.wait_for(lambda s: editor_text(s) == "", "the typing undone by C-_")
+    finally:
+        pane.kill()
+
+
+def test_a_pi_keybindings_file_naming_ctrl_minus_works_in_tmux(agent_dir: Path, tmp_path: Path) -> None:
+    (agent_dir / "keybindings.json").write_text(json.dumps({"tui.editor.undo": ["alt+z", "ctrl+-"]}))
+    pane = start(agent_dir, tmp_path)
+    try:
+        screen = pane.capture() or ""
+        assert "keybindings.json" not in screen, screen  # no complaint about the file
+        pane.type("some words")
+        pane.wait_for(lambda s: editor_text(s) == "some words", "the typed text in the editor")
+        pane.tmux("send-keys", "-t", pane.session, "-H", "1f")
+        pane.wait_for(lambda s: editor_text(s) == "", "the typing undone by the user's ctrl+- binding")
+    finally:
+        pane.kill()
