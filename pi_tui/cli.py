@@ -138,12 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--list-rules", action="store_true", help="show every rule found, its bucket and source"
     )
-    agent.add_argument("-nt", "--no-tools", action="store_true", help="no tools at all")
+    agent.add_argument(
+        "-nt", "--no-tools", action="store_true", help="no tools: neither built-in nor extensions' tools"
+    )
     agent.add_argument(
         "-nbt",
         "--no-builtin-tools",
         action="store_true",
-        help="no built-in tools (every tool is built in for now: the same as --no-tools)",
+        help="no built-in tools unless --tools names them; extensions' tools stay on",
     )
     agent.add_argument(
         "-nc",
