@@ -313,9 +313,10 @@ class AssistantView(Vertical):
 
     def _draw_thinking(self) -> None:
         thinking = self.item.thinking.strip()
-        self._thinking.display = bool(thinking) and self.show_thinking
-        if self._thinking.display:
-            self._thinking.update(Content.styled(for_terminal(thinking), "$pi-thinking-text italic"))
+        self._thinking.display = bool(thinking)
+        if self._thinking.display:  # hidden (Ctrl+T): one line says a thinking block is there, as pi
+            shown = for_terminal(thinking) if self.show_thinking else "Thinking..."
+            self._thinking.update(Content.styled(shown, "$pi-thinking-text italic"))
 
     def _draw_error(self) -> None:
         """The line under a reply: its ``[label]`` and, if it failed, why."""
