@@ -504,6 +504,7 @@ def _run(
         approve=args.approve,
         extension_flags=args.extension_flags,
         interactive=interactive,
+        demo_fallback=interactive,  # print, json, rpc: the offline demo only by name
         skills=args.skills,
         no_skills=args.no_skills,
         prompt_templates=args.prompt_templates,
@@ -608,10 +609,16 @@ def _list_sessions(cwd: str, session_dir: str | None) -> int:
     if not sessions:
         print("No sessions for this folder yet.")
         return 0
+    from datetime import UTC, datetime
+
+    from pi_tui.session.info import recency_key
+
+    # The first row is the session -c continues: both rank files by when they were last written.
+    sessions.sort(key=lambda info: recency_key(info.path), reverse=True)
     # ``--session PREFIX`` searches this folder's sessions first and stops at the first match there,
     # so a prefix unique in this list is one it accepts. UUIDv7 ids made in the same moment share
     # long beginnings: each id gets the shortest prefix (8 characters at least) no other id starts with.
-    ids = sorted(info.id for info in sessions)
+    ids = sorted({info.id for info in sessions})  # an imported twin shares its id: one prefix
     shared: dict[str, int] = {}
     for before, after in ((ids[index - 1], ids[index]) for index in range(1, len(ids))):
         pairs = zip(before, after, strict=False)
@@ -625,7 +632,8 @@ def _list_sessions(cwd: str, session_dir: str | None) -> int:
     pi_prefixes = pi_session_prefixes()
     for info in sessions:
         title = info.name or info.first_message.replace("\n", " ")[:60] or "(no messages)"
-        stamp = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        written = datetime.fromtimestamp(recency_key(info.path)[0], UTC)
+        stamp = written.astimezone().strftime("%Y-%m-%d %H:%M")
         origin = "pi" if session_origin(info.path, pi_prefixes) else "  "  # pi's folder, as /resume tags
         line = f"{stamp}  {prefixes[info.id]:<{width}}  {origin}  {info.message_count:>4} msgs  {title}"
         print(_shown(line))

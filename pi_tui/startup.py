@@ -27,6 +27,7 @@ from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
 from pi_tui.messages import THINKING_LEVELS
 from pi_tui.session import SessionError, SessionInfo, SessionManager
+from pi_tui.session.info import recency_key
 from pi_tui.session.listing import list_all_sessions, list_sessions
 from pi_tui.start_options import StartOptions
 
@@ -96,7 +97,11 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     model, thinking, notice = choose_model(options, registry, settings, manager)
     thinking = clamp_level(model, thinking)  # what runs on this model (--thinking max: maybe high)
     trust_lines = [*trust.problems, trust.skip_line(), *settings.notes]
-    session_lines = (continuing_notice(options, manager), new_session_id_notice(options, manager))
+    session_lines = (
+        continuing_notice(options, manager),
+        new_session_id_notice(options, manager),
+        shared_id_notice(options),
+    )
     for line in (*registry.problems, *trust_lines, *session_lines):
         if line:
             notice = f"{notice}\n{line}" if notice else line
@@ -105,8 +110,8 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     except ConfigError as error:
         manager.close()
         raise StartupError(
-            f"{error}. (With no provider chosen and no key anywhere, pi-tui uses the offline demo "
-            "model instead.)"
+            f"{error}. (With no provider chosen and no key anywhere, the interactive mode uses the "
+            "offline demo model instead.)"
         ) from None
     for problem in install_secrets(settings, options, registry):
         print(f"pi-tui: warning: {problem}", file=sys.stderr)
@@ -328,9 +333,10 @@ def session_id_problem(value: str) -> str | None:
 
 def session_with_id(session_id: str, options: StartOptions) -> Path | None:
     """The file of this folder's session whose id is exactly ``session_id`` (``--session-id``
-    reopens it), or None."""
+    reopens it), or None; the newest (as ``-c`` ranks) when an imported copy shares the id."""
     folder = session_dir_for_cwd(options.cwd, options.session_dir)
-    return next((info.path for info in list_sessions(folder, cwd=options.cwd) if info.id == session_id), None)
+    paths = [info.path for info in list_sessions(folder, cwd=options.cwd) if info.id == session_id]
+    return max(paths, key=recency_key, default=None)
 
 
 def new_session_id_notice(options: StartOptions, manager: SessionManager) -> str | None:
@@ -342,11 +348,33 @@ def new_session_id_notice(options: StartOptions, manager: SessionManager) -> str
 
 def find_session(reference: str, options: StartOptions) -> Path:
     """A session file path, or the session of this folder (then any folder) whose id starts so."""
+    return resolve_session(reference, options)[0]
+
+
+def shared_id_notice(options: StartOptions) -> str | None:
+    """``--session ID`` / ``--fork ID`` opened one of several files sharing that id (an
+    ``--export x.jsonl`` keeps the id, and ``/import`` of it makes a twin, as in pi): which one."""
+    reference = options.session or options.fork
+    if not reference:
+        return None
+    try:
+        return resolve_session(reference, options)[1]
+    except StartupError:
+        return None
+
+
+def resolve_session(reference: str, options: StartOptions) -> tuple[Path, str | None]:
+    """:func:`find_session`'s file, and a line naming it when several files share its id.
+
+    Like pi: this project's sessions first (an exact id before a prefix), then everyone's. pi
+    takes whichever file of a shared id the folder listing gives first; here it is this
+    project's newest (by the order ``-c`` and ``--list-sessions`` use), and it is said.
+    """
     path = Path(reference).expanduser()
     if path.suffix == ".jsonl" or os.sep in reference or path.exists():
         if not path.is_file():
             raise StartupError(f"Session file not found: {reference}")
-        return path
+        return path, None
     folder = session_dir_for_cwd(options.cwd, options.session_dir)
     # This project's sessions (pi's folder's too) first, then everyone's; in a --session-dir
     # folder: this project's, then the whole folder (as pi searches).
@@ -359,14 +387,32 @@ def find_session(reference: str, options: StartOptions) -> Path:
     )
     for listed in searches:
         candidates = listed()
-        matches = [info.path for info in candidates if info.id.startswith(reference)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
+        matches = [info for info in candidates if info.id == reference] or [
+            info for info in candidates if info.id.startswith(reference)
+        ]
+        ids = {info.id for info in matches}
+        if len(ids) > 1:
             raise StartupError(
-                f'Session id prefix "{reference}" matches {len(matches)} sessions; give more of it'
+                f'Session id prefix "{reference}" matches {len(ids)} sessions; give more of it'
+            )
+        if matches:
+            chosen = max((info.path for info in matches), key=recency_key)
+            if len(matches) == 1:
+                return chosen, None
+            return chosen, (
+                f'{len(matches)} session files have the id "{matches[0].id}"; opened the newest, '
+                f"{chosen} (give a file path to open another)"
             )
     raise StartupError(f'No session found for "{reference}" (give a file path or the start of a session id)')
+
+
+NO_MODEL_LINE = (
+    "No API key found and no model configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or another "
+    "provider's key, pass --api-key, run `pi-tui auth login`, or add a provider to models.json "
+    "(--model offline/demo runs the offline demo)"
+)
+"""Print, json and rpc modes with nothing to talk to (pi exits 1 with "No API key found"; a
+mistake the user fixes is exit 2 here). The offline demo answers such a script only by name."""
 
 
 def choose_model(
@@ -383,6 +429,8 @@ def choose_model(
         if options.model is None and options.provider is None and context.model is not None:
             # Resuming: keep the session's model when we know it.
             match = registry.find(f"{context.model.provider}/{context.model.model_id}")
+            if match is not None and match.model.provider == "offline" and not options.demo_fallback:
+                match = None  # a script continuing a demo session names the demo, or gets a real model
             if match is not None and (
                 match.model.provider not in ENV_VARS or registry.has_key(match.model.provider)
             ):
@@ -396,6 +444,8 @@ def choose_model(
         choice = registry.default_model(settings, options.provider, options.model)
     except ConfigError as error:
         raise StartupError(str(error)) from None
+    if choice.source == "offline" and not options.demo_fallback:
+        raise StartupError(NO_MODEL_LINE)
     if choice.source == "offline":
         notice = (f"{notice}\n" if notice else "") + (
             "No model is configured and no API key was found, so pi-tui is using the offline demo "

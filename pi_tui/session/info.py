@@ -123,3 +123,11 @@ def file_mtime(path: Path) -> float:
         return os.stat(path).st_mtime
     except OSError:
         return 0.0
+
+
+def recency_key(path: Path) -> tuple[float, str]:
+    """How recent a session file is, the one order ``-c``, ``--list-sessions`` and an id several
+    files share all follow: the file's modification time (pi's ``-c`` rule; an imported copy is
+    new even though its messages are old), then the path, so files written in the same instant
+    still rank the same way everywhere."""
+    return file_mtime(path), str(path)

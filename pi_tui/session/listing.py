@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.config.paths import encode_cwd
 from pi_tui.config.pi_folder import same_folder, session_roots, twin_session_folder
 from pi_tui.session.errors import SessionFileError
-from pi_tui.session.info import SessionInfo, file_mtime
+from pi_tui.session.info import SessionInfo, recency_key
 from pi_tui.session.reader import header_of
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def most_recent_session(folder: Path, cwd: str | None = None) -> Path | None:
     (and, in a shared folder, whose ``cwd`` is ``cwd``: see :func:`list_sessions`)."""
     wanted = _cwd_filter(folder, cwd)
     candidates = [path for each in project_folders(folder) for path in session_files(each)]
-    for candidate in sorted(candidates, key=file_mtime, reverse=True):
+    for candidate in sorted(candidates, key=recency_key, reverse=True):
         header = _valid_header(candidate)
         if header is not None and (wanted is None or _same_cwd(header.get("cwd"), wanted)):
             return candidate
