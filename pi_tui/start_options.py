@@ -61,3 +61,7 @@ class StartOptions:
     """``--tui-mode regular|fullscreen`` (else the ``tuiMode`` setting)."""
     no_mcp: bool = False
     """``--no-mcp``: no MCP servers connect this run."""
+    demo_fallback: bool = True
+    """With no model configured and no key anywhere, fall back to the offline demo (the
+    interactive mode's first run). Print, json and rpc modes set False: a script gets the demo
+    only when it names it (``--model offline/demo``), else a clear error, never a canned answer."""

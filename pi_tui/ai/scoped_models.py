@@ -3,8 +3,11 @@
 Patterns come from ``--models a,b:high`` or the ``enabledModels`` setting, in pi's syntax: an id,
 ``provider/id``, a fragment (resolved as ``--model`` resolves it) or a glob (``anthropic/*``,
 ``*sonnet*``), each optionally followed by ``:<thinking level>``. Only models that can be used
-here (a key is known, or the offline demo) are kept: cycling onto a model that cannot answer
-would only fail at the next prompt. Without any scope, the cycle is every usable model.
+here (a key is known) are kept: cycling onto a model that cannot answer would only fail at the
+next prompt. The offline demo counts only while no real model is usable (the first run before
+any key): once one is, Ctrl+P, ``/model`` and ``/scoped-models`` leave it out, as pi has no such
+model; ``--model offline/demo`` (or naming it in a scope) still reaches it. Without any scope,
+the cycle is every usable model.
 """
 
 from __future__ import annotations
@@ -49,8 +52,26 @@ def split_level(pattern: str) -> tuple[str, str | None]:
     return pattern, None
 
 
+def real_model_usable(registry: ModelRegistry) -> bool:
+    """Whether any model other than the offline demo has a key here."""
+    return any(provider != "offline" and registry.has_key(provider) for provider in registry.providers())
+
+
 def usable(registry: ModelRegistry, model: Model) -> bool:
-    return model.provider == "offline" or registry.has_key(model.provider)
+    """A model with a key; the offline demo only while no real model is usable."""
+    if model.provider == "offline":
+        return not real_model_usable(registry)
+    return registry.has_key(model.provider)
+
+
+def available_models(registry: ModelRegistry) -> list[Model]:
+    """What ``/model``, ``/scoped-models`` and Ctrl+P offer: the models with a key, in catalogue
+    order; only the offline demo when none has one."""
+    keyed = {
+        provider for provider in registry.providers() if provider != "offline" and registry.has_key(provider)
+    }
+    real = [model for model in registry.all() if model.provider in keyed]
+    return real or [model for model in registry.all() if model.provider == "offline"]
 
 
 def resolve_scope(registry: ModelRegistry, patterns: list[str]) -> ScopeResolution:
@@ -62,7 +83,8 @@ def resolve_scope(registry: ModelRegistry, patterns: list[str]) -> ScopeResoluti
         pattern, level = split_level(raw.strip())
         if not pattern:
             continue
-        if GLOB_CHARACTERS & set(pattern):
+        glob = bool(GLOB_CHARACTERS & set(pattern))
+        if glob:
             wanted = pattern.lower()
             found = [
                 model
@@ -73,7 +95,10 @@ def resolve_scope(registry: ModelRegistry, patterns: list[str]) -> ScopeResoluti
         else:
             match = registry.find(pattern)
             found = [match.model] if match is not None else []
-        found = [model for model in found if usable(registry, model)]
+        # A name (not a glob) reaches the demo as --model does; a glob only what is offered.
+        found = [
+            model for model in found if usable(registry, model) or (model.provider == "offline" and not glob)
+        ]
         if not found:
             unmatched.append(raw)
         for model in found:
@@ -90,7 +115,7 @@ def cycle_list(registry: ModelRegistry, scoped: list[ScopedModel], current: Mode
     """What Ctrl+P walks: the scope, or every usable model when there is none."""
     if scoped:
         return scoped
-    models = [ScopedModel(model) for model in registry.all() if usable(registry, model)]
+    models = [ScopedModel(model) for model in available_models(registry)]
     if not any(item.model.provider == current.provider and item.model.id == current.id for item in models):
         models.insert(0, ScopedModel(current))
     return models

@@ -27,6 +27,31 @@ class SettingsHost(CommandHost, Protocol):
         """Apply the settings that shape the screen (header, editor padding, completion)."""
 
 
+def save_default_model(host: CommandHost, model: Any) -> None:
+    """pi 1.x's "save as default" (Ctrl+S in the model picker): ``defaultProvider`` and
+    ``defaultModel`` in the global settings.json, so new sessions and the next start begin on
+    ``model``. With a scope for Ctrl+P (--models, enabledModels or /scoped-models), the model
+    joins it, and joins ``enabledModels`` when that setting is what made the scope, so the saved
+    default is never one the cycle cannot reach. Switching alone (Enter, Ctrl+P, ``/model name``)
+    saves nothing, as in pi 1.x."""
+    from pi_tui.ai.scoped_models import ScopedModel
+
+    settings = host.agent.settings
+    settings.default_provider = model.provider
+    settings.default_model = model.id
+    changes: dict[str, Any] = {"defaultProvider": model.provider, "defaultModel": model.id}
+    started = host.started
+    key = f"{model.provider}/{model.id}"
+    if started is not None and started.scoped_models and key not in {s.key for s in started.scoped_models}:
+        started.scoped_models = [*started.scoped_models, ScopedModel(model)]
+        enabled = settings.enabled_models or []
+        if enabled and key.lower() not in {pattern.lower() for pattern in enabled}:
+            settings.enabled_models = [*enabled, key]
+            changes["enabledModels"] = settings.enabled_models
+    host.save_setting(changes)
+    host.say(f"Default model: {key}")
+
+
 class SettingsControl:
     """Applies and saves the app's settings, models and thinking level."""
 

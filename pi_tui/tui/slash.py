@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.thinking import supported_levels
-from pi_tui.messages import THINKING_LEVELS
 from pi_tui.tui.slash_base import CommandSet, needs_idle, started_parts
 
 if TYPE_CHECKING:
@@ -106,9 +105,11 @@ def _why_nothing_to_compact(agent: Any) -> str:
 
 @COMMANDS.command("model")
 async def model(app: CommandHost, args: str) -> None:
+    from pi_tui.ai.scoped_models import available_models
     from pi_tui.ai.types import Model
     from pi_tui.tui.keybindings import display_key
     from pi_tui.tui.screens.model_picker import ModelPicker
+    from pi_tui.tui.settings_control import save_default_model
 
     registry = started_parts(app).registry
     if args:
@@ -121,7 +122,7 @@ async def model(app: CommandHost, args: str) -> None:
             app.agent.set_thinking_level(match.thinking)
             app.refresh_footer()
         return
-    models = [m for m in registry.all() if m.provider == "offline" or registry.has_key(m.provider)]
+    models = available_models(registry)  # the offline demo only while no real model has a key
     if app.agent.model not in models:
         models.insert(0, app.agent.model)
 
@@ -130,11 +131,8 @@ async def model(app: CommandHost, args: str) -> None:
             return
         model, save = picked
         _switch_model(app, model)
-        if save:  # pi 1.x: the default for new sessions (and the next start)
-            app.agent.settings.default_provider = model.provider
-            app.agent.settings.default_model = model.id
-            app.save_setting({"defaultProvider": model.provider, "defaultModel": model.id})
-            app.say(f"Default model: {model.provider}/{model.id}")
+        if save:  # pi 1.x: Ctrl+S makes it the default for new sessions (and the next start)
+            save_default_model(app, model)
 
     save_keys = app.keys.bindings.get("models_save", ())
     save_key = display_key(save_keys[0]) if save_keys else "(unbound)"
@@ -155,19 +153,13 @@ async def thinking(app: CommandHost, args: str) -> None:
     if not args:  # pi 1.x: the selector (Enter for this session, Ctrl+S saves it)
         await app.pick_thinking_level()
         return
-    level = args.lower()
-    if level not in THINKING_LEVELS:
-        app.say(f'Unknown thinking level "{args}"; use one of {", ".join(THINKING_LEVELS)}.', "error")
+    levels = supported_levels(agent.model)  # pi 1.x: only what this model has, for this session
+    level = args.strip().lower()
+    if level not in levels:
+        app.say(f'Unknown thinking level "{args}" for {agent.model.id}; it has {", ".join(levels)}.', "error")
         return
-    if level != "off" and not agent.model.reasoning:
-        app.say(f"{agent.model.id} does not think; the level stays off.", "warning")
-        return
-    if level != agent.thinking_level:
-        agent.set_thinking_level(level)  # clamped to what the model has
-        _keep_thinking_level(app, level)  # the level asked for, as pi keeps it
-    ran = agent.thinking_level
-    lacking = "" if ran == level else f" ({agent.model.id} has no {level})"
-    app.say(f"Thinking level: {ran}{lacking}")
+    agent.set_thinking_level(level)
+    app.say(f"Thinking level: {level}")
     app.refresh_footer()
 
 
@@ -180,15 +172,9 @@ def cycle_thinking(app: CommandHost) -> None:
     levels = list(supported_levels(agent.model))  # xhigh / max only where the model has them
     current = agent.thinking_level
     level = levels[(levels.index(current) + 1) % len(levels)] if current in levels else levels[0]
-    agent.set_thinking_level(level)
-    _keep_thinking_level(app, level)
+    agent.set_thinking_level(level)  # this session only: pi 1.x saves a default with Ctrl+S
     app.refresh_footer()
-
-
-def _keep_thinking_level(app: CommandHost, level: str) -> None:
-    """A chosen level becomes the default for new sessions (defaultThinkingLevel), as in pi."""
-    app.agent.settings.default_thinking_level = level
-    app.save_setting({"defaultThinkingLevel": level})
+    app.show_hint(f"Thinking level: {level}", 3)
 
 
 @COMMANDS.command("copy")
@@ -231,13 +217,13 @@ async def settings(app: CommandHost, args: str) -> None:
 @COMMANDS.command("scoped-models")
 async def scoped_models(app: CommandHost, args: str) -> None:
     """pi's /scoped-models: turn models on or off for Ctrl+P, order them, save as enabledModels."""
-    from pi_tui.ai.scoped_models import usable
+    from pi_tui.ai.scoped_models import available_models
     from pi_tui.tui.screens.scoped_models import ScopedModelsScreen
 
     started = app.started
     assert started is not None
     registry = started.registry
-    models = [f"{m.provider}/{m.id}" for m in registry.all() if usable(registry, m)]
+    models = [f"{m.provider}/{m.id}" for m in available_models(registry)]
     enabled = [item.key for item in started.scoped_models]
     choice = await app.push_screen_wait(ScopedModelsScreen(models, enabled))
     if choice is None:

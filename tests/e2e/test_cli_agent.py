@@ -292,12 +292,12 @@ def test_offline_demo_model_without_any_configuration(agent_dir: Path, project: 
     env_delay = os.environ.get("PI_TUI_OFFLINE_DELAY")
     os.environ["PI_TUI_OFFLINE_DELAY"] = "0"
     try:
-        result = pi_tui("-p", "read README.md", cwd=project)
+        # A script gets the demo only by name (tests/e2e/test_print_no_model.py: refused otherwise).
+        result = pi_tui("--model", "offline/demo", "-p", "read README.md", cwd=project)
     finally:
         if env_delay is None:
             os.environ.pop("PI_TUI_OFFLINE_DELAY")
     assert result.returncode == 0, result.stderr
-    assert "offline demo model" in result.stderr
     assert "Demo" in result.stdout or "README" in result.stdout
 
 
