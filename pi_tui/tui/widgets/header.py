@@ -1,7 +1,10 @@
 """The header: name and version, the most useful keys, and what was loaded at start.
 
 As in pi, the compact form names a few keys and says that Ctrl+O (the expand key) shows them
-all; expanded, it lists every chat key from the user's key map, one per line. With the
+all; expanded, it lists every chat key from the user's key map. The expanded list never takes
+more than half the screen (:data:`HEIGHT_SHARE`): it goes into as many columns as it needs,
+descriptions shortened to fit, and what still does not fit is counted on a last "+N more" row,
+so the chat keeps rows and the editor and footer stay on screen at 80x24. With the
 ``quietStartup`` setting only the title is left (``--verbose`` brings the rest back). Key hints
 are dropped from the end when the terminal is too narrow, so the hint line never wraps.
 """
@@ -25,6 +28,11 @@ KEY_HINTS = (
     ("ctrl+o", "expand"),
 )
 SEPARATOR = " · "
+HEIGHT_SHARE = 2
+"""The expanded header takes at most 1/HEIGHT_SHARE of the screen's rows (app.tcss caps it the same)."""
+COLUMN_GAP = 3
+MIN_DESCRIPTION = 20
+"""A column is only opened when each of its descriptions keeps at least this many cells."""
 
 
 def fitting_hints(width: int, hints: tuple[tuple[str, str], ...] = KEY_HINTS) -> list[tuple[str, str]]:
@@ -38,6 +46,49 @@ def fitting_hints(width: int, hints: tuple[tuple[str, str], ...] = KEY_HINTS) ->
         shown.append((key, what))
         used += cost
     return shown
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def key_grid(keys: list[tuple[str, str]], width: int, rows: int) -> list[Content]:
+    """``keys`` laid out in at most ``rows`` lines of ``width`` cells: the fewest columns
+    (filled top to bottom) that hold them all, descriptions cut with "…" to their column; when
+    even the widest grid is too small, its last line counts what was left out."""
+    if not keys or rows < 1:
+        return []
+    key_width = max(len(key) for key, _ in keys)
+    widest = max(1, (width + COLUMN_GAP) // (key_width + 2 + MIN_DESCRIPTION + COLUMN_GAP))
+    columns = next((n for n in range(1, widest + 1) if -(-len(keys) // n) <= rows), widest)
+    depth = -(-len(keys) // columns)
+    shown = keys
+    if depth > rows:  # too many even so: the last line says how many more there are
+        depth = max(1, rows - 1)
+        shown = keys[: depth * columns]
+    cell = (width - COLUMN_GAP * (columns - 1)) // columns if columns > 1 else width
+    lines: list[Content] = []
+    for row in range(depth):
+        cells = []
+        for column in range(columns):
+            index = column * depth + row
+            if index >= len(shown):
+                break
+            key, what = shown[index]
+            description = _cut(what, cell - key_width - 2)
+            padding = " " * (cell - key_width - 2 - len(description)) if column < columns - 1 else ""
+            cells.append(
+                Content.assemble(
+                    Content.styled(key.ljust(key_width), "$pi-dim"),
+                    "  ",
+                    Content.styled(description, "$pi-muted"),
+                    padding,
+                )
+            )
+        lines.append(Content(" " * COLUMN_GAP).join(cells))
+    if len(shown) < len(keys):
+        lines.append(Content.styled(f"+{len(keys) - len(shown)} more: /hotkeys lists every key", "$pi-dim"))
+    return lines
 
 
 class PiHeader(Static):
@@ -60,6 +111,8 @@ class PiHeader(Static):
         self.expand_key = expand_key
         self.quiet = quiet
         self.hints = hints
+        self._screen_rows = 0
+        """The screen height the expanded list was fitted to (a change redraws it)."""
 
     def set_loaded(self, loaded: list[str]) -> None:
         self.loaded = loaded
@@ -75,7 +128,14 @@ class PiHeader(Static):
         self._draw()
 
     def on_mount(self) -> None:
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._screen_changed)
         self._draw()
+
+    def _screen_changed(self, screen: object) -> None:
+        """The terminal got taller or shorter (the header's width did not change, so no resize
+        came): the expanded list is fitted again to its share of the new height."""
+        if self.expanded and self.screen.size.height != self._screen_rows:
+            self._draw()
 
     def watch_expanded(self) -> None:
         if self.is_mounted:
@@ -99,14 +159,13 @@ class PiHeader(Static):
         if self.quiet:
             self.update(lines[0])
             return
-        if self.expanded and self.all_keys:
-            key_width = max(len(keys) for keys, _ in self.all_keys)
-            lines.extend(
-                Content.assemble(
-                    Content.styled(keys.ljust(key_width), "$pi-dim"), "  ", Content.styled(what, "$pi-muted")
-                )
-                for keys, what in self.all_keys
-            )
+        loaded = Content.styled(for_terminal("Loaded: " + ", ".join(self.loaded)), "$pi-dim")
+        if self.expanded and self.all_keys and self.is_mounted:
+            self._screen_rows = self.screen.size.height
+            full = self.content_size.width or 80
+            budget = max(3, self._screen_rows // HEIGHT_SHARE)
+            left = budget - len(lines) - (-(-len(loaded.plain) // full) if self.loaded else 0)
+            lines.extend(key_grid(self.all_keys, full, max(1, left)))
         elif self.all_keys:
             lines.append(
                 Content.styled(
@@ -116,5 +175,5 @@ class PiHeader(Static):
             )
         if self.loaded:
             # file names of context files and extensions: anything a folder holds
-            lines.append(Content.styled(for_terminal("Loaded: " + ", ".join(self.loaded)), "$pi-dim"))
+            lines.append(loaded)
         self.update(Content("\n").join(lines))
