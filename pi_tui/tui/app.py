@@ -161,7 +161,7 @@ class PiApp(App[None]):
             quiet=self.quiet_startup,
             id="header",
         )
-        chat = ChatView(self.cwd, id="chat")
+        chat = ChatView(self.cwd, jump_keys=self.keys.bindings.get("chat_bottom"), id="chat")
         yield chat
         yield TranscriptSearch(chat, self.keys, id="search")
         yield ExtensionWidgets(id="extensions-above")

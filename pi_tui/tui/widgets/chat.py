@@ -4,18 +4,26 @@ Only the newest part of a long conversation is mounted; older items are mounted 
 time when the user scrolls to the top, and the oldest mounted ones are dropped when the window
 grows past :data:`MAX_MOUNTED`. The cost of typing, streaming or resizing therefore depends on
 what is on screen, not on how long the session is.
+
+The chat follows new output while it is scrolled to the bottom. Scrolled up, it stays where the
+reader left it, and output arriving below (a new item, a streamed reply growing, a tool card
+changing below the view) raises :attr:`ChatView.unseen`: a one-line notice pinned at the chat's
+bottom edge says so and names the jump key, until the chat is back at the bottom (the jump key,
+PageDown, the wheel) or the user sends a prompt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from pi_tui.tui.keybindings import display_key
 from pi_tui.tui.transcript import AssistantItem, ChatItem, UserItem, searchable_text
 from pi_tui.tui.widgets.chat_items import EXPANDABLE, AssistantView, ItemView, view_for
 
@@ -29,13 +37,38 @@ class OlderMarker(Static):
     """The line at the top saying how much more history is above."""
 
 
+class NewBelow(Static):
+    """The line pinned at the chat's bottom edge while output the reader has not seen is below
+    (shown by the chat's ``-unseen`` class, see app.tcss)."""
+
+
+def new_below_text(jump_keys: Sequence[str]) -> Content:
+    """What :class:`NewBelow` says: that there is more below and the key that goes there."""
+    how = f"{display_key(jump_keys[0])} to jump to it" if jump_keys else "scroll down to read it"
+    return Content.assemble(
+        Content.styled("↓ New output below", "$pi-accent"), Content.styled(f" · {how}", "$pi-muted")
+    )
+
+
 class ChatView(VerticalScroll, can_focus=False):
     expanded: reactive[bool] = reactive(False)
     show_thinking: reactive[bool] = reactive(True)
+    unseen: reactive[bool] = reactive(False)
+    """Output arrived below while the chat was scrolled up (it did not move): the notice shows."""
 
-    def __init__(self, cwd: str | None = None, *, id: str | None = None) -> None:
+    def __init__(
+        self, cwd: str | None = None, *, jump_keys: Sequence[str] | None = None, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.cwd = cwd
+        self._notice = NewBelow(
+            new_below_text(("ctrl+end",) if jump_keys is None else jump_keys), classes="new-below"
+        )
+        self._following = True
+        """At the bottom, following new output (False from the moment the user scrolls up)."""
+        self._reflowing = False
+        """Heights change for another reason than new output (older items mounted above, a
+        display switch): growth seen until the next refresh does not raise :attr:`unseen`."""
         self.items: list[ChatItem] = []
         self._views: dict[int, Widget] = {}
         self._first = 0
@@ -47,7 +80,66 @@ class ChatView(VerticalScroll, can_focus=False):
         """Batches asked for while one was being mounted: each press brings its own batch."""
 
     def on_mount(self) -> None:
+        self.mount(self._notice)
         self.anchor()
+
+    # --- following the bottom, and the notice when not ---------------------------------------
+
+    @property
+    def following(self) -> bool:
+        """Whether new output scrolls into view (the chat is at its bottom)."""
+        return self._following
+
+    def release_anchor(self) -> None:
+        """The user scrolls (Textual calls this before moving): the chat stops following. A
+        chat with nothing to scroll has nowhere to go: it keeps following."""
+        if self.max_scroll_y <= 0:
+            return
+        super().release_anchor()
+        self._following = False
+
+    def _at_bottom_again(self) -> None:
+        """Back at the bottom: follow again (Textual's anchor too: a PageDown at the bottom
+        released it, and new output then stayed below)."""
+        self._following = True
+        self.unseen = False
+        self.scroll_end(animate=False, immediate=True)
+
+    def _after_move(self) -> None:
+        """After a scroll by key: at the bottom, follow again."""
+        if self.scroll_y >= self.max_scroll_y:
+            self._at_bottom_again()
+
+    def _output_below(self, view: Widget | None = None) -> None:
+        """Output arrived (in ``view``, or a new item when None): unseen when the chat is scrolled
+        up and the output is below what it shows."""
+        if self._following or self.unseen:
+            return
+        if self.scroll_y >= self.max_scroll_y and view is None:  # at the bottom, not laid out yet
+            self._at_bottom_again()
+            return
+        shown_to = self.scroll_y + self.scrollable_content_region.height
+        if view is not None and view.is_mounted and view.virtual_region.bottom <= shown_to:
+            return  # changed in full view: the reader sees it
+        self.unseen = True
+
+    def watch_unseen(self, unseen: bool) -> None:
+        self.set_class(unseen, "-unseen")
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        """A streamed reply grows the chat without a new item: growth at the same width while
+        scrolled up is output below (older items mounted above are told apart by
+        :attr:`_reflowing`)."""
+        if new.height > old.height and new.width == old.width and not self._reflowing:
+            self._output_below()
+
+    def _reflow(self) -> None:
+        """Heights are about to change for another reason than new output (until the next refresh)."""
+        self._reflowing = True
+        self.call_after_refresh(self._reflowed)
+
+    def _reflowed(self) -> None:
+        self._reflowing = False
 
     # --- building views ------------------------------------------------------------------------
 
@@ -70,10 +162,10 @@ class ChatView(VerticalScroll, can_focus=False):
         self._first = max(0, len(self.items) - FIRST_WINDOW)
         views = [self._make(item) for item in self.items[self._first :]]
         with self.app.batch_update():
-            await self.remove_children()
+            await self.remove_children([child for child in self.children if child is not self._notice])
             await self.mount(self._marker, *views)
             self._update_marker()
-        self.scroll_end(animate=False, immediate=True)
+        self._at_bottom_again()
         self.anchor()
 
     def add(self, item: ChatItem, *, live: bool = False) -> Widget:
@@ -85,6 +177,10 @@ class ChatView(VerticalScroll, can_focus=False):
         self.items.append(item)
         view = self._make(item, live=live)
         self.mount(view)
+        if isinstance(item, UserItem):
+            self._at_bottom_again()  # the user's own prompt: back to the end, where its reply comes
+        else:
+            self._output_below()
         if len(self._views) > MAX_MOUNTED:
             self.call_later(self._trim)
         return view
@@ -110,6 +206,11 @@ class ChatView(VerticalScroll, can_focus=False):
             view.remove()
 
     def refresh_item(self, item: ChatItem) -> None:
+        """Draw ``item`` again: its output changed (a tool card's result, a !command's output)."""
+        self._output_below(self._views.get(id(item)))
+        self._redraw(item)
+
+    def _redraw(self, item: ChatItem) -> None:
         view = self._views.get(id(item))
         if isinstance(view, ItemView):
             view.refresh_item()
@@ -118,6 +219,7 @@ class ChatView(VerticalScroll, can_focus=False):
 
     def refresh_all(self) -> None:
         """Redraw every mounted item (after a theme change: finished replies are pre-rendered)."""
+        self._reflow()
         for view in self._views.values():
             if isinstance(view, ItemView):
                 view.refresh_item()
@@ -129,7 +231,7 @@ class ChatView(VerticalScroll, can_focus=False):
         for item in self.items:
             if item.entry_id == entry_id:
                 item.label = label
-                self.refresh_item(item)
+                self._redraw(item)
                 return
 
     def last_item(self) -> ChatItem | None:
@@ -194,6 +296,7 @@ class ChatView(VerticalScroll, can_focus=False):
             before = self.virtual_size.height
             with self.app.batch_update():
                 await self.mount(*views, after=self._marker)
+                self._reflow()
                 self._first = start
                 self._update_marker()
             self.call_after_refresh(self._keep_position, before, self.scroll_y)
@@ -212,6 +315,8 @@ class ChatView(VerticalScroll, can_focus=False):
         super().watch_scroll_y(old, new)
         if new <= 0 and old > 0 and self._first > 0:
             self.request_older()
+        if not self._following and new > old and new >= self.max_scroll_y:
+            self._at_bottom_again()  # the wheel (or a key) brought the reader down to the end
 
     # --- keyboard scrolling (the editor keeps the focus, so the app forwards these keys) ----------
 
@@ -226,6 +331,7 @@ class ChatView(VerticalScroll, can_focus=False):
     def page_down(self) -> None:
         """Down one page; reaching the bottom follows new output again."""
         self.scroll_to(y=self.scroll_y + self.scrollable_content_region.height, animate=False, immediate=True)
+        self._after_move()
 
     def half_page_up(self) -> None:
         """Up half a page (pi's ``tui.altScreen.halfPageUp``); at the top, earlier history."""
@@ -241,6 +347,7 @@ class ChatView(VerticalScroll, can_focus=False):
                 self.request_older()
             return
         self.scroll_to(y=max(0, self.scroll_y + lines), animate=False, immediate=True)
+        self._after_move()
 
     def prompt_rows(self) -> list[int]:
         """The rows (in the scrolled content) where each mounted prompt you sent starts: pi's
@@ -272,6 +379,7 @@ class ChatView(VerticalScroll, can_focus=False):
                 return False
             target = after[0]
         self.scroll_to(y=target, animate=False, immediate=True)
+        self._after_move()
         return True
 
     # --- transcript search ------------------------------------------------------------------------
@@ -306,6 +414,7 @@ class ChatView(VerticalScroll, can_focus=False):
             views = [self._make(item) for item in self.items[index : self._first]]
             with self.app.batch_update():
                 await self.mount(*views, after=self._marker)
+                self._reflow()
                 self._first = index
                 self._update_marker()
         view = self._views.get(id(self.items[index]))
@@ -340,16 +449,18 @@ class ChatView(VerticalScroll, can_focus=False):
 
     def to_bottom(self) -> None:
         """To the newest item, following new output again."""
-        self.scroll_end(animate=False, immediate=True)
+        self._at_bottom_again()
 
     # --- display switches --------------------------------------------------------------------------
 
     def watch_expanded(self, expanded: bool) -> None:
+        self._reflow()
         for view in self._views.values():
             if isinstance(view, EXPANDABLE):
                 view.expanded = expanded
 
     def watch_show_thinking(self, show: bool) -> None:
+        self._reflow()
         for view in self._views.values():
             if isinstance(view, AssistantView):
                 view.show_thinking = show
