@@ -91,6 +91,10 @@ class EditorActions:
             host.show_hint("No queued messages to bring back.")
             return
         self.restore_queued(queued, cursor_to_end=True)
+        # pi says so too: the messages left the queue (they will not be sent) and are now the
+        # editor's text, which otherwise happens without a word while the agent works
+        count = len(queued)
+        host.say(f"Restored {count} queued message{'' if count == 1 else 's'} to the editor.")
 
     def paste_image(self) -> None:
         """Ctrl+V: the clipboard's image is saved to a file and its path typed in, as pi does;

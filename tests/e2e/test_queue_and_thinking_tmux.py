@@ -1,0 +1,98 @@
+"""Two chat keys in the installed ``pi-tui`` inside tmux (80x24), on the loopback model:
+
+- Alt+Up brings queued messages back into the editor and says so ("Restored 1 queued message",
+  as pi does); it used to happen without a word.
+- Ctrl+T hides thinking behind a "Thinking..." line where the block was (pi's placeholder); the
+  blocks used to vanish, leaving nothing to say a reply had thought at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.test_tui_tmux import SCRIPT, chat_lines, editor_text
+from tests.support.model_server import ModelServer, Scripted
+from tests.support.requires import requires
+from tests.support.tmux import TmuxPane
+
+pytestmark = requires("tmux", "pi-tui")
+MODEL = "daily-model"
+
+
+def start(agent_dir: Path, tmp_path: Path, server: ModelServer) -> TmuxPane:
+    """pi-tui in tmux at 80x24 on the loopback server, once its editor and footer show."""
+    project = tmp_path / "project"
+    project.mkdir()
+    models = server.models_json(models=[{"id": MODEL, "name": "Daily model", "reasoning": True}])
+    (agent_dir / "models.json").write_text(json.dumps(models))
+    pane = TmuxPane.start(
+        [SCRIPT, "--provider", "test", "--model", MODEL],
+        cwd=project,
+        env={
+            "PI_CODING_AGENT_DIR": str(agent_dir),
+            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
+            "PI_TUI_PI_AGENT_DIR": str(tmp_path / "pi-agent"),
+        },
+        width=80,
+        height=24,
+    )
+    try:
+        pane.wait_for(
+            lambda s: editor_text(s) == "" and MODEL in s.splitlines()[-1],
+            "the chat with an empty editor",
+            15,
+        )
+    except BaseException:
+        pane.kill()
+        raise
+    return pane
+
+
+def test_alt_up_says_how_many_queued_messages_came_back(agent_dir: Path, tmp_path: Path) -> None:
+    slow = Scripted(text=" ".join(f"w{i}" for i in range(200)), event_delay=0.1)
+    with ModelServer(slow) as server:
+        pane = start(agent_dir, tmp_path, server)
+        try:
+            pane.type("count slowly")
+            pane.press("Enter")
+            pane.wait_for(lambda s: "w3" in s, "the slow answer streaming")
+            pane.type("steer this way")
+            pane.press("Enter")  # while the agent runs: queued as a steering message
+            pane.wait_for(lambda s: editor_text(s) == "", "the message taken into the queue")
+            pane.press("M-Up")
+            screen = pane.wait_for(
+                lambda s: "Restored 1 queued message to the editor." in " ".join(chat_lines(s)) and s,
+                "the line saying the message came back",
+            )
+            assert editor_text(screen) == "steer this way", screen
+            pane.press("Escape")
+        finally:
+            pane.kill()
+
+
+def test_hidden_thinking_leaves_a_placeholder_line(agent_dir: Path, tmp_path: Path) -> None:
+    reply = Scripted(thinking="Weighing the plum against the pear.", text="The pear, then.")
+    with ModelServer(reply) as server:
+        pane = start(agent_dir, tmp_path, server)
+        try:
+            pane.type("which fruit?")
+            pane.press("Enter")
+            pane.wait_for(
+                lambda s: "The pear, then." in s and "Weighing the plum" in s, "the reply with its thinking"
+            )
+            pane.press("C-t")
+            screen = pane.wait_for(
+                lambda s: "Weighing the plum" not in s and s, "the thinking hidden by Ctrl+T"
+            )
+            lines = chat_lines(screen)
+            question = next(i for i, line in enumerate(lines) if "which fruit?" in line)
+            placeholder = [i for i, line in enumerate(lines) if line == "Thinking..."]
+            answer = next(i for i, line in enumerate(lines) if "The pear, then." in line)
+            assert len(placeholder) == 1 and question < placeholder[0] < answer, screen
+            pane.press("C-t")
+            pane.wait_for(
+                lambda s: "Weighing the plum" in s and "Thinking..." not in s, "the thinking shown again"
+            )
+        finally:
+            pane.kill()
