@@ -243,11 +243,11 @@ async def test_model_picker_save_key_makes_the_default_model(
         assert "defaultModel" not in saved
         await pilot.press(*"/model", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
-        await pilot.press(*"offline/demo", "ctrl+w")
-        await wait_until(pilot, lambda: app.agent.model.id == "demo", "the switch back")
+        await pilot.press(*"test/m", "ctrl+w")  # the demo is not offered beside real models
+        await wait_until(pilot, lambda: app.agent.model.id == "m", "the switch to m")
         await settle(pilot, app)
         saved = json.loads(settings.read_text())
-        assert (saved["defaultProvider"], saved["defaultModel"]) == ("offline", "demo")
+        assert (saved["defaultProvider"], saved["defaultModel"]) == ("test", "m")
 
 
 async def test_hotkeys_shows_its_first_rows_first(project: Path, agent_dir: Path) -> None:
