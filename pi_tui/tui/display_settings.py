@@ -1,6 +1,6 @@
 """pi 1.x's display settings that act on the running screen: ``outputPad``,
-``fullscreenScrollbar`` and ``terminal.showTerminalProgress`` (and the inline app's frame for
-``tuiMode`` "regular").
+``fullscreenScrollbar`` and ``terminal.showTerminalProgress`` (and, for ``tuiMode`` "regular",
+the inline app's chat, sized to its live content, with :mod:`pi_tui.tui.scrollback` started).
 
 The app calls :func:`apply_display_settings` at start and after every /settings or /reload
 change, so a change shows at once. The rules live in app.tcss; each setting only switches a
@@ -35,10 +35,28 @@ def apply_display_settings(app: Any, settings: Any) -> None:
     chat.set_class(settings.output_pad == 0, "-output-pad-0")
     chat.set_class(settings.fullscreen_scrollbar == "hidden", "-scrollbar-hidden")
     chat.set_class(settings.fullscreen_scrollbar == "always", "-scrollbar-always")
+    if getattr(app, "is_inline", False):
+        inline_chat(app)
     agent = getattr(app, "agent", None)
     if agent is not None and agent not in _watched:
         agent.subscribe(TerminalProgress(app, agent).handle)
         _watched.add(agent)
+
+
+REGULAR_CHAT_MAX_HEIGHT = "60vh"
+"""Regular mode: the most of the terminal the live part of the chat may take (a long streaming
+reply scrolls inside it); the editor, status and footer stay on screen under it."""
+
+
+def inline_chat(app: Any) -> None:
+    """``tuiMode`` "regular": the chat holds only what is live, as tall as it is (the inline
+    block follows its content), and finished items go into the terminal's scrollback."""
+    from pi_tui.tui.scrollback import start_scrollback
+
+    chat = app.chat
+    chat.styles.height = "auto"
+    chat.styles.max_height = REGULAR_CHAT_MAX_HEIGHT
+    app.call_later(start_scrollback, app)  # after the session is shown (the caller goes on to it)
 
 
 class TerminalProgress:
