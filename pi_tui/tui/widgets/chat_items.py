@@ -155,6 +155,51 @@ FREEZE_AFTER = 1500
 """Characters the live markdown may hold before its settled blocks are frozen."""
 KEEP_LIVE = 200
 THINKING_REDRAW_SECONDS = 0.05
+MARKDOWN_FRAME_SECONDS = 1 / 30
+"""The live markdown takes new text at most this often. Each update re-parses the last block,
+rebuilds its widget and re-lays out the screen; a provider can send a delta every millisecond or
+two, and one update per delta cost several times the CPU of the whole rest of the stream. Text
+arriving within a frame is appended together (30 updates a second still reads as smooth)."""
+
+
+class RenderedOnce:
+    """A Rich renderable whose output is kept for the options it was drawn with.
+
+    Textual draws a ``Static`` holding a Rich renderable twice: once to measure its height, once
+    for its lines. For a reply's markdown (Pygments-highlighted code included) that doubled the
+    cost of every settled chunk while a reply streams in; the second draw now reuses the first's
+    segments. The height a renderable is drawn for is left out of the key: Rich markdown does not
+    depend on it."""
+
+    def __init__(self, renderable: Any) -> None:
+        self.renderable = renderable
+        self._key: tuple[Any, ...] | None = None
+        self._segments: list[Any] = []
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        key = (
+            id(console),
+            options.max_width,
+            options.min_width,
+            options.justify,
+            options.overflow,
+            options.no_wrap,
+            options.highlight,
+            options.markup,
+            options.legacy_windows,
+            options.ascii_only,
+            options.encoding,
+            options.is_terminal,
+        )
+        if key != self._key:
+            self._segments = list(console.render(self.renderable, options.update(height=None)))
+            self._key = key
+        return self._segments
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.renderable)
 
 
 class MarkdownChunk(Static):
@@ -170,7 +215,7 @@ class MarkdownChunk(Static):
         from pi_tui.secrets.display import mark_placeholders
 
         text = for_terminal(mark_placeholders(self.text))
-        self.update(RichMarkdown(text, code_theme=code_theme, hyperlinks=False))
+        self.update(RenderedOnce(RichMarkdown(text, code_theme=code_theme, hyperlinks=False)))
 
 
 class AssistantView(Vertical):
@@ -193,9 +238,9 @@ class AssistantView(Vertical):
         self._chunks: list[MarkdownChunk] = [] if live else [MarkdownChunk(item.text)]
         self._live: Any = None
         if live:
-            from textual.widgets import Markdown  # markdown-it: only when a reply streams
+            from pi_tui.tui.widgets.live_markdown import LiveMarkdown  # markdown-it: only when streaming
 
-            self._live = Markdown(classes="body live")
+            self._live = LiveMarkdown(classes="body live")
         self._live_text = ""
         self._frozen = 0
         """Characters of ``item.text`` already in chunks."""
@@ -244,23 +289,37 @@ class AssistantView(Vertical):
         self._draw_thinking()
 
     async def _feed_markdown(self) -> None:
+        """Append pending text to the live markdown, at most once per
+        :data:`MARKDOWN_FRAME_SECONDS`: deltas of the same frame go in as one append."""
+        loop = asyncio.get_running_loop()
+        next_update = 0.0
         while True:
             await self._wake.wait()
+            early = next_update - loop.time()
+            if early > 0:
+                await asyncio.sleep(early)  # deltas keep gathering in _pending meanwhile
+            next_update = loop.time() + MARKDOWN_FRAME_SECONDS
             self._wake.clear()
             chunk = "".join(self._pending)
             self._pending.clear()
             if not chunk:
                 continue
             self._live_text += chunk
+            if len(self._live_text) > FREEZE_AFTER and await self._freeze(KEEP_LIVE):
+                continue  # the settled blocks never went through the live widget's block widgets
             await asyncio.shield(self._live.append(for_terminal(chunk)))
-            if len(self._live_text) > FREEZE_AFTER:
-                await self._freeze(KEEP_LIVE)
 
-    async def _freeze(self, keep: int) -> None:
-        """Move the settled blocks of the live text into a static chunk."""
+    async def _freeze(self, keep: int) -> bool:
+        """Move the settled blocks of the live text into a static chunk, and give the live
+        widget only the rest (its source is replaced, whatever it held); False when the text has
+        no settled block yet (the caller appends instead).
+
+        Called before new text reaches the live widget: a slow frame can bring thousands of
+        characters, and appending them first would build a Textual widget per block (the costly
+        part of an update) only to throw those widgets away right after."""
         point = freeze_point(self._live_text, keep)
         if point == 0:
-            return
+            return False
         settled, rest = self._live_text[:point], self._live_text[point:]
         chunk = MarkdownChunk(settled)
         chunk.draw(self.app.code_theme)  # type: ignore[attr-defined]
@@ -270,6 +329,7 @@ class AssistantView(Vertical):
         with self.app.batch_update():
             await self.mount(chunk, before=self._live)
             await self._live.update(for_terminal(rest))
+        return True
 
     async def finish(self) -> None:
         """The reply ended: stop streaming and draw what was still live, once."""

@@ -1,0 +1,133 @@
+"""Issue 31, point 8: a streamed reply costs a bounded amount of markdown work, whatever the rate
+at which the provider sends deltas (benchmarks/tui_stream_cpu.py measures the CPU beside pi).
+
+The real app (Textual pilot) streams a markdown reply from the loopback model server, a delta of
+a few words every 2 ms as a fast provider sends them. Counted on the live Textual ``Markdown``:
+
+- the most text it holds: settled blocks go to a static rendering before new text reaches it,
+  so an update never builds widgets for thousands of characters (a slow frame's worth) only to
+  throw them away;
+- its updates (``append`` and ``update``): text arriving within one frame goes in as one update,
+  so their number is bounded by the stream's duration in frames, not by its number of deltas
+  (each update re-parses the last block, rebuilds its widgets and re-lays out the screen);
+- Pygments' language guessing: a fence without a language (and every fence for the moment its
+  opening backticks arrive before the language name) is drawn as plain text, as the finished
+  reply draws it, instead of importing every lexer and trying each one on every append.
+
+And the reply, once finished, reads exactly as the same session does when it is opened again.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pygments.lexers
+import pytest
+from textual.widgets import Markdown
+
+from pi_tui.tui.transcript import AssistantItem
+from tests.support.model_server import ModelServer, Scripted
+from tests.support.waiting import wait_until
+from tests.tui.conftest import make_app, screen_text, settle
+
+SIZE = (120, 40)
+DELTAS = 600
+DELTA_CHARS = 16
+FRAME_SECONDS = 1 / 30
+FREEZE_AFTER = 1500
+"""Characters the live markdown widget may hold (chat_items.FREEZE_AFTER)."""
+"""The live markdown takes new text at most 30 times a second."""
+
+
+def answer(total: int) -> str:
+    """Markdown of exactly ``total`` characters: paragraphs, lists, a fence without a language,
+    a Python fence, and a last line that is easy to find on screen."""
+    parts = ["# Plan for the stream"]
+    n = 0
+    while sum(len(p) + 2 for p in parts) < total - 200:
+        n += 1
+        parts.append(f"Paragraph {n} says what the step does and why the order of the steps matters here.")
+        parts.append("\n".join(f"- item {n}.{k}: keep the finished blocks as they are" for k in range(3)))
+        if n % 3 == 1:
+            parts.append(f"```\nplain output line {n}\nsecond line {n}\n```")
+        elif n % 3 == 2:
+            parts.append(f"```python\ndef step_{n}(value: int) -> int:\n    return value + {n}\n```")
+    body = "\n\n".join(parts) + "\n\n"
+    tail = "The stream ends here."
+    filler = "x" * (total - len(body) - len(tail))
+    return body + filler + tail
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of the live markdown's updates and of Pygments' language guesses (the real
+    methods still run)."""
+    counts = {"append": 0, "update": 0, "guess": 0, "largest": 0}
+    real_append, real_update, real_guess = Markdown.append, Markdown.update, pygments.lexers.guess_lexer
+
+    def append(self: Markdown, markdown: str) -> Any:
+        counts["append"] += 1
+        counts["largest"] = max(counts["largest"], len(self.source) + len(markdown))
+        return real_append(self, markdown)
+
+    def update(self: Markdown, markdown: str) -> Any:
+        counts["update"] += 1
+        return real_update(self, markdown)
+
+    def guess(text: str, **options: Any) -> Any:
+        counts["guess"] += 1
+        return real_guess(text, **options)
+
+    monkeypatch.setattr(Markdown, "append", append)
+    monkeypatch.setattr(Markdown, "update", update)
+    monkeypatch.setattr(pygments.lexers, "guess_lexer", guess)
+    return counts
+
+
+async def test_fast_deltas_cost_one_markdown_update_per_frame(
+    project: Path, server: ModelServer, counted: dict[str, int]
+) -> None:
+    text = answer(DELTAS * DELTA_CHARS)
+    server.queue(Scripted(text=text, delta_size=DELTA_CHARS, event_delay=0.002))
+    app = make_app(project, provider="test", model="m")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"explain the plan")
+        started = time.monotonic()
+        await pilot.press("enter")
+        await settle(pilot, app, timeout=60)
+        elapsed = time.monotonic() - started
+        await wait_until(pilot, lambda: "The stream ends here." in screen_text(app), "the reply's last words")
+        live_screen = screen_text(app)
+        (reply,) = [item for item in app.chat.items if isinstance(item, AssistantItem)]
+        assert reply.text == text
+        assert app.agent is not None
+        session = app.agent.manager.session_file
+    assert server.requests[0].events_sent > DELTAS  # every delta went out on its own SSE event
+    updates = counted["append"] + counted["update"]
+    frames = elapsed / FRAME_SECONDS
+    assert 0 < updates <= frames + 2, (
+        f"{updates} live markdown updates for {DELTAS} deltas over {elapsed:.2f} s ({frames:.0f} frames)"
+    )
+    assert counted["guess"] == 0  # the bare fences were drawn as plain text
+    # Settled blocks are frozen before new text reaches the live widget: it never holds more than
+    # FREEZE_AFTER characters, so no update builds widgets for blocks that are frozen right after.
+    assert counted["largest"] <= FREEZE_AFTER
+
+    # The finished reply reads as the same session does when opened again.
+    assert session is not None
+    again = make_app(project, session=str(session))
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "The stream ends here." in screen_text(again), "the reopened reply")
+        reopened = screen_text(again)
+    assert _reply_rows(live_screen) == _reply_rows(reopened)
+
+
+def _reply_rows(screen: str) -> list[str]:
+    """The chat rows from the last fence's end to the reply's last words (the status line, the
+    editor and the footer below them differ between a finished run and a reopened session)."""
+    rows = screen.splitlines()
+    end = next(i for i, row in enumerate(rows) if "The stream ends here." in row)
+    start = max(0, end - 20)
+    return rows[start : end + 1]
