@@ -7,8 +7,10 @@ terminal restored) and the exit code is 128 + the signal. If the terminal is gon
 cannot finish, :func:`_last_resort` does the essential part and the process ends anyway.
 
 pi 1.x's two terminal modes (``tuiMode``, ``--tui-mode``): ``fullscreen`` (the default) is the
-alternate screen; ``regular`` runs the app inline, under what the shell printed before, leaves
-the mouse to the terminal and leaves its last frame on the terminal at exit. After a quit, as
+alternate screen; ``regular`` runs the app inline, under what the shell printed before, writes
+each finished chat item into the terminal's scrollback above it (:mod:`pi_tui.tui.scrollback`,
+started with the display settings), leaves the mouse to the terminal and leaves its last frame
+(what was still live, the editor, the footer) on the terminal at exit. After a quit, as
 pi does, the transcript is printed on the normal screen (``fullscreenExitOutput``:
 ``transcript``, fullscreen only) and then the command that resumes the session.
 """

@@ -86,10 +86,19 @@ class Scrollback:
         self.due = False
         """A write is scheduled after the next refresh (the items' sizes are then current)."""
         self.lines_written = 0
+        self.hidden: list[Widget] = []
+        """Views hidden for the lines waiting: those go out with the first frame without them
+        (written with a frame that still had them, the item would show twice; and the frame the
+        app leaves on the terminal at exit is its last layout)."""
         original = app._display
 
         def display(screen: Any, renderable: Any) -> None:
-            if self.pending and isinstance(renderable, InlineUpdate) and not app._batch_count:
+            if (
+                self.pending
+                and isinstance(renderable, InlineUpdate)
+                and not app._batch_count
+                and not any(_still_laid_out(view) for view in self.hidden)
+            ):
                 self._write_pending()
                 renderable.clear = True  # what is left of the old block under the new one goes
             original(screen, renderable)
@@ -122,6 +131,7 @@ class Scrollback:
             if view is not None and view.display:
                 self.pending.extend(self._item_lines(view, width, background))
                 view.display = False
+                self.hidden.append(view)
             self.printed.add(id(item))
             self.last = item
         if self.pending:
@@ -191,6 +201,7 @@ class Scrollback:
             background = Style(bgcolor=header.rich_style.bgcolor)
             self.pending.extend(self._item_lines(header, self.app.size.width, background))
             header.display = False
+            self.hidden.append(header)
             self.app.screen.refresh()
         elif header.display:
             self.app.set_timer(POLL_SECONDS, self._print_header)  # its new size is not laid out yet
@@ -231,6 +242,7 @@ class Scrollback:
         parts = [f"\x1b[{y}A" if y > 0 else "", "\r\x1b[0m"]
         parts.extend(f"{line}\x1b[0m\r\n" for line in self.pending)
         self.pending.clear()
+        self.hidden.clear()
         app._previous_cursor_position = Offset(0, 0)
         app._begin_update()
         app._driver.write("".join(parts))
@@ -252,6 +264,14 @@ def widget_strips(widget: Widget) -> list[Strip]:
                 base = rows[y]
                 rows[y] = Strip.join([base.crop(0, dx), strip, base.crop(dx + strip.cell_length, width)])
     return rows
+
+
+def _still_laid_out(view: Widget) -> bool:
+    """The view is still in its screen's last layout (hidden since, not laid out again yet)."""
+    try:
+        return view in view.screen._compositor.widgets
+    except Exception:  # removed from the app meanwhile: it is in no layout
+        return False
 
 
 def _shown_children(children: Iterable[Widget]) -> list[Widget]:
