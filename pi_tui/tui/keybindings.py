@@ -650,16 +650,20 @@ _FIXED_ROWS = (
 )
 
 
-def hotkeys_text(bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad) -> str:
+def hotkeys_text(bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad, width: int = 100) -> str:
     """The /hotkeys table: every key the user can press and what it does, by where it works,
-    with pi's id for each action (the name to use in keybindings.json)."""
+    with pi's id for each action (the name to use in keybindings.json), laid out for ``width``
+    columns: a row that does not fit continues under its own column (the key list under the
+    keys, the description and id under the description), never at the left margin."""
+    from pi_tui.tui.text_layout import hanging_row, pack, wrap
+
     table = bindings.bindings if isinstance(bindings, KeyBindingsLoad) else bindings
 
-    def keys_of(action: str) -> str:
+    def keys_of(action: str) -> list[str]:
         keys = table.get(action, ACTIONS[action].defaults)
-        return ", ".join(display_key(key) for key in keys) or "(unbound)"
+        return [display_key(key) for key in keys] or ["(unbound)"]
 
-    sections: list[tuple[str, list[tuple[str, str, str]]]] = []
+    sections: list[tuple[str, list[tuple[list[str], str, str]]]] = []
     for scope, title in SCOPES.items():
         # unbound actions last: the keys that work now are the ones read first
         actions = sorted(
@@ -671,12 +675,21 @@ def hotkeys_text(bindings: Mapping[str, Sequence[str]] | KeyBindingsLoad) -> str
             for action in actions
         ]
         sections.append((title, rows))
-    sections.append(("Also", [(keys, text, "") for keys, text in _FIXED_ROWS]))
-    # Columns line up within a section and the id follows its description, so the table stays
-    # narrow enough for a 100-column terminal instead of wrapping every row in two.
-    lines = ["Keyboard shortcuts (rebind in keybindings.json with the id after each action)"]
+    sections.append(("Also", [([keys], text, "") for keys, text in _FIXED_ROWS]))
+    lines = wrap("Keyboard shortcuts (rebind in keybindings.json with the id after each action)", width)
     for title, rows in sections:
-        width = max(len(keys) for keys, _, _ in rows)
+        # the key column is as wide as its widest list, up to a quarter of the line (longer lists
+        # continue on the next line), and never narrower than its longest single key
+        widest = max(len(", ".join(keys)) for keys, _, _ in rows)
+        longest = max(len(key) for keys, _, _ in rows for key in keys)
+        key_width = max(longest, min(widest, max(12, width // 4)))
+        text_width = max(10, width - 2 - key_width - 2)
         lines += ["", title]
-        lines.extend(f"  {keys.ljust(width)}  {text}  {pi_id}".rstrip() for keys, text, pi_id in rows)
+        for keys, text, pi_id in rows:
+            text_lines = wrap(text, text_width)
+            if pi_id and len(text_lines[-1]) + 2 + len(pi_id) <= text_width:
+                text_lines[-1] += f"  {pi_id}"  # the id after the description, where it fits
+            elif pi_id:
+                text_lines += wrap(pi_id, text_width)
+            lines += hanging_row(pack(keys, key_width), key_width, text_lines)
     return "\n".join(lines)

@@ -41,6 +41,7 @@ async def new_session(app: CommandHost, args: str) -> None:
 async def session_info(app: CommandHost, args: str) -> None:
     from collections import Counter
 
+    from pi_tui.tui.text_layout import label_value_rows, message_width
     from pi_tui.view.stats import UsageTotals, add_raw_usage, format_tokens
 
     manager = app.agent.manager
@@ -52,22 +53,22 @@ async def session_info(app: CommandHost, args: str) -> None:
         if raw.get("type") == "message" and isinstance(raw.get("message"), dict)
     )
     users, replies, results = roles["user"], roles["assistant"], roles["toolResult"]
-    lines = [
-        f"File:     {manager.session_file or '(not saved: --no-session)'}",
-        f"ID:       {manager.session_id}",
+    rows = [
+        ("File:", str(manager.session_file or "(not saved: --no-session)")),
+        ("ID:", manager.session_id),
     ]
     name = manager.get_session_name()
     if name:
-        lines.append(f"Name:     {name}")
-    lines += [
-        f"Entries:  {len(manager):,} ({users} prompts, {replies} replies, {results} tool results)",
-        f"Tokens:   {format_tokens(totals.input)} in, {format_tokens(totals.output)} out, "
-        f"{format_tokens(totals.cache_read)} cache read, {format_tokens(totals.cache_write)} cache write",
-        f"Cost:     ${totals.cost:.4f}",
-        f"Model:    {app.agent.model.provider}/{app.agent.model.id} (thinking {app.agent.thinking_level})",
-    ]
-    # Folded, not wrapped: a long path stays beside "File:" and continues on the next line.
-    app.say("\n".join(lines), title="Session", fold=True)
+        rows.append(("Name:", name))
+    rows += [
+        ("Entries:", f"{len(manager):,} ({users} prompts, {replies} replies, {results} tool results)"),
+        ("Tokens:", f"{format_tokens(totals.input)} in, {format_tokens(totals.output)} out, "
+         f"{format_tokens(totals.cache_read)} cache read, {format_tokens(totals.cache_write)} cache write"),
+        ("Cost:", f"${totals.cost:.4f}"),
+        ("Model:", f"{app.agent.model.provider}/{app.agent.model.id} (thinking {app.agent.thinking_level})"),
+    ]  # fmt: skip
+    # A long path or line continues under its value (a hanging indent), not at the left margin.
+    app.say("\n".join(label_value_rows(rows, message_width(app), indent="")), title="Session", fold=True)
 
 
 @COMMANDS.command("compact")
@@ -202,8 +203,9 @@ async def rules(app: CommandHost, args: str) -> None:
 @COMMANDS.command("hotkeys")
 async def hotkeys(app: CommandHost, args: str) -> None:
     from pi_tui.tui.keybindings import hotkeys_text
+    from pi_tui.tui.text_layout import message_width
 
-    app.say(hotkeys_text(app.keys.bindings), title="Keys")
+    app.say(hotkeys_text(app.keys.bindings, message_width(app)), title="Keys")
 
 
 @COMMANDS.command("settings")

@@ -47,7 +47,8 @@ async def test_session_shows_file_id_messages_tokens_and_cost(project: Path, ser
         await settle(pilot, app)
         await command(pilot, app, "/session")
         text = infos(app)[-1].text
-        assert str(app.agent.manager.session_file) in text
+        rows = text.split("\nID:")[0].removeprefix("File:").splitlines()  # the path under itself
+        assert "".join(row.strip() for row in rows) == str(app.agent.manager.session_file)
         assert app.agent.manager.session_id in text
         assert "1 prompts, 1 replies" in text and "Tokens:" in text and "Cost:" in text
         file_row = next(line for line in screen_text(app).splitlines() if "File:" in line)

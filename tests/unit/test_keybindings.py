@@ -264,7 +264,7 @@ def test_an_empty_list_unbinds(tmp_path: Path) -> None:
 
 
 def test_hotkeys_text_lists_every_key_aligned() -> None:
-    text = hotkeys_text(KeyBindingsLoad())
+    text = hotkeys_text(KeyBindingsLoad(), width=200)  # wide enough for every row on one line
     lines = text.splitlines()
     assert lines[0].startswith("Keyboard shortcuts")
     rows = [line for line in lines[1:] if line.startswith("  ")]
