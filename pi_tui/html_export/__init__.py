@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pi_tui.html_export.context import PromptContext, agent_context, context_block, jsonl_pieces
 from pi_tui.html_export.page import page_chunks
 from pi_tui.html_export.page_theme import page_palettes
 from pi_tui.html_export.payload import session_payload
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from pi_tui.secrets.obfuscator import Obfuscator
     from pi_tui.session.manager import SessionManager
 
-__all__ = ["default_html_name", "export_html", "is_html_name"]
+__all__ = ["PromptContext", "agent_context", "default_html_name", "export_html", "is_html_name"]
 
 
 def is_html_name(path: Path | str) -> bool:
@@ -43,10 +44,12 @@ def export_html(
     theme: str | None = None,
     agent_dir: str | Path | None = None,
     hide: Obfuscator | None = None,
+    context: PromptContext | None = None,
 ) -> Path:
     """Write the page for ``manager``'s session to ``output`` (atomically; folders made as needed)
     and return its full path. ``theme`` names the pi theme whose colours the page starts with;
-    ``hide``'s secrets appear as placeholders."""
+    ``hide``'s secrets appear as placeholders; ``context`` is the live agent's system prompt and
+    tools (``/export``: see :mod:`pi_tui.html_export.context`)."""
     path = output.expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = session_payload(manager, hide)
@@ -57,6 +60,8 @@ def export_html(
         entries=payload.entries,
         summary=payload.summary,
         palettes=page_palettes(theme, agent_dir),
+        context=context_block(context, manager.iter_raw_entries(), hide),
+        jsonl=jsonl_pieces(manager, hide),
     )
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from pi_tui.html_export.context import base64_chunks
+
 SCRIPTS = (
     "dom.js",
     "tree_layout.js",
@@ -29,6 +31,7 @@ SCRIPTS = (
     "transcript.js",
     "render.js",
     "vlist.js",
+    "context.js",
     "app.js",
 )
 """The page's modules, in dependency order; concatenated into one inline script."""
@@ -71,8 +74,12 @@ def page_chunks(
     entries: bytes,
     summary: dict[str, Any],
     palettes: list[dict[str, Any]],
+    context: dict[str, Any] | None = None,
+    jsonl: Iterable[bytes] = (),
 ) -> Iterator[bytes]:
-    """The page, in pieces (the entries alone may be a hundred megabytes: never copied whole)."""
+    """The page, in pieces (the entries alone may be a hundred megabytes: never copied whole).
+    ``context`` is the header's system prompt and tools; ``jsonl`` the session file's bytes
+    for the page's download, sent base64-encoded (:mod:`pi_tui.html_export.context`)."""
     nonce = secrets.token_urlsafe(18)
     policy = (
         "default-src 'none'; "
@@ -95,5 +102,12 @@ def page_chunks(
     yield json_block(tree)
     yield b'</script>\n<script type="application/x-ndjson" id="pi-entries">'
     yield escape_for_script(entries)
+    yield b"</script>\n"
+    if context is not None:
+        yield b'<script type="application/json" id="pi-context">'
+        yield json_block(context)
+        yield b"</script>\n"
+    yield b'<script type="text/plain" id="pi-jsonl">'
+    yield from base64_chunks(jsonl)
     yield b"</script>\n"
     yield tail.replace("{{NONCE}}", nonce).replace("{{SCRIPT}}", script_source()).encode("utf-8")

@@ -111,7 +111,7 @@ class Pi1Commands:
         """The session as an HTML page (``/export``'s), secrets hidden as the model sees them;
         ``outputPath`` relative to the working folder, by default pi's file name there."""
         from pi_tui.config.paths import agent_dir
-        from pi_tui.html_export import default_html_name, export_html
+        from pi_tui.html_export import agent_context, default_html_name, export_html
         from pi_tui.secrets.active import current as current_secrets
 
         agent = self.server.agent
@@ -128,6 +128,7 @@ class Pi1Commands:
                 theme=agent.settings.theme,
                 agent_dir=agent_dir(),
                 hide=current_secrets(),
+                context=agent_context(agent),
             )
         except OSError as error:
             raise CommandError(f"Cannot write {target}: {error.strerror or error}") from None

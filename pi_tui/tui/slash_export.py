@@ -47,7 +47,7 @@ def export_arguments(args: str) -> tuple[str | None, set[str], str | None]:
 
 @COMMANDS.command("export")
 async def export(app: CommandHost, args: str) -> None:
-    from pi_tui.html_export import default_html_name, export_html, is_html_name
+    from pi_tui.html_export import agent_context, default_html_name, export_html, is_html_name
     from pi_tui.secrets.active import current as current_secrets
     from pi_tui.session.export import export_jsonl
 
@@ -71,7 +71,13 @@ async def export(app: CommandHost, args: str) -> None:
         else:
             hide = None if "secrets" in flags else current_secrets()
             written = await asyncio.to_thread(
-                export_html, manager, target, theme=app.pi_theme_name, agent_dir=app.agent_dir, hide=hide
+                export_html,
+                manager,
+                target,
+                theme=app.pi_theme_name,
+                agent_dir=app.agent_dir,
+                hide=hide,
+                context=agent_context(app.agent),  # the prompt and tools it runs with (as pi)
             )
     except OSError as error:
         app.say(f"Cannot write {output}: {error.strerror or error}", "error")
@@ -81,7 +87,7 @@ async def export(app: CommandHost, args: str) -> None:
 
 @COMMANDS.command("share")
 async def share(app: CommandHost, args: str) -> None:
-    from pi_tui.html_export import export_html
+    from pi_tui.html_export import agent_context, export_html
     from pi_tui.html_export.share import ShareError, check_logged_in, destination_problem, gh_path, upload
     from pi_tui.secrets.active import current as current_secrets
 
@@ -110,6 +116,7 @@ async def share(app: CommandHost, args: str) -> None:
                 theme=app.pi_theme_name,
                 agent_dir=app.agent_dir,
                 hide=current_secrets(),  # a shared page never carries secrets
+                context=agent_context(app.agent),
             )
             shared = await asyncio.to_thread(upload, gh, page)
         except OSError as error:

@@ -48,7 +48,7 @@ def test_every_script_and_style_carries_the_policy_nonce() -> None:
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
     assert "default-src 'none'" in policy and "img-src data:" in policy and "connect-src" not in policy
     assert "<title>&lt;b&gt;t&lt;/b&gt;</title>" in page
-    executable = re.findall(r"<script(?![^>]*application/(?:json|x-ndjson))([^>]*)>", page)
+    executable = re.findall(r"<script(?![^>]*(?:application/(?:json|x-ndjson)|text/plain))([^>]*)>", page)
     assert executable and all(f'nonce="{nonce}"' in attributes for attributes in executable)
     assert re.findall(r"<style([^>]*)>", page) == [f' nonce="{nonce}"']
 
