@@ -35,10 +35,10 @@ from tests.tui.conftest import make_app, screen_text, settle
 SIZE = (120, 40)
 DELTAS = 600
 DELTA_CHARS = 16
-FRAME_SECONDS = 1 / 30
+FRAME_SECONDS = 1 / 20
+"""The live markdown takes new text at most 20 times a second (chat_items.MARKDOWN_FRAME_SECONDS)."""
 FREEZE_AFTER = 1500
 """Characters the live markdown widget may hold (chat_items.FREEZE_AFTER)."""
-"""The live markdown takes new text at most 30 times a second."""
 
 
 def answer(total: int) -> str:
