@@ -3,7 +3,8 @@
 A long reply streams from the loopback server; PageUp mid-stream leaves the bottom. The view must
 stay where the reader put it while the reply goes on growing below, and a one-line notice at the
 chat's bottom edge must say that there is new output and name the jump key. Ctrl+End (the
-``chat_bottom`` key) goes back: the notice is gone and the reply's end comes into view.
+``chat_bottom`` key) goes back: the notice is gone and the reply's end comes into view. The
+mouse wheel does the same: up shows the notice, down to the end drops it and follows again.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from tests.support.tmux import TmuxPane
 __all__ = ["pytestmark"]  # skip without tmux or the installed script, as the main TUI test does
 
 MODEL = "unseen-model"
-PARAGRAPHS = 200
+PARAGRAPHS = 300
 REPLY = "\n\n".join(f"para{i:03d} of the reply" for i in range(1, PARAGRAPHS + 1))
 NOTICE = "New output below"
+WHEEL_UP = "\x1b[<64;20;8M"
+WHEEL_DOWN = "\x1b[<65;20;8M"
+"""The mouse wheel over the chat as the terminal reports it (SGR mouse mode, which pi-tui turns on)."""
 
 
 def paragraphs(screen: str) -> list[int]:
@@ -63,7 +67,7 @@ def test_scrolled_up_chat_stays_put_shows_the_new_output_notice_and_ctrl_end_jum
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    # one paragraph a delta, 20 a second: the whole reply takes some 10 s, the test needs a few
+    # one paragraph a delta, 20 a second: the whole reply takes some 15 s, the test needs a few
     with ModelServer(Scripted(text=REPLY, delta_size=22, event_delay=0.05)) as server:
         pane = start(agent_dir, project, server, 80, 24)
         try:
@@ -95,9 +99,28 @@ def test_scrolled_up_chat_stays_put_shows_the_new_output_notice_and_ctrl_end_jum
             assert NOTICE in rows[next(i for i, row in enumerate(rows) if "Working..." in row) - 1], later
 
             pane.press("C-End")
-            pane.wait_for(
-                lambda s: NOTICE not in s and max(paragraphs(s), default=0) > max(shown) + 5,
+            newest = pane.wait_for(
+                lambda s: s if NOTICE not in s and max(paragraphs(s), default=0) > max(shown) + 5 else None,
                 "Ctrl+End to drop the notice and show the newest output",
+            )
+
+            # The wheel: three notches up leave the end, and the notice comes with the next output.
+            for _ in range(3):
+                pane.type(WHEEL_UP)
+            pane.wait_for(
+                lambda s: (
+                    NOTICE in s and seconds_working(s) is not None and paragraphs(s) != paragraphs(newest)
+                ),
+                "the notice after the wheel went up mid-reply",
+            )
+            for _ in range(40):  # more than enough notches down: the end, following again
+                pane.type(WHEEL_DOWN)
+            bottom = pane.wait_for(
+                lambda s: s if NOTICE not in s else None, "the wheel down to the end to drop the notice"
+            )
+            pane.wait_for(
+                lambda s: max(paragraphs(s), default=0) > max(paragraphs(bottom)),
+                "the chat following the reply again after the wheel",
             )
             end = pane.wait_for(
                 lambda s: s if f"para{PARAGRAPHS:03d}" in s and seconds_working(s) is None else None,
