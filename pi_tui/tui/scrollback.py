@@ -55,6 +55,8 @@ from pi_tui.tui.widgets.chat_items import AssistantView
 
 POLL_SECONDS = 0.1
 """How often the chat is looked at for newly finished items (a scan of the live tail only)."""
+CLEAR_TO_END = "\x1b[K"
+"""Erase to the end of the line, in the current background colour."""
 MUTED = "pi-muted"
 """The theme variable of the separator's colour."""
 
@@ -86,6 +88,8 @@ class Scrollback:
         self.due = False
         """A write is scheduled after the next refresh (the items' sizes are then current)."""
         self.lines_written = 0
+        self.header_done = False
+        """The banner went first (or there is none to write): items may follow."""
         self.hidden: list[Widget] = []
         """Views hidden for the lines waiting: those go out with the first frame without them
         (written with a frame that still had them, the item would show twice; and the frame the
@@ -104,23 +108,47 @@ class Scrollback:
             original(screen, renderable)
 
         app._display = display
-        app.set_interval(POLL_SECONDS, self.poll)
+        self.timer: Any = app.set_interval(POLL_SECONDS, self.poll)
+        """None once given up (:meth:`_give_up`)."""
         app.call_after_refresh(self._print_header)  # laid out with what the start put in it
 
     # --- finding what is finished ------------------------------------------------------------
 
     def poll(self) -> None:
         """(Timer) ask for a write after the next refresh if finished items are waiting."""
-        if self.due:
+        if self.due or not self.header_done or self.timer is None:
             return
-        chat = self.app.chat
-        if chat.items is not self.items or self._finished_run(chat):
-            self.due = True
-            self.app.call_after_refresh(self.write_finished)
+        try:
+            chat = self.app.chat
+            if chat.items is not self.items or self._finished_run(chat):
+                self.due = True
+                self.app.call_after_refresh(self.write_finished)
+        except Exception as error:
+            self._give_up(error)
 
     def write_finished(self) -> None:
         """Render the finished items at the head of the live part, hide them, queue their lines."""
         self.due = False
+        if self.timer is None:
+            return
+        try:
+            self._write_finished()
+        except Exception as error:
+            self._give_up(error)
+
+    def _give_up(self, error: Exception) -> None:
+        """A failure here must not end the session: what was written stays written, the chat
+        keeps what comes next (it scrolls inside the block), and the user is told once."""
+        if self.timer is not None:
+            self.timer.stop()
+            self.timer = None
+        self.app.say(
+            f"Regular mode could not write to the terminal's scrollback ({type(error).__name__}: "
+            f"{error}); the conversation stays in the chat.",
+            "warning",
+        )
+
+    def _write_finished(self) -> None:
         chat = self.app.chat
         width = self.app.size.width
         if chat.items is not self.items:
@@ -144,7 +172,7 @@ class Scrollback:
         first = chat._first
         self.last = chat.items[first - 1] if first > 0 else None
         if self.branches:
-            self.pending.append(" " * width)
+            self.pending.append(CLEAR_TO_END)
             self.pending.append(self._muted_line(" the conversation as it is shown now ", width))
         self.branches += 1
         if first:
@@ -205,23 +233,35 @@ class Scrollback:
             self.app.screen.refresh()
         elif header.display:
             self.app.set_timer(POLL_SECONDS, self._print_header)  # its new size is not laid out yet
+            return
+        self.header_done = True
 
     def _item_lines(self, view: Widget, width: int, background: Style) -> list[str]:
         """The view's lines as the chat drew them: its top margin, then each row with the
-        chat's gutter on the left and the background filled to the terminal's width."""
-        console = self.app.console
+        chat's gutter on the left, the background filled to the terminal's width."""
         try:
             left = max(0, view.region.x)
         except Exception:  # not in the compositor's map (never the case for a laid-out view)
             left = self.app.chat.gutter.left
-        blank = Strip([Segment(" " * width, background)])
-        lines = [blank.render(console)] * view.styles.margin.top
+        lines = [self._row(Strip([]), width, background)] * view.styles.margin.top
         for strip in widget_strips(view):
             row = Strip.join([Strip([Segment(" " * left, background)]), _safe(strip)])
-            row = row.crop(0, width).extend_cell_length(width, background)
-            lines.append(row.render(console))
+            lines.append(self._row(row, width, background))
         self.lines_written += len(lines)
         return lines
+
+    def _row(self, row: Strip, width: int, background: Style) -> str:
+        """One terminal line: the row without its trailing background cells, then the rest of
+        the line filled with the background by an erase (background colour erase). Filled with
+        spaces instead, every line would be as wide as the terminal, and a terminal that
+        rewraps on a narrowing resize (tmux does) would break each into two."""
+        console = self.app.console
+        segments = _without_trailing(list(row.crop(0, width)), background.bgcolor)
+        text = Strip(segments).render(console)
+        if Strip(segments).cell_length >= width:
+            return text  # the cursor waits at the edge: an erase there would eat the last cell
+        codes = background._make_ansi_codes(console._color_system) if console._color_system else ""
+        return f"{text}\x1b[{codes}m{CLEAR_TO_END}" if codes else text + CLEAR_TO_END
 
     def _muted_line(self, title: str, width: int) -> str:
         colour = self.app.get_css_variables().get(MUTED)
@@ -305,6 +345,23 @@ def _finished(item: ChatItem, view: Widget, is_last: bool, streaming: bool) -> b
     if isinstance(item, RuleNoticeItem):
         return not (is_last and streaming)  # the next rule's note may still merge into it
     return True
+
+
+def _without_trailing(segments: list[Segment], bgcolor: Any) -> list[Segment]:
+    """``segments`` without the blank cells at their end drawn in plain ``bgcolor``."""
+    while segments:
+        text, style, _control = segments[-1]
+        plain = style is None or (
+            style.bgcolor == bgcolor and not (style.underline or style.reverse or style.strike)
+        )
+        kept = text.rstrip(" ")
+        if not plain or kept == text:
+            break
+        if kept:
+            segments[-1] = Segment(kept, style)
+            break
+        segments.pop()
+    return segments
 
 
 def _safe(strip: Strip) -> Strip:
