@@ -30,6 +30,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -273,12 +274,15 @@ class ResumePicker(ModalScreen[Path | None]):
             yield Input(placeholder='search: words, "exact phrase", re:regex', id="picker-filter")
             yield SessionList(self._row_text, id="resume-list")
             yield Static("", id="resume-message")
-            yield Static(self._help(), classes="picker-help", id="resume-help")
+            help_line = Static(self._help(), classes="picker-help", id="resume-help")
+            help_line.styles.height = "auto"  # the keys may take two lines (app.tcss says one)
+            yield help_line
 
     def on_mount(self) -> None:
         self.query_one("#resume-message", Static).display = False
         self._load(self.scope)
         self.query_one(Input).focus()
+        self.call_after_refresh(self._refresh_help)  # now that the help line has its width
 
     def _title(self) -> str:
         where = "this folder" if self.scope == "current" else "all folders"
@@ -289,11 +293,28 @@ class ResumePicker(ModalScreen[Path | None]):
         return f"Resume a session · {where} · {order}{named}"
 
     def _help(self) -> str:
+        """The keys, as many to a line as the picker's width holds (two lines at 80 columns):
+        one line cut at the edge hid the rename and delete keys."""
+        from pi_tui.tui.text_layout import pack
+
         other = "all folders" if self.scope == "current" else "this folder"
-        return (
-            f"enter open · tab {other} · ctrl+s sort · ctrl+n named · ctrl+p path · "
-            "ctrl+r rename · ctrl+d delete"
-        )
+        hints = ["enter open", f"tab {other}", "ctrl+s sort", "ctrl+n named", "ctrl+p path"]
+        hints += ["ctrl+r rename", "ctrl+d delete"]
+        return "\n".join(line.removesuffix(" ·") for line in pack(hints, self._help_width(), " · "))
+
+    def _help_width(self) -> int:
+        """The help line's width; before the first layout, the picker's from the screen's."""
+        try:
+            width = self.query_one("#resume-help", Static).content_region.width
+        except NoMatches:
+            width = 0
+        return width or max(20, min(100, self.app.size.width * 4 // 5) - 4)  # app.tcss #picker
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refresh_help)
+
+    def _refresh_help(self) -> None:
+        self.query_one("#resume-help", Static).update(self._help())
 
     @property
     def loaded(self) -> bool:
