@@ -131,3 +131,40 @@ def _reply_rows(screen: str) -> list[str]:
     end = next(i for i, row in enumerate(rows) if "The stream ends here." in row)
     start = max(0, end - 20)
     return rows[start : end + 1]
+
+
+async def test_the_spinner_turns_without_laying_out_the_screen(
+    project: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status line's spinner redraws 10 times a second while a reply is awaited or streams;
+    a frame that keeps the line's height must not re-arrange the whole screen (the chat included)."""
+    from textual._compositor import Compositor
+
+    from pi_tui.tui.widgets.status import StatusLine
+
+    counts = {"tick": 0, "reflow": 0, "reflow_at_tick_3": -1}
+    real_tick, real_reflow = StatusLine._tick, Compositor.reflow
+
+    def tick(self: StatusLine) -> None:
+        counts["tick"] += 1
+        if counts["tick"] == 3:
+            counts["reflow_at_tick_3"] = counts["reflow"]
+        real_tick(self)
+
+    def reflow(self: Compositor, *args: Any, **kwargs: Any) -> Any:
+        counts["reflow"] += 1
+        return real_reflow(self, *args, **kwargs)
+
+    monkeypatch.setattr(StatusLine, "_tick", tick)
+    monkeypatch.setattr(Compositor, "reflow", reflow)
+    server.queue(Scripted(text="Here it is.", first_byte_delay=30))
+    app = make_app(project, provider="test", model="m")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"slow one", "enter")
+        await wait_until(pilot, lambda: counts["tick"] >= 13, "ten more spinner frames", timeout=30)
+        await pilot.pause()
+        assert "Working..." in screen_text(app)
+        during = counts["reflow"] - counts["reflow_at_tick_3"]
+        assert during <= 1, f"{during} layouts of the screen for 10 spinner frames"
+        await pilot.press("escape")  # interrupts the wait
+        await settle(pilot, app)

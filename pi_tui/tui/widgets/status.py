@@ -41,6 +41,8 @@ class StatusLine(Static):
         super().__init__(id=id)
         self._frame = 0
         self._timer: Timer | None = None
+        self._rows = -1
+        """Rows the last drawing took when none of its lines could wrap (-1: unknown)."""
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(0.1, self._tick, pause=True)
@@ -109,7 +111,12 @@ class StatusLine(Static):
         if self.hint:
             lines.append(Content.styled(self.hint, "$pi-warning"))
         self.display = bool(lines)
-        self.update(Content("\n").join(lines))
+        # A spinner frame or a new second keeps the line's height: redrawn without a layout of
+        # the screen (Static's default), which at 10 frames a second re-arranged the whole chat.
+        width = self.content_size.width
+        fits = bool(width) and all(line.cell_length <= width for line in lines)
+        self.update(Content("\n").join(lines), layout=not (fits and len(lines) == self._rows))
+        self._rows = len(lines) if fits else -1
 
 
 def elapsed_text(seconds: float) -> str:
