@@ -81,3 +81,16 @@ def test_the_demo_answers_a_script_that_names_it(
     refused(again)
     named = run(bare, tmp_path, "-c", "--model", "offline/demo", "-p", "and again")
     assert named.returncode == 0 and "and again" in named.stdout
+
+
+@pytest.mark.pi_interop
+def test_pi_refuses_the_same_script(bare: dict[str, str], tmp_path: Path) -> None:
+    """The reference: pi 1.5.2 in the same bare folder answers nothing and fails with "No API
+    key found" (exit 1; pi-tui's exit 2 is its code for a mistake the user fixes)."""
+    from tests.support.real_pi import run_pi
+
+    pi_agent = tmp_path / "pi-agent-bare"
+    pi_agent.mkdir()
+    result = run_pi(["-p", "hi"], agent_dir=pi_agent, cwd=tmp_path, env={"HOME": bare["HOME"]}, pi="1.5.2")
+    assert result.returncode == 1 and result.stdout == ""
+    assert "No API key found" in result.stderr
