@@ -49,7 +49,7 @@ def fitting_hints(width: int, hints: tuple[tuple[str, str], ...] = KEY_HINTS) ->
 
 
 def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    return text if len(text) <= width else text[: max(0, width - 1)].rstrip() + "…"
 
 
 def key_grid(keys: list[tuple[str, str]], width: int, rows: int) -> list[Content]:
@@ -66,7 +66,16 @@ def key_grid(keys: list[tuple[str, str]], width: int, rows: int) -> list[Content
     if depth > rows:  # too many even so: the last line says how many more there are
         depth = max(1, rows - 1)
         shown = keys[: depth * columns]
-    cell = (width - COLUMN_GAP * (columns - 1)) // columns if columns > 1 else width
+    # Each column's descriptions as long as they are; while the row is too wide, the column
+    # with the longest ones gives up a cell (a short column keeps its words whole).
+    room = [
+        max(len(what) for _, what in shown[column * depth : (column + 1) * depth])
+        for column in range(columns)
+        if shown[column * depth : (column + 1) * depth]
+    ]
+    columns = len(room)
+    while sum(room) + columns * (key_width + 2) + COLUMN_GAP * (columns - 1) > width and max(room) > 1:
+        room[room.index(max(room))] -= 1
     lines: list[Content] = []
     for row in range(depth):
         cells = []
@@ -75,8 +84,8 @@ def key_grid(keys: list[tuple[str, str]], width: int, rows: int) -> list[Content
             if index >= len(shown):
                 break
             key, what = shown[index]
-            description = _cut(what, cell - key_width - 2)
-            padding = " " * (cell - key_width - 2 - len(description)) if column < columns - 1 else ""
+            description = _cut(what, room[column])
+            padding = " " * (room[column] - len(description)) if column < columns - 1 else ""
             cells.append(
                 Content.assemble(
                     Content.styled(key.ljust(key_width), "$pi-dim"),
