@@ -11,12 +11,18 @@ For each run the CPU time (user + system) of the program's whole process tree is
 the screen (a condition polled on tmux's pane, not a clock), so start-up is excluded. Printed:
 CPU seconds, wall seconds from Enter to the last words, and pi-tui's CPU over pi's.
 
+By default the measured reply is the program's first. With ``--warm-up`` a short reply (a list
+and a code block) streams first and the second reply is measured: a reply's cost in a session
+that is already running, without what either program does once per process.
+
 Each side runs ``--runs`` (3) times, alternating pi, pi-tui, pi, ... so that both see the same
 load on a shared machine; the medians and the ratio of the medians are printed, and also the
 ratio of each back-to-back pair. Figures, not a timed test: the target is a ratio <= 1.0.
+``--py-spy FILE`` samples pi-tui while it streams and prints its hot spots; ``--cprofile FILE``
+runs it under cProfile (start-up and exit included).
 
-Run: ``python benchmarks/tui_stream_cpu.py [--runs 3] [--deltas 2000] [--interval-ms 2]
-[--only pi-tui|pi]``.
+Run: ``python benchmarks/tui_stream_cpu.py [--runs 3] [--deltas 2000] [--delta-chars 16]
+[--interval-ms 2] [--warm-up] [--only pi-tui|pi] [--py-spy FILE]``.
 """
 
 from __future__ import annotations
@@ -40,13 +46,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as `python benchmarks/x.py`
     sys.path.insert(0, str(ROOT))
 
-from tests.support.model_server import ModelServer, Scripted  # noqa: E402
+from tests.support.model_server import ModelServer, RecordedRequest, Scripted  # noqa: E402
 from tests.support.real_pi import pi_cli, pi_env, write_models_json  # noqa: E402
 from tests.support.tmux import TmuxPane  # noqa: E402
 
 MARKER = "Stream finished: zebra quartz 4242."
 """The answer's last words; their arrival on screen ends a measurement."""
 PROMPT = "explain the plan"
+WARM_UP_PROMPT = "say ready"
+WARM_UP_END = "Warm-up over."
+WARM_UP_REPLY = "Ready:\n\n- a list\n\n```python\nprint('ready')\n```\n\n" + WARM_UP_END
 TICKS = os.sysconf("SC_CLK_TCK")
 WORDS = tuple(
     " ".join(
@@ -158,9 +167,18 @@ def _quiet_screen(pane: TmuxPane, ready: str, timeout: float = 60.0) -> None:
 
 
 def measure(
-    program: str, server: ModelServer, work: Path, py_spy: Path | None = None, cprofile: Path | None = None
+    program: str,
+    server: ModelServer,
+    work: Path,
+    py_spy: Path | None = None,
+    cprofile: Path | None = None,
+    warm_up: bool = False,
 ) -> Run:
-    """One prompt on a fresh agent dir: CPU and wall time from Enter to the marker on screen."""
+    """One prompt on a fresh agent dir: CPU and wall time from Enter to the marker on screen.
+
+    With ``warm_up`` a short reply (a paragraph and a code block) is streamed first, so the
+    figure is a reply's steady cost in a running session, without what a program does once per
+    process on its first reply (pi-tui imports the markdown widget and builds its HTTP client then)."""
     folder = Path(tempfile.mkdtemp(prefix=f"{program}-", dir=work))
     agent, project, home = folder / "agent", folder / "project", folder / "home"
     for path in (agent, project, home):
@@ -187,6 +205,12 @@ def measure(
     try:
         _quiet_screen(pane, ready)
         pid = int(pane.tmux("display-message", "-p", "-t", pane.session, "#{pane_pid}").stdout.strip())
+        if warm_up:
+            pane.type(WARM_UP_PROMPT)
+            pane.wait_for(lambda s: WARM_UP_PROMPT in s, "the typed warm-up prompt")
+            pane.press("Enter")
+            pane.wait_for(lambda s: WARM_UP_END in s, "the warm-up reply", 60)
+            _quiet_screen(pane, WARM_UP_END)
         pane.type(PROMPT)
         pane.wait_for(lambda s: PROMPT in s, "the typed prompt")
         spy = _start_py_spy(pid, py_spy) if py_spy is not None and program == "pi-tui" else None
@@ -248,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta-chars", type=int, default=16)
     parser.add_argument("--interval-ms", type=float, default=2.0)
     parser.add_argument("--only", choices=("pi-tui", "pi"))
+    parser.add_argument(
+        "--warm-up",
+        action="store_true",
+        help="stream a short reply first and measure the second (a reply's cost in a running session)",
+    )
     parser.add_argument("--cprofile", type=Path, help="run pi-tui under cProfile, writing this file")
     parser.add_argument(
         "--py-spy", type=Path, help="sample pi-tui with py-spy into this file and print its hot spots"
@@ -256,20 +285,24 @@ def main(argv: list[str] | None = None) -> int:
     answer = make_answer(args.deltas * args.delta_chars)
     programs = [args.only] if args.only else ["pi", "pi-tui"]
 
-    def reply(_request: object) -> Scripted:
-        return Scripted(text=answer, delta_size=args.delta_chars, event_delay=args.interval_ms / 1000)
+    def reply(request: RecordedRequest) -> Scripted:
+        delay = args.interval_ms / 1000
+        if WARM_UP_PROMPT in json.dumps((request.body or {}).get("messages", [])[-1:]):
+            return Scripted(text=WARM_UP_REPLY, delta_size=args.delta_chars, event_delay=delay)
+        return Scripted(text=answer, delta_size=args.delta_chars, event_delay=delay)
 
     work = Path(tempfile.mkdtemp(prefix="pi-tui-stream-cpu-"))
     runs: dict[str, list[Run]] = {p: [] for p in programs}
     print(
         f"{args.deltas} deltas of {args.delta_chars} chars every {args.interval_ms:g} ms "
         f"({len(answer):,} chars of markdown), tmux 120x40, {args.runs} runs each, alternating"
+        + (", after a warm-up reply" if args.warm_up else ", the first reply")
     )
     try:
         with ModelServer(default=reply) as server:  # type: ignore[arg-type]
             for index in range(args.runs):
                 for program in programs:
-                    run = measure(program, server, work, args.py_spy, args.cprofile)
+                    run = measure(program, server, work, args.py_spy, args.cprofile, args.warm_up)
                     runs[program].append(run)
                     print(
                         f"  run {index + 1} {program:7} CPU {run.cpu:6.2f} s   wall {run.wall:6.2f} s",
