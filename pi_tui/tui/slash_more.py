@@ -103,14 +103,29 @@ async def reload_everything(app: CommandHost, args: str) -> None:
     if trust is not None:
         trust.refresh()  # a folder that held nothing at start is judged now
     done, problems = await reload_resources(app)
-    app.say("Reloaded " + ", ".join(done) + ".")
+    app.say(reload_summary("Reloaded", done))
     for problem in problems:
         app.say(problem.splitlines()[0], "warning")
 
 
+def reload_summary(head: str, done: list[str]) -> str:
+    """What was reloaded, plainly: the files on one line ("Reloaded settings, models.json and
+    keybindings."), then one line for each thing that has something to say ("  Theme: dark").
+    The old single sentence nested brackets three deep."""
+    plain = [item for item in done if ": " not in item]
+    listed = ", ".join(plain[:-1]) + f" and {plain[-1]}" if len(plain) > 1 else "".join(plain)
+    lines = [f"{head} {listed}." if listed else f"{head}:"]
+    for item in done:
+        if ": " in item:
+            what, detail = item.split(": ", 1)
+            lines.append(f"  {what[:1].upper()}{what[1:]}: {detail}")
+    return "\n".join(lines)
+
+
 async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[list[str], list[str]]:
-    """Read again what the user's and the project's files say; returns what was reloaded and
-    the problems (one line each; each leaves the previous value in force).
+    """Read again what the user's and the project's files say; returns what was reloaded (a
+    name, or ``name: detail``, for :func:`reload_summary`) and the problems (one line each; each
+    leaves the previous value in force).
 
     ``/reload`` reads everything (``whole``). Once the user trusts the project folder, the
     trust question reads only what the project can hand us: settings, skills and templates,
@@ -171,7 +186,7 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
         app.agent.expander = expander
         problems += register_commands(app.commands, expander) + expander.problems
         counts = f"{len(expander.skills.skills)} skills, {len(expander.templates.templates)} templates"
-        resources_done = f"skills and prompt templates ({counts})"
+        resources_done = f"skills and prompt templates: {counts}"
 
     if started.rebuild_prompt is not None:
         try:
@@ -183,14 +198,15 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
             app.agent.set_ttsr(ttsr)
             loaded = loaded_summary(started, app.cwd)
             app.set_loaded(loaded)
-            done.append(f"context files and rules ({', '.join(loaded) if loaded else 'none found'})")
+            found = [item.split(" (")[0] for item in loaded]  # without the header's hint
+            done.append(f"context files and rules: {', '.join(found) if found else 'none found'}")
 
     if resources_done:
         done.append(resources_done)
     bridge = app.extension_bridge
     if whole and bridge is not None and bridge.runner.sources:
         await bridge.runner.reload()  # failures are said by the runner, one line each
-        done.append(f"extensions ({len(bridge.runner.extensions)} of {len(bridge.runner.sources)} loaded)")
+        done.append(f"extensions: {len(bridge.runner.extensions)} of {len(bridge.runner.sources)} loaded")
 
     if started.options is not None:
         from pi_tui.secrets.active import current_setup
@@ -201,13 +217,13 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
         ]
         setup = current_setup()
         count = len(setup.obfuscator.plain) + len(setup.obfuscator.patterns) if setup else 0
-        done.append(f"secrets ({count} values and patterns)")
+        done.append(f"secrets: {count} values and patterns")
     if whole:
         problems += [f"keybindings: {line}" for line in app.reload_keybindings()]
         done.append("keybindings")
     theme = settings.theme or app.pi_theme_name
     problems += [f"theme: {line}" for line in app.switch_theme(theme)]
-    done.append(f"theme ({theme})")
+    done.append(f"theme: {theme}")
 
     app.refresh_footer()
     return done, problems
@@ -273,7 +289,7 @@ async def trust_command(app: CommandHost, args: str) -> None:
     else:
         trust.grant()
         done, problems = await load_trusted_project(app)
-        app.say(f"Trusted {trust.cwd}; loaded " + ", ".join(done) + ".")
+        app.say(reload_summary(f"Trusted {trust.cwd}; loaded", done))
         for problem in problems:
             app.say(problem.splitlines()[0], "warning")
 
@@ -295,7 +311,7 @@ async def load_trusted_project(app: CommandHost) -> tuple[list[str], list[str]]:
         if fresh:
             bridge.runner.sources.extend(fresh)
             await bridge.runner.reload()
-            extensions = [f"extensions ({', '.join(source.name for source in fresh)})"]
+            extensions = [f"extensions: {', '.join(source.name for source in fresh)}"]
     done, problems = await reload_resources(app, whole=False)
     return extensions + done, problems
 

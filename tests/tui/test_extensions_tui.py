@@ -177,7 +177,7 @@ async def test_extensions_lists_them_and_reload_reads_the_files_again(project: P
         await type_command(pilot, app, "/reload")
         await wait_until(pilot, lambda: "two" in app.commands, "reloaded")
         assert "one" not in app.commands
-        assert any("extensions (2 of 2 loaded)" in t for t in infos(app))
+        assert any("Extensions: 2 of 2 loaded" in t for t in infos(app))
 
 
 async def test_a_turn_an_extension_starts_is_the_users_run(project: Path, agent_dir: Path) -> None:
@@ -272,7 +272,7 @@ async def test_reload_finds_new_skills_and_templates(project: Path, agent_dir: P
         await type_command(pilot, app, "/reload")
         await wait_until(pilot, lambda: "tidy" in app.commands and "skill:notes" in app.commands, "found")
         assert "<name>notes</name>" in app.agent.system_prompt
-        assert any("skills and prompt templates (1 skills, 1 templates)" in text for text in infos(app))
+        assert any("Skills and prompt templates: 1 skills, 1 templates" in text for text in infos(app))
 
 
 async def test_clone_tells_extensions_the_session_it_left(project: Path, agent_dir: Path) -> None:

@@ -265,7 +265,7 @@ async def test_reload_reads_context_files_settings_and_keybindings_again(
         assert not app.show_thinking
         assert app.agent.settings.hide_thinking_block is True
         said = [item.text for item in infos(app)]
-        assert any(t.startswith("Reloaded settings, models.json, auth.json, context files") for t in said)
+        assert any(t.startswith("Reloaded settings, models.json, auth.json and keybindings.") for t in said)
         assert "AGENTS.md" in " ".join(said)
         assert "AGENTS.md" in screen_text(app)  # the header's Loaded line
         assert not [item for item in infos(app)[1:] if item.level == "warning"]  # [0]: offline demo

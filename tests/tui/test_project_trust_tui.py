@@ -96,5 +96,5 @@ async def test_slash_trust_saves_and_loads_after_not_now(
         await choose(pilot, app, "Trust this folder")
         await wait_until(pilot, lambda: "skill:deploy" in app.commands, "the project's skill")
         assert marker.exists() and app.started.settings.shell_command_prefix == "touch PWNED"
-        assert any("Trusted" in t and "extensions (evil)" in t for t in infos(app))
+        assert any("Trusted" in t and "Extensions: evil" in t for t in infos(app))
     assert json.loads((agent_dir / "trust.json").read_text()) == {str(project.resolve()): True}
