@@ -68,7 +68,7 @@ def test_hotkeys_rows_keep_to_their_columns(agent_dir: Path, tmp_path: Path, wid
     try:
         run_command(pane, "/hotkeys")
         last_row = "Select chat text"
-        screen = pane.wait_for(lambda s: last_row in s and s, "the whole /hotkeys table")
+        screen = pane.wait_for(lambda s: s if last_row in s else "", "the whole /hotkeys table")
         lines = message_lines(screen, "Keys", last_row)
         titles = {*SCOPES.values(), "Also"}
         section = ""
@@ -98,7 +98,7 @@ def test_session_path_continues_under_its_value(agent_dir: Path, tmp_path: Path)
     pane = start(agent_dir, tmp_path, 80, 40)
     try:
         run_command(pane, "/session")
-        screen = pane.wait_for(lambda s: "Model:" in s and s, "the /session message")
+        screen = pane.wait_for(lambda s: s if "Model:" in s else "", "the /session message")
         lines = message_lines(screen, "Session", "Model:")
         file_at = next(i for i, line in enumerate(lines) if line.strip().startswith("File:"))
         value_column = lines[file_at].index("/")

@@ -62,7 +62,7 @@ def test_alt_up_says_how_many_queued_messages_came_back(agent_dir: Path, tmp_pat
             pane.wait_for(lambda s: editor_text(s) == "", "the message taken into the queue")
             pane.press("M-Up")
             screen = pane.wait_for(
-                lambda s: "Restored 1 queued message to the editor." in " ".join(chat_lines(s)) and s,
+                lambda s: s if "Restored 1 queued message to the editor." in " ".join(chat_lines(s)) else "",
                 "the line saying the message came back",
             )
             assert editor_text(screen) == "steer this way", screen
@@ -83,7 +83,7 @@ def test_hidden_thinking_leaves_a_placeholder_line(agent_dir: Path, tmp_path: Pa
             )
             pane.press("C-t")
             screen = pane.wait_for(
-                lambda s: "Weighing the plum" not in s and s, "the thinking hidden by Ctrl+T"
+                lambda s: s if "Weighing the plum" not in s else "", "the thinking hidden by Ctrl+T"
             )
             lines = chat_lines(screen)
             question = next(i for i, line in enumerate(lines) if "which fruit?" in line)

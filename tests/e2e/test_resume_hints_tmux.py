@@ -43,7 +43,7 @@ def test_every_resume_hint_is_shown_whole(agent_dir: Path, tmp_path: Path, width
         )
         try:
             screen = pane.wait_for(
-                lambda s: "a question worth resuming" in s and "ctrl+d delete" in s and s,
+                lambda s: s if "a question worth resuming" in s and "ctrl+d delete" in s else "",
                 "the picker with the delete key's hint",
                 15,
             )
