@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from pi_tui.html_export.context import base64_chunks
+from pi_tui.html_export.context import packed_chunks
 
 SCRIPTS = (
     "dom.js",
@@ -79,7 +79,7 @@ def page_chunks(
 ) -> Iterator[bytes]:
     """The page, in pieces (the entries alone may be a hundred megabytes: never copied whole).
     ``context`` is the header's system prompt and tools; ``jsonl`` the session file's bytes
-    for the page's download, sent base64-encoded (:mod:`pi_tui.html_export.context`)."""
+    for the page's download, sent gzipped and base64-encoded (:mod:`pi_tui.html_export.context`)."""
     nonce = secrets.token_urlsafe(18)
     policy = (
         "default-src 'none'; "
@@ -107,7 +107,12 @@ def page_chunks(
         yield b'<script type="application/json" id="pi-context">'
         yield json_block(context)
         yield b"</script>\n"
+    script, _, end = (
+        tail.replace("{{NONCE}}", nonce).replace("{{SCRIPT}}", script_source()).partition("</body>")
+    )
+    yield script.encode("utf-8")
+    # After the page's script: the parser reaches it once the page has drawn (read on a click).
     yield b'<script type="text/plain" id="pi-jsonl">'
-    yield from base64_chunks(jsonl)
+    yield from packed_chunks(jsonl)
     yield b"</script>\n"
-    yield tail.replace("{{NONCE}}", nonce).replace("{{SCRIPT}}", script_source()).encode("utf-8")
+    yield f"</body>{end}".encode()

@@ -5,10 +5,17 @@ and secrets hidden line by line (the page is made to be passed around)."""
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from pathlib import Path
 
-from pi_tui.html_export.context import PromptContext, base64_chunks, context_block, jsonl_pieces
+from pi_tui.html_export.context import (
+    PromptContext,
+    base64_chunks,
+    context_block,
+    jsonl_pieces,
+    packed_chunks,
+)
 from pi_tui.secrets.entries import SecretEntry
 from pi_tui.secrets.obfuscator import Obfuscator
 from pi_tui.session import SessionManager
@@ -31,6 +38,15 @@ def test_base64_in_pieces_is_base64_of_the_whole() -> None:
         pieces.append(data[at:])
         assert b"".join(base64_chunks(pieces)) == base64.b64encode(data)
     assert b"".join(base64_chunks([])) == b""
+
+
+def test_packed_is_gzip_of_the_whole_in_base64() -> None:
+    data = b"".join(b'{"line":%d,"text":"caf\xc3\xa9 \xff"}\n' % number for number in range(20000))
+    pieces = [data[at : at + 7777] for at in range(0, len(data), 7777)]
+    packed = base64.b64decode(b"".join(packed_chunks(pieces)))
+    assert gzip.decompress(packed) == data
+    assert len(packed) < len(data) / 5
+    assert gzip.decompress(base64.b64decode(b"".join(packed_chunks([])))) == b""
 
 
 def test_a_written_file_comes_back_byte_for_byte(tmp_path: Path) -> None:

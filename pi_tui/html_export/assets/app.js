@@ -37,13 +37,11 @@ function renderSummary() {
   P.clear(header);
   const title = header.appendChild(P.el("div", "summary-title-row"));
   title.appendChild(P.el("h1", "session-name", summary.name || "pi-tui session"));
-  if (P.hasSessionJsonl()) {
-    const download = title.appendChild(P.el("button", "download-jsonl", "\u2193 JSONL"));
-    download.id = "download-jsonl";
-    download.type = "button";
-    download.title = "Download the session file (.jsonl)";
-    download.addEventListener("click", () => P.downloadJsonl(summary.file || (summary.id || "session") + ".jsonl"));
-  }
+  const download = title.appendChild(P.el("button", "download-jsonl", "\u2193 JSONL"));
+  download.id = "download-jsonl";
+  download.type = "button";
+  download.title = "Download the session file (.jsonl)";
+  download.addEventListener("click", () => P.downloadJsonl(summary.file || (summary.id || "session") + ".jsonl"));
   const toggle = title.appendChild(P.el("button", "theme-toggle"));
   toggle.id = "theme-toggle";
   toggle.type = "button";

@@ -78,24 +78,23 @@ P.renderContext = function (header, context) {
   }
 };
 
-// The session file's bytes, as exported (base64 in the page: exactly the bytes, nothing else).
-P.sessionJsonl = function () {
+// The session file's bytes, as exported: gzip in base64 at the end of the page, unpacked on demand.
+P.sessionJsonl = async function () {
+  if (document.readyState === "loading") {
+    // The file comes last in the page, after the script: wait until the parser has read it.
+    await new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
+  }
   const node = document.getElementById("pi-jsonl");
-  const text = node ? node.textContent.replace(/\s+/g, "") : "";
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
-  return bytes;
-};
-
-P.hasSessionJsonl = function () {
-  const node = document.getElementById("pi-jsonl");
-  return Boolean(node && node.textContent.trim());
+  const binary = atob(node ? node.textContent.replace(/\s+/g, "") : "");
+  const packed = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index++) packed[index] = binary.charCodeAt(index);
+  const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 };
 
 // Save the session file under its own name (the file pi-tui and pi read back; /import takes it).
-P.downloadJsonl = function (name) {
-  const blob = new Blob([P.sessionJsonl()], { type: "application/x-ndjson" });
+P.downloadJsonl = async function (name) {
+  const blob = new Blob([await P.sessionJsonl()], { type: "application/x-ndjson" });
   const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;
