@@ -37,9 +37,15 @@ def start(agent_dir: Path, tmp_path: Path, width: int, height: int) -> TmuxPane:
         width=width,
         height=height,
     )
-    pane.wait_for(
-        lambda s: editor_text(s) == "" and "demo" in s.splitlines()[-1], "the chat with an empty editor", 15
-    )
+    try:
+        pane.wait_for(
+            lambda s: editor_text(s) == "" and "demo" in s.splitlines()[-1],
+            "the chat with an empty editor",
+            15,
+        )
+    except BaseException:
+        pane.kill()
+        raise
     return pane
 
 
