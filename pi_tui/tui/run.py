@@ -9,8 +9,8 @@ cannot finish, :func:`_last_resort` does the essential part and the process ends
 pi 1.x's two terminal modes (``tuiMode``, ``--tui-mode``): ``fullscreen`` (the default) is the
 alternate screen; ``regular`` runs the app inline, under what the shell printed before, writes
 each finished chat item into the terminal's scrollback above it (:mod:`pi_tui.tui.scrollback`,
-started with the display settings), leaves the mouse to the terminal and leaves its last frame
-(what was still live, the editor, the footer) on the terminal at exit. After a quit, as
+started with the display settings), leaves the mouse to the terminal and, at exit, writes what
+was still live and clears its block: the conversation stays, the editor and footer go. After a quit, as
 pi does, the transcript is printed on the normal screen (``fullscreenExitOutput``:
 ``transcript``, fullscreen only) and then the command that resumes the session.
 """
@@ -75,7 +75,8 @@ def run_interactive(
     regular = chosen_tui_mode(options, cwd) == "regular"
     quit_normally = False
     try:
-        app.run(loop=loop, inline=regular, inline_no_clear=regular, mouse=not regular)
+        # (regular: the block is cleared at exit, everything it showed is written above it)
+        app.run(loop=loop, inline=regular, mouse=not regular)
         quit_normally = signals.received is None
     except Exception:
         if signals.received is None:
@@ -127,7 +128,7 @@ def chosen_tui_mode(options: StartOptions, cwd: str) -> str:
 
 def _say_on_exit(started: Started, regular: bool) -> None:
     """What a quit leaves on the normal screen: the transcript (fullscreen with
-    ``fullscreenExitOutput`` "transcript"; regular mode's last frame is already there), then how
+    ``fullscreenExitOutput`` "transcript"; regular mode wrote the conversation as it went), then how
     to resume. Only on a terminal, as pi: a pipe gets nothing it did not ask for."""
     stdout = sys.stdout
     if stdout is None or not stdout.isatty():

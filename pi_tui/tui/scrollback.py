@@ -108,6 +108,13 @@ class Scrollback:
             original(screen, renderable)
 
         app._display = display
+        leave = app.exit
+
+        def exit(*args: Any, **kwargs: Any) -> None:
+            self.write_everything()
+            leave(*args, **kwargs)
+
+        app.exit = exit
         self.timer: Any = app.set_interval(POLL_SECONDS, self.poll)
         """None once given up (:meth:`_give_up`)."""
         app.call_after_refresh(self._print_header)  # laid out with what the start put in it
@@ -135,6 +142,41 @@ class Scrollback:
             self._write_finished()
         except Exception as error:
             self._give_up(error)
+
+    def write_everything(self) -> None:
+        """(The app is leaving) write at once all the chat still shows, live or not, and an
+        empty line; the app then clears its block (``inline_no_clear`` is off in regular mode),
+        so the terminal keeps the whole conversation and, under it, the resume line.
+
+        Without this, a quit within a poll of a reply's end (or of the start) left that reply
+        only in the block's last frame, where the chat's height had cut its top off."""
+        if self.timer is None:
+            return
+        self.timer.stop()
+        self.timer = None
+        app = self.app
+        try:
+            width = app.size.width
+            if not self.header_done:
+                self._print_header()
+            chat = app.chat
+            if chat.items is not self.items:
+                self._new_branch(chat, width)
+            background = Style(bgcolor=chat.rich_style.bgcolor)
+            begin = self._index_after_last(chat.items)
+            for item in chat.items[max(begin, chat._first) :]:
+                view = chat.view_of(item)
+                if view is not None and view.display and id(item) not in self.printed:
+                    if view.outer_size.height > 0:
+                        self.pending.extend(self._item_lines(view, width, background))
+                    view.display = False
+            self.pending.append(CLEAR_TO_END)  # the block is cleared from the line after it
+            app.INLINE_PADDING = 0  # (Textual would step up one line into what was written)
+            self._write_pending()
+            app._end_update()
+            app._driver.flush()
+        except Exception:  # the terminal is gone (SIGHUP) or the app half down: leave anyway
+            return
 
     def _give_up(self, error: Exception) -> None:
         """A failure here must not end the session: what was written stays written, the chat
@@ -176,10 +218,8 @@ class Scrollback:
             self.pending.append(self._muted_line(" the conversation as it is shown now ", width))
         self.branches += 1
         if first:
-            noun = "item" if first == 1 else "items"
-            self.pending.append(
-                self._muted_line(f" {first:,} earlier {noun} of this branch not shown here ", width)
-            )
+            note = " earlier items of this branch are not written here "
+            self.pending.append(self._muted_line(note, width))
 
     def _finished_run(self, chat: Any) -> list[tuple[ChatItem, Widget | None]]:
         """The finished items after the last one written, up to the first one still live, each
@@ -225,13 +265,13 @@ class Scrollback:
         from pi_tui.tui.widgets.header import PiHeader
 
         header = self.app.query_one(PiHeader)
-        if header.display and header.is_mounted and _laid_out(header):
+        if header.display and header.is_mounted and (_laid_out(header) or self.timer is None):
             background = Style(bgcolor=header.rich_style.bgcolor)
             self.pending.extend(self._item_lines(header, self.app.size.width, background))
             header.display = False
             self.hidden.append(header)
             self.app.screen.refresh()
-        elif header.display:
+        elif header.display and self.timer is not None:
             self.app.set_timer(POLL_SECONDS, self._print_header)  # its new size is not laid out yet
             return
         self.header_done = True

@@ -142,3 +142,30 @@ def test_regular_mode_writes_tool_cards_safe_text_and_a_separator_for_a_new_sess
     assert after.index(separator) < after.index("a fresh start")
     raw = (tmp_path / "raw").read_bytes()
     assert b"\x1b[31mRED" not in raw and b"\x07 here" not in raw
+
+
+def test_regular_mode_writes_a_continued_session_once(tmp_path: Path) -> None:
+    """``-c``: the session drawn at start (its tail first, then the whole branch, which
+    replaces it) is written once, banner first, and stays after quitting."""
+    with ModelServer() as server:
+        pane = start_regular(tmp_path, server)
+        try:
+            ask(pane, "first visit", "echo: first visit")
+            ask(pane, "second question", "echo: second question")
+            pane.press("C-d")
+            pane.wait_for(lambda screen: screen.rstrip().endswith("shell$"), "the shell again", 15)
+            pane.type(f"echo CONTINUED; {SCRIPT} --provider test --model {MODEL} --tui-mode regular -c")
+            pane.press("Enter")
+
+            def continued() -> str:
+                return history(pane).split("\nCONTINUED\n", 1)[-1]
+
+            pane.wait_for(lambda _screen: "Continuing" in continued(), "the session continued", 30)
+            pane.press("C-d")
+            pane.wait_for(lambda _screen: "To resume this session:" in continued(), "the resume line", 15)
+            after = continued()
+        finally:
+            pane.kill()
+    conversation = ["first visit", "echo: first visit", "second question", "echo: second question"]
+    assert in_order(after, conversation), after
+    assert after.index("Press Ctrl+O for every key") < after.index("first visit"), after
