@@ -265,7 +265,7 @@ def test_tui_mode_regular_runs_inline_and_fullscreen_prints_the_transcript_at_ex
     )
     # "resume-hint": only the resume line
     assert "hint probe" not in hint_after and "To resume this session: pi-tui --session " in hint_after
-    # regular: the app's last frame stays on the terminal
+    # regular: the conversation stays on the terminal (written above the block as it went)
     assert "echo: set probe" in set_after and "> set probe" not in set_after
 
 
