@@ -113,9 +113,9 @@ async def test_text_streamed_before_the_reply_is_mounted_shows_once(project: Pat
         view.append_text("world.")
         await wait_until(
             pilot,
-            lambda: view._live.source == "Hello world.",
+            lambda: view._live is not None and view._live.text == "Hello world.",
             "both deltas drawn",
-            detail=lambda: view._live.source,
+            detail=lambda: view._live and view._live.text,
         )
         await view.finish()
         await pilot.pause()

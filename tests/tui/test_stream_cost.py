@@ -2,17 +2,16 @@
 at which the provider sends deltas (benchmarks/tui_stream_cpu.py measures the CPU beside pi).
 
 The real app (Textual pilot) streams a markdown reply from the loopback model server, a delta of
-a few words every 2 ms as a fast provider sends them. Counted on the live Textual ``Markdown``:
+a few words every 2 ms as a fast provider sends them. Counted while it streams:
 
-- the most text it holds: settled blocks go to a static rendering before new text reaches it,
-  so an update never builds widgets for thousands of characters (a slow frame's worth) only to
-  throw them away;
-- its updates (``append`` and ``update``): text arriving within one frame goes in as one update,
-  so their number is bounded by the stream's duration in frames, not by its number of deltas
-  (each update re-parses the last block, rebuilds its widgets and re-lays out the screen);
-- Pygments' language guessing: a fence without a language (and every fence for the moment its
-  opening backticks arrive before the language name) is drawn as plain text, as the finished
-  reply draws it, instead of importing every lexer and trying each one on every append.
+- redraws of the live tail: the deltas of a frame are drawn at once, so their number is bounded
+  by the stream's duration in frames, not by its number of deltas;
+- Textual markdown block widgets built: none (the tail is one Rich rendering, as the finished
+  reply is; Textual's ``Markdown`` widget rebuilt, mounted and styled block widgets per update);
+- the most text one redraw renders: settled blocks are frozen first, so a slow frame's thousands
+  of characters are rendered once, not again with every later frame;
+- Pygments' language guesses: none (a fence without a language, and every fence while only its
+  backticks have arrived, is plain text, not a trial of every lexer Pygments has).
 
 And the reply, once finished, reads exactly as the same session does when it is opened again.
 """
@@ -25,7 +24,6 @@ from typing import Any
 
 import pygments.lexers
 import pytest
-from textual.widgets import Markdown
 
 from pi_tui.tui.transcript import AssistantItem
 from tests.support.model_server import ModelServer, Scripted
@@ -36,9 +34,9 @@ SIZE = (120, 40)
 DELTAS = 600
 DELTA_CHARS = 16
 FRAME_SECONDS = 1 / 20
-"""The live markdown takes new text at most 20 times a second (chat_items.MARKDOWN_FRAME_SECONDS)."""
+"""The live tail is redrawn at most 20 times a second (chat_items.MARKDOWN_FRAME_SECONDS)."""
 FREEZE_AFTER = 1500
-"""Characters the live markdown widget may hold (chat_items.FREEZE_AFTER)."""
+"""Characters the live tail may hold (chat_items.FREEZE_AFTER)."""
 
 
 def answer(total: int) -> str:
@@ -62,31 +60,40 @@ def answer(total: int) -> str:
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts of the live markdown's updates and of Pygments' language guesses (the real
-    methods still run)."""
-    counts = {"append": 0, "update": 0, "guess": 0, "largest": 0}
-    real_append, real_update, real_guess = Markdown.append, Markdown.update, pygments.lexers.guess_lexer
+    """Counts (the real methods still run): redraws of the live markdown chunk and the most text
+    one drew, Textual markdown block widgets built, Pygments' language guesses."""
+    from textual.widgets._markdown import MarkdownBlock
 
-    def append(self: Markdown, markdown: str) -> Any:
-        counts["append"] += 1
-        counts["largest"] = max(counts["largest"], len(self.source) + len(markdown))
-        return real_append(self, markdown)
+    from pi_tui.tui.widgets.chat_items import MarkdownChunk
 
-    def update(self: Markdown, markdown: str) -> Any:
-        counts["update"] += 1
-        return real_update(self, markdown)
+    counts = {"draws": 0, "largest": 0, "blocks": 0, "guess": 0}
+    real_draw, real_block, real_guess = (
+        MarkdownChunk.draw,
+        MarkdownBlock.__init__,
+        pygments.lexers.guess_lexer,
+    )
+
+    def draw(self: MarkdownChunk, code_theme: str) -> None:
+        if self.has_class("live"):
+            counts["draws"] += 1
+            counts["largest"] = max(counts["largest"], len(self.text))
+        real_draw(self, code_theme)
+
+    def block(self: MarkdownBlock, *args: Any, **kwargs: Any) -> None:
+        counts["blocks"] += 1
+        real_block(self, *args, **kwargs)
 
     def guess(text: str, **options: Any) -> Any:
         counts["guess"] += 1
         return real_guess(text, **options)
 
-    monkeypatch.setattr(Markdown, "append", append)
-    monkeypatch.setattr(Markdown, "update", update)
+    monkeypatch.setattr(MarkdownChunk, "draw", draw)
+    monkeypatch.setattr(MarkdownBlock, "__init__", block)
     monkeypatch.setattr(pygments.lexers, "guess_lexer", guess)
     return counts
 
 
-async def test_fast_deltas_cost_one_markdown_update_per_frame(
+async def test_fast_deltas_cost_one_redraw_per_frame(
     project: Path, server: ModelServer, counted: dict[str, int]
 ) -> None:
     text = answer(DELTAS * DELTA_CHARS)
@@ -105,14 +112,12 @@ async def test_fast_deltas_cost_one_markdown_update_per_frame(
         assert app.agent is not None
         session = app.agent.manager.session_file
     assert server.requests[0].events_sent > DELTAS  # every delta went out on its own SSE event
-    updates = counted["append"] + counted["update"]
-    frames = elapsed / FRAME_SECONDS
-    assert 0 < updates <= frames + 2, (
-        f"{updates} live markdown updates for {DELTAS} deltas over {elapsed:.2f} s ({frames:.0f} frames)"
-    )
-    assert counted["guess"] == 0  # the bare fences were drawn as plain text
-    # Settled blocks are frozen before new text reaches the live widget: it never holds more than
-    # FREEZE_AFTER characters, so no update builds widgets for blocks that are frozen right after.
+    draws, frames = counted["draws"], elapsed / FRAME_SECONDS
+    assert 0 < draws <= frames + 2, f"{draws} live redraws for {DELTAS} deltas in {elapsed:.2f} s"
+    assert counted["blocks"] == 0  # no Textual block widget was built, mounted and styled per update
+    assert counted["guess"] == 0  # a bare fence is plain text, not a guess over every lexer
+    # Settled blocks are frozen before the live chunk is redrawn: it never draws more than
+    # FREEZE_AFTER characters, however much text a slow frame brought.
     assert counted["largest"] <= FREEZE_AFTER
 
     # The finished reply reads as the same session does when opened again.

@@ -25,7 +25,7 @@ from textual.widgets import Static
 
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui import render
-from pi_tui.tui.markdown_split import freeze_point
+from pi_tui.tui.markdown_split import freeze_point, lead_in
 from pi_tui.tui.transcript import (
     AssistantItem,
     BashItem,
@@ -156,11 +156,10 @@ FREEZE_AFTER = 1500
 KEEP_LIVE = 200
 THINKING_REDRAW_SECONDS = 0.05
 MARKDOWN_FRAME_SECONDS = 1 / 20
-"""The live markdown takes new text at most this often (20 times a second reads as smooth
-streaming). Each update re-parses the last block, rebuilds its widgets, re-lays out the screen
-and repaints the scrolled chat: a provider can send a delta every millisecond or two, and
-updating as often as the event loop allowed kept a core busy for the whole stream. Text arriving
-within a frame goes in as one update."""
+"""The live markdown is redrawn at most this often (20 times a second reads as smooth
+streaming). Each redraw renders the tail, re-lays out the screen and repaints the scrolled chat:
+a provider can send a delta every millisecond or two, and updating as often as the event loop
+allowed kept a core busy for the whole stream. Text arriving within a frame is drawn at once."""
 
 
 class RenderedOnce:
@@ -203,12 +202,32 @@ class RenderedOnce:
         return Measurement.get(console, options, self.renderable)
 
 
-class MarkdownChunk(Static):
-    """A settled stretch of a reply, rendered once with Rich (re-rendered on theme change)."""
+class AfterLeadIn:
+    """Rich markdown of ``lead_in`` + a blank line + the text, without the lead-in's own lines:
+    the text drawn as it reads after the blocks before it (see ``markdown_split.lead_in``)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, lead_in: Any, whole: Any) -> None:
+        self.lead_in = lead_in
+        self.whole = whole
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.segment import Segment
+
+        skip = len(console.render_lines(self.lead_in, options, pad=False))
+        for line in console.render_lines(self.whole, options, pad=False)[skip:]:
+            yield from line
+            yield Segment.line()
+
+
+class MarkdownChunk(Static):
+    """A stretch of a reply, rendered once with Rich (re-rendered on theme change). ``lead_in``
+    (``markdown_split.lead_in`` of the reply's text before it) makes a chunk after the first read
+    exactly as the same text does in one rendering of the whole reply."""
+
+    def __init__(self, text: str, lead_in: str = "") -> None:
         super().__init__(classes="body")
         self.text = text
+        self.lead_in = lead_in
 
     def draw(self, code_theme: str) -> None:
         from rich.markdown import Markdown as RichMarkdown  # markdown-it: imported on first use
@@ -216,16 +235,28 @@ class MarkdownChunk(Static):
         from pi_tui.secrets.display import mark_placeholders
 
         text = for_terminal(mark_placeholders(self.text))
-        self.update(RenderedOnce(RichMarkdown(text, code_theme=code_theme, hyperlinks=False)))
+        body: Any = RichMarkdown(text, code_theme=code_theme, hyperlinks=False)
+        if self.lead_in:
+            lead = RichMarkdown(self.lead_in, code_theme=code_theme, hyperlinks=False)
+            body = AfterLeadIn(
+                lead, RichMarkdown(f"{self.lead_in}\n\n{text}", code_theme=code_theme, hyperlinks=False)
+            )
+        self.update(RenderedOnce(body))
 
 
 class AssistantView(Vertical):
     """A reply: thinking (hidden with Ctrl+T), markdown text, and an error line if it failed.
 
-    A live reply streams into a Textual ``Markdown`` widget. Whenever that widget holds more
-    than :data:`FREEZE_AFTER` characters, its settled blocks move into a static
-    :class:`MarkdownChunk` and the live widget restarts with the tail, so the work per token stays
-    the same from the first token to the twenty-thousandth. :meth:`finish` freezes the rest.
+    A live reply streams into a live :class:`MarkdownChunk`, redrawn with Rich at most once per
+    :data:`MARKDOWN_FRAME_SECONDS`, so it looks while streaming exactly as it will when finished
+    (and as a reopened session shows it). Whenever the live text grows past
+    :data:`FREEZE_AFTER` characters, its settled blocks move into a static chunk of their own and
+    the live chunk keeps the tail, so the work per frame stays the same from the first token to
+    the twenty-thousandth. :meth:`finish` draws the rest once.
+
+    The live part used to be Textual's ``Markdown`` widget: every update re-parsed the last block
+    into new block widgets (each mounted, styled and composed) and laid them out, several times
+    the CPU of one Rich rendering of the same tail.
     """
 
     show_thinking: reactive[bool] = reactive(True)
@@ -237,11 +268,10 @@ class AssistantView(Vertical):
         self.set_reactive(AssistantView.show_thinking, show_thinking)
         self._thinking = Static(classes="thinking")
         self._chunks: list[MarkdownChunk] = [] if live else [MarkdownChunk(item.text)]
-        self._live: Any = None
+        self._live: MarkdownChunk | None = None
         if live:
-            from pi_tui.tui.widgets.live_markdown import LiveMarkdown  # markdown-it: only when streaming
-
-            self._live = LiveMarkdown(classes="body live")
+            self._live = MarkdownChunk("")
+            self._live.add_class("live")  # before it is mounted: no restyle
         self._live_text = ""
         self._frozen = 0
         """Characters of ``item.text`` already in chunks."""
@@ -249,6 +279,7 @@ class AssistantView(Vertical):
         self._pending: list[str] = [item.text] if live and item.text else []
         self._wake = asyncio.Event()
         self._pump: asyncio.Task[None] | None = None
+        self._drawing = asyncio.Lock()
         self._thinking_timer: Any = None
 
     def compose(self) -> ComposeResult:
@@ -290,8 +321,8 @@ class AssistantView(Vertical):
         self._draw_thinking()
 
     async def _feed_markdown(self) -> None:
-        """Append pending text to the live markdown, at most once per
-        :data:`MARKDOWN_FRAME_SECONDS`: deltas of the same frame go in as one append."""
+        """Redraw the live chunk with the text that arrived, at most once per
+        :data:`MARKDOWN_FRAME_SECONDS`: the deltas of a frame are drawn together."""
         loop = asyncio.get_running_loop()
         next_update = 0.0
         while True:
@@ -306,36 +337,36 @@ class AssistantView(Vertical):
             if not chunk:
                 continue
             self._live_text += chunk
-            if len(self._live_text) > FREEZE_AFTER and await self._freeze(KEEP_LIVE):
-                continue  # the settled blocks never went through the live widget's block widgets
-            await asyncio.shield(self._live.append(for_terminal(chunk)))
+            async with self._drawing:  # finish() waits for a frame under way, never cuts it
+                with self.app.batch_update():  # the frozen chunk and the shorter tail show together
+                    if len(self._live_text) > FREEZE_AFTER:
+                        await self._freeze(KEEP_LIVE)
+                    if self._live is not None:
+                        self._live.text = self._live_text
+                        self._live.draw(self.app.code_theme)  # type: ignore[attr-defined]
 
-    async def _freeze(self, keep: int) -> bool:
-        """Move the settled blocks of the live text into a static chunk, and give the live
-        widget only the rest (its source is replaced, whatever it held); False when the text has
-        no settled block yet (the caller appends instead).
-
-        Called before new text reaches the live widget: a slow frame can bring thousands of
-        characters, and appending them first would build a Textual widget per block (the costly
-        part of an update) only to throw those widgets away right after."""
+    async def _freeze(self, keep: int) -> None:
+        """Move the settled blocks of the live text into a static chunk before the live chunk is
+        redrawn with the rest (a slow frame can bring thousands of characters: they are drawn
+        once, in the frozen chunk)."""
         point = freeze_point(self._live_text, keep)
         if point == 0:
-            return False
+            return
         settled, rest = self._live_text[:point], self._live_text[point:]
-        chunk = MarkdownChunk(settled)
+        chunk = MarkdownChunk(settled, lead_in(self.item.text[: self._frozen]))
         chunk.draw(self.app.code_theme)  # type: ignore[attr-defined]
         self._chunks.append(chunk)
         self._frozen += len(settled)
         self._live_text = rest
-        with self.app.batch_update():
-            await self.mount(chunk, before=self._live)
-            await self._live.update(for_terminal(rest))
-        return True
+        if self._live is not None:
+            self._live.lead_in = lead_in(self.item.text[: self._frozen])
+        await self.mount(chunk, before=self._live)
 
     async def finish(self) -> None:
         """The reply ended: stop streaming and draw what was still live, once."""
         if self._pump is not None:
-            self._pump.cancel()
+            async with self._drawing:
+                self._pump.cancel()  # it waits for text or for the next frame: nothing half done
             self._pump = None
         if self.live:
             self.live = False
@@ -343,13 +374,14 @@ class AssistantView(Vertical):
             if not text.startswith("".join(chunk.text for chunk in self._chunks)):
                 await self.remove_children(self._chunks)  # the final text differs: draw it whole
                 self._chunks, self._frozen = [], 0
-            rest = MarkdownChunk(text[self._frozen :])
+            rest = MarkdownChunk(text[self._frozen :], lead_in(text[: self._frozen]))
             rest.display = bool(rest.text.strip())
             rest.draw(self.app.code_theme)  # type: ignore[attr-defined]
             self._chunks.append(rest)
             with self.app.batch_update():
                 await self.mount(rest, before=self._live)
-                await self._live.remove()
+                if self._live is not None:
+                    await self._live.remove()
             self._live = None
             if not self._frozen:
                 self._draw_body()  # a whole redraw only when nothing was frozen (it is one chunk)
