@@ -7,7 +7,8 @@ tool card once its tool ran, a command's output, a line from pi-tui) is written 
 into the normal screen, where the terminal's own scrolling (the wheel, tmux copy mode) finds the
 whole conversation; the block keeps only what is still live (the reply streaming, tools running),
 the editor, the status line and the footer, and is as tall as that content. The start banner is
-written first the same way.
+written first the same way. When the app leaves, whatever the chat still shows is written too
+and the block is cleared: the terminal keeps the whole conversation, then the resume line.
 
 How the lines get above the block: Textual draws an inline frame from the block's top-left
 corner (it moves the cursor back there first) and always draws the whole block. The app's
@@ -32,7 +33,9 @@ Choices for what cannot be undone once in the scrollback:
   items of a long branch that the chat had not mounted (before its first window) are named in one
   line instead of being written;
 - a resize changes the width of what is written from then on; lines already written are the
-  terminal's (it may rewrap them);
+  terminal's. They end in an erase rather than in spaces up to the edge, so a terminal that
+  rewraps on a narrowing resize (tmux) keeps each on one line; the block itself is Textual's,
+  and such a terminal can leave a copy of its old frame above the new one;
 - an item changed after it was written (Ctrl+O expanding tool output, a label set later) is not
   written again: the terminal's history is append-only.
 """
