@@ -139,7 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--list-rules", action="store_true", help="show every rule found, its bucket and source"
     )
     agent.add_argument(
-        "-nt", "--no-tools", action="store_true", help="no tools: neither built-in nor extensions' tools"
+        "-nt",
+        "--no-tools",
+        action="store_true",
+        help="no tools, built-in or extensions', except those --tools names",
     )
     agent.add_argument(
         "-nbt",

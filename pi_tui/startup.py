@@ -177,10 +177,8 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         lines = "\n".join(expander.problems)
         notice = f"{notice}\n{lines}" if notice else lines
     extensions.runner.bind(agent)
-    if options.no_tools:
-        extensions.runner.set_active_tools([])  # --no-tools: extensions' tools too
-    elif selection.allow_list:
-        extensions.runner.set_active_tools(selection.names)  # the allow-list covers theirs too
+    if selection.allow_list:  # --tools' names cover theirs too; --no-tools alone is an empty list
+        extensions.runner.set_active_tools(selection.names)
     elif options.exclude_tools:  # -xt: the extensions' tools too, after everything else
         excluded = name_matcher(options.exclude_tools)
         extensions.runner.set_active_tools([tool.name for tool in agent.tools if not excluded(tool.name)])
@@ -540,20 +538,24 @@ def select_tools(
     options: StartOptions, settings: Settings, extension_tools: frozenset[str] = frozenset()
 ) -> ToolSelection:
     """pi 1.x's order: the default selection (``defaultTools``, else read/bash/edit/write; none
-    with ``--no-builtin-tools``); ``--tools`` with plain names or ``*`` patterns replaces it, with
-    only ``+name``/``-name`` entries changes it; ``--exclude-tools`` comes last. Names no tool
+    with ``--no-builtin-tools`` or ``--no-tools``); ``--tools`` with plain names or ``*`` patterns
+    replaces it, with only ``+name``/``-name`` entries changes it (under ``--no-tools`` either is
+    the whole list, extensions' tools included); ``--exclude-tools`` comes last. Names no tool
     has are left out and reported (pi drops them silently; a typo deserves a word)."""
     from pi_tui.tools import ALL_TOOL_NAMES
 
     known = [*ALL_TOOL_NAMES, *sorted(name for name in extension_tools if name not in ALL_TOOL_NAMES)]
     excluded = list(options.exclude_tools or [])
-    if options.no_tools:
-        return ToolSelection([], True, excluded=excluded)
-    defaults = [] if options.no_builtin_tools else resolve_default_tools(settings.default_tools)
     entries = options.tools
-    allow_list = entries is not None and not (entries and all(map(is_tool_modifier, entries)))
+    if options.no_tools and not entries:
+        return ToolSelection([], True, excluded=excluded)
+    off = options.no_tools or options.no_builtin_tools
+    defaults = [] if off else resolve_default_tools(settings.default_tools)
+    modifiers = bool(entries) and all(map(is_tool_modifier, entries or []))
+    # pi 1.x: under --no-tools, what --tools names (plain or +name) is every tool there is
+    allow_list = entries is not None and (not modifiers or options.no_tools)
     chosen: list[str] = []
-    if entries is None or not allow_list:
+    if entries is None or modifiers:
         chosen = apply_tool_modifiers(defaults, entries or [])
     else:
         for entry in entries:

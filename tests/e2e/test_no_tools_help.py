@@ -1,7 +1,8 @@
 """``--no-tools`` and ``--no-builtin-tools`` in the installed ``pi-tui``: what ``--help`` says
 about them is what they do (pi 1.5.2's meaning). ``-nt`` switches every tool off, extensions'
-too; ``-nbt`` only the built-in ones, so an extension's tool still reaches the model. The help
-used to call ``-nbt`` the same as ``--no-tools``."""
+too, except what ``--tools`` names; ``-nbt`` only the built-in ones, so an extension's tool still
+reaches the model. The help used to call ``-nbt`` the same as ``--no-tools``, and ``-nt`` ignored
+``--tools``."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def help_entry(help_text: str, flag: str) -> str:
     start = next(i for i, line in enumerate(lines) if re.match(rf"\s+(-\w+, )?{flag}\b", line))
     entry = [lines[start]]
     for line in lines[start + 1 :]:
-        if re.match(r"\s+-", line) or not line.strip():
+        if re.match(r"  -", line) or not line.startswith("   "):  # the next option, or a group
             break
         entry.append(line)
     return " ".join(part.strip() for part in entry)
@@ -46,11 +47,24 @@ def test_help_tells_the_two_flags_apart(tmp_path: Path) -> None:
     everything = help_entry(result.stdout, "--no-tools")
     assert "same as" not in builtin, builtin
     assert "extensions' tools stay" in builtin and "--tools" in builtin, builtin
-    assert "extensions' tools" in everything and "neither" in everything, everything
+    assert "extensions'" in everything and "--tools" in everything, everything
 
 
-@pytest.mark.parametrize(("flag", "expected"), [("-nbt", ["lookup"]), ("-nt", [])])
-def test_what_each_flag_leaves_on(agent_dir: Path, tmp_path: Path, flag: str, expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (("-nbt",), ["lookup"]),
+        (("-nt",), []),
+        (("-nbt", "--tools", "+read"), ["read", "lookup"]),
+        # pi 1.x: under --no-tools, --tools still names the tools to have (theirs and ours)
+        (("-nt", "--tools", "read"), ["read"]),
+        (("-nt", "--tools", "+find"), ["find"]),
+        (("-nt", "--tools", "lookup,ls"), ["ls", "lookup"]),
+    ],
+)
+def test_what_each_flag_leaves_on(
+    agent_dir: Path, tmp_path: Path, flags: tuple[str, ...], expected: list[str]
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     extension = tmp_path / "lookup.py"
@@ -58,6 +72,6 @@ def test_what_each_flag_leaves_on(agent_dir: Path, tmp_path: Path, flag: str, ex
     with ModelServer() as server:
         configure(agent_dir, server)
         server.queue(Scripted(text="ok"))
-        result = pi_tui(*BASE, "--no-session", "-e", str(extension), flag, "-p", "hi", cwd=project)
+        result = pi_tui(*BASE, "--no-session", "-e", str(extension), *flags, "-p", "hi", cwd=project)
         assert result.returncode == 0, result.stderr
         assert tool_names(server.requests[-1]) == expected
