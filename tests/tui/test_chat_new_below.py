@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.model_server import ModelServer
+from tests.support.model_server import ModelServer, Scripted
 from tests.support.waiting import wait_until
 from tests.tui.conftest import every_kind_session, make_app, screen_text, settle
 from tests.tui.test_snapshots_layout import chat_session
@@ -83,4 +83,24 @@ async def test_ctrl_o_while_scrolled_up_is_not_new_output(
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: chat.virtual_size.height > height, "the tool output expanded")
         await pilot.pause()
+        assert not chat.unseen and NOTICE not in screen_text(app)
+
+
+async def test_a_scroll_that_leaves_the_chat_at_its_end_keeps_following(
+    project: Path, tmp_path: Path, server: ModelServer
+) -> None:
+    """Textual lets go of the end on any scroll call, also one that does not move (a widget
+    scrolled into view that already is): a reply growing after that is still followed."""
+    words = " ".join(f"w{n:03d}" for n in range(300))
+    server.queue(Scripted(text=words, event_delay=0.01))
+    app = make_app(
+        project, provider="test", model="m", session=str(chat_session(project, tmp_path / "s", 30))
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: "w020" in screen_text(app), "the reply streaming")
+        chat.scroll_to(y=chat.scroll_y, animate=False, immediate=True)  # releases, moves nothing
+        await settle(pilot, app)
+        await wait_until(pilot, lambda: "w299" in screen_text(app), "the reply's end on screen")
         assert not chat.unseen and NOTICE not in screen_text(app)

@@ -110,12 +110,14 @@ class ChatView(VerticalScroll, can_focus=False):
         if self.scroll_y >= self.max_scroll_y:
             self._at_bottom_again()
 
-    def _output_below(self, view: Widget | None = None) -> None:
+    def _output_below(self, view: Widget | None = None, *, bottom: float | None = None) -> None:
         """Output arrived (in ``view``, or a new item when None): unseen when the chat is scrolled
-        up and the output is below what it shows."""
+        up and the output is below what it shows. A chat still at its bottom (``bottom``: where
+        that was before the output; by default, where it is now) follows instead: something else
+        than the user scrolled it (a widget scrolled into view) without moving it away."""
         if self._following or self.unseen:
             return
-        if self.scroll_y >= self.max_scroll_y and view is None:  # at the bottom, not laid out yet
+        if self.scroll_y >= (self.max_scroll_y if bottom is None else bottom):
             self._at_bottom_again()
             return
         shown_to = self.scroll_y + self.scrollable_content_region.height
@@ -131,7 +133,9 @@ class ChatView(VerticalScroll, can_focus=False):
         scrolled up is output below (older items mounted above are told apart by
         :attr:`_reflowing`)."""
         if new.height > old.height and new.width == old.width and not self._reflowing:
-            self._output_below()
+            self._output_below(
+                bottom=old.height - (self.container_size.height - self.scrollbar_size_horizontal)
+            )
 
     def _reflow(self) -> None:
         """Heights are about to change for another reason than new output (until the next refresh)."""
