@@ -35,7 +35,7 @@ DELTAS = 600
 DELTA_CHARS = 16
 FRAME_SECONDS = 1 / 20
 """The live tail is redrawn at most 20 times a second (chat_items.MARKDOWN_FRAME_SECONDS)."""
-FREEZE_AFTER = 1500
+FREEZE_AFTER = 600
 """Characters the live tail may hold (chat_items.FREEZE_AFTER)."""
 
 

@@ -151,9 +151,10 @@ class InfoView(ItemView):
         return render.info_content(self.item)
 
 
-FREEZE_AFTER = 1500
-"""Characters the live markdown may hold before its settled blocks are frozen."""
-KEEP_LIVE = 200
+FREEZE_AFTER = 600
+"""Characters the live tail may hold before its settled blocks are frozen: the tail is parsed and
+rendered again on every frame, so it stays short (a few paragraphs)."""
+KEEP_LIVE = 100
 THINKING_REDRAW_SECONDS = 0.05
 MARKDOWN_FRAME_SECONDS = 1 / 20
 """The live markdown is redrawn at most this often (20 times a second reads as smooth
