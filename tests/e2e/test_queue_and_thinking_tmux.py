@@ -59,7 +59,9 @@ def test_alt_up_says_how_many_queued_messages_came_back(agent_dir: Path, tmp_pat
             pane.wait_for(lambda s: "w3" in s, "the slow answer streaming")
             pane.type("steer this way")
             pane.press("Enter")  # while the agent runs: queued as a steering message
-            pane.wait_for(lambda s: editor_text(s) == "", "the message taken into the queue")
+            pane.wait_for(
+                lambda s: editor_text(s) == "" and "steering: steer this way" in s, "the message in the queue"
+            )
             pane.press("M-Up")
             screen = pane.wait_for(
                 lambda s: s if "Restored 1 queued message to the editor." in " ".join(chat_lines(s)) else "",
