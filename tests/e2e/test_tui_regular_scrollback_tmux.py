@@ -146,7 +146,8 @@ def test_regular_mode_writes_tool_cards_safe_text_and_a_separator_for_a_new_sess
 
 def test_regular_mode_writes_a_continued_session_once(tmp_path: Path) -> None:
     """``-c``: the session drawn at start (its tail first, then the whole branch, which
-    replaces it) is written once, banner first, and stays after quitting."""
+    replaces it) is written once, banner first, and stays after quitting; the block (editor,
+    footer) is cleared at exit, so the resume line follows the conversation."""
     with ModelServer() as server:
         pane = start_regular(tmp_path, server)
         try:
@@ -169,3 +170,6 @@ def test_regular_mode_writes_a_continued_session_once(tmp_path: Path) -> None:
     conversation = ["first visit", "echo: first visit", "second question", "echo: second question"]
     assert in_order(after, conversation), after
     assert after.index("Press Ctrl+O for every key") < after.index("first visit"), after
+    # the block was cleared at exit: no editor box left between the conversation and the resume line
+    tail = after[after.index("echo: second question") : after.index("To resume this session:")]
+    assert "╭" not in tail and MODEL not in tail, after
