@@ -149,15 +149,12 @@ async def stream(
         feed.handle(AgentEvent("agent_start", {}))
         feed.handle(AgentEvent("message_start", {"message": message()}))
         view = feed.reply_view
-        body = view._live  # the live Markdown widget (it survives freezes; only its content restarts)
-        taken = [0]  # characters the markdown widget has finished appending
-        original_append = body.append
 
-        async def counted_append(chunk: str) -> None:
-            await original_append(chunk)
-            taken[0] += len(chunk)
+        def taken() -> int:
+            """Characters the view has drawn (frozen chunks and the live tail); a frame's text
+            is counted once its drawing is over."""
+            return 0 if view._drawing.locked() else view._frozen + len(view._live_text)
 
-        body.append = counted_append
         await settle()
         probe.force()
 
@@ -179,7 +176,7 @@ async def stream(
                 for index in range(low, high):
                     handle(events[index])
                     fed += len(deltas[index])
-                while taken[0] < fed:
+                while taken() < fed:
                     await asyncio.sleep(0)
                 await settle()
                 probe.force()
@@ -188,7 +185,7 @@ async def stream(
                     prof.profile.disable()
         result["total"] = time.perf_counter() - began
         result["windows"] = windows
-        result["blocks"] = len(body.children)
+        result["blocks"] = len(view.children)
         result["widgets"] = len(list(view.walk_children()))
         result["screen_widgets"] = len(list(app.screen.walk_children()))
 
@@ -279,7 +276,7 @@ def report(label: str, result: dict[str, Any], per_frame: int) -> bool:
     ok = ratio < TARGET_RATIO
     print(
         f"{label}: {result['items_before']} items in the chat ({result['mounted_before']} mounted); at the "
-        f"end the live reply held {result['blocks']:,} markdown blocks, {result['widgets']:,} widgets "
+        f"end the live reply held {result['blocks']:,} chunk widgets, {result['widgets']:,} widgets "
         f"(screen: {result['screen_widgets']:,}); {result['frames']:,} frames drawn"
     )
     note = f"{per_frame} tokens a frame"
