@@ -31,6 +31,7 @@ from pi_tui.agent.tool_calls import ToolCallsMixin
 from pi_tui.agent.ttsr_turns import TtsrMixin, cut_text, keep_ttsr_partials, rule_summary, stream_scope
 from pi_tui.agent.user_bash import UserBashMixin
 from pi_tui.ai.errors import ConfigError, is_context_overflow
+from pi_tui.ai.events import StreamEvent, without_events
 from pi_tui.ai.stream import AssistantStream, RetryInfo, StallInfo, stream_message
 from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
@@ -622,6 +623,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         if self._aborted:
             stream.abort()
         started = False
+        unseen: list[StreamEvent] | None = None
         try:
             async for event in stream:
                 if event.type in ("done", "error"):
@@ -637,16 +639,19 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
                 if self.ttsr is not None and event.type.endswith("_delta"):
                     rules = self.ttsr.check(event)
                     if rules:
-                        stream.abort()  # at once: no further chunk is read
+                        unseen = stream.abort_here()  # at once: no further chunk is read
                         self.emit(
                             "ttsr_triggered",
                             rules=[rule_summary(rule) for rule in rules],
                             scope=stream_scope(event),
                             cutText=cut_text(event),
                         )
+                        break  # the reply ends at this delta, however the bytes were split
             message = await stream.result()
         finally:
             self._stream = None
+        if unseen is not None:
+            message = cut_message(message, unseen)
         message.thinking_level = options.thinking  # pi 1.x records the level this reply asked for
         if not started:
             self.emit("message_start", message=message)
@@ -687,3 +692,15 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     """
     blocks: list[UserBlock] = [TextContent(text=clean_text(text)), *images]
     return UserMessage(content=blocks, timestamp=now_ms())
+
+
+def cut_message(message: AssistantMessage, unseen: list[StreamEvent]) -> AssistantMessage:
+    """A reply a stream rule cut: what was delivered up to the matching delta, ``aborted``.
+
+    The stream may have finished in the same network chunk as the match (its ``done`` among the
+    unseen events); the reply still ends as cut, so a ``toolUse`` stop never runs its tools.
+    """
+    cut = without_events(message, unseen)
+    if cut.stop_reason == "aborted":
+        return cut
+    return cut.model_copy(update={"stop_reason": "aborted", "error_message": "Request was aborted"})

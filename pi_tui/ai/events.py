@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
-from pi_tui.messages import AssistantMessage, ToolCall
+from pi_tui.messages import AssistantBlock, AssistantMessage, TextContent, ThinkingContent, ToolCall
 
 EventType = Literal[
     "start",
@@ -87,3 +87,34 @@ class StreamEvent(NamedTuple):
             data["reason"] = self.reason
             data["error"] = self.partial.to_json_dict()
         return data
+
+
+def without_events(message: AssistantMessage, unseen: list[StreamEvent]) -> AssistantMessage:
+    """``message`` as it stood before ``unseen`` (events built into it but never delivered).
+
+    Blocks those events opened are dropped and the text or thinking they added is cut off the
+    end of its block. A tool call's argument fragments stay (the call of a cut reply never
+    runs). The message itself is not changed: a copy comes back when anything was dropped.
+    """
+    dropped: set[int] = set()
+    cut: dict[int, int] = {}
+    for event in unseen:
+        index = event.content_index
+        if event.type in ("text_start", "thinking_start", "toolcall_start"):
+            dropped.add(index)
+        elif event.type in ("text_delta", "thinking_delta") and index not in dropped:
+            cut[index] = cut.get(index, 0) + len(event.delta)
+    if not dropped and not cut:
+        return message
+    content: list[AssistantBlock] = []
+    for index, block in enumerate(message.content):
+        if index in dropped:
+            continue
+        size = cut.get(index, 0)
+        if size and isinstance(block, TextContent):
+            block = block.model_copy(update={"text": block.text[: max(len(block.text) - size, 0)]})
+        elif size and isinstance(block, ThinkingContent):
+            kept = block.thinking[: max(len(block.thinking) - size, 0)]
+            block = block.model_copy(update={"thinking": kept})
+        content.append(block)
+    return message.model_copy(update={"content": content})

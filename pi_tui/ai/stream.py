@@ -206,6 +206,22 @@ class AssistantStream:
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
+    def abort_here(self) -> list[StreamEvent]:
+        """Abort, and return the events already queued behind the one just taken.
+
+        Events arrive a network chunk at a time, so when a consumer decides to stop at one event
+        (a stream rule matched), the message may already hold the deltas of the events after it:
+        how many depends on how the bytes happened to be split. The caller drops those with
+        :func:`~pi_tui.ai.events.without_events`, so the cut lands at the same place every time.
+        """
+        unseen: list[StreamEvent] = []
+        while not self._queue.empty():
+            event = self._queue.get_nowait()
+            if event is not None:
+                unseen.append(event)
+        self.abort()
+        return unseen
+
     def abort_retry(self) -> bool:
         """Cancel the wait before a retry: the reply ends with the error that caused it and no
         further attempt is made. False when no retry wait is going on."""

@@ -235,3 +235,34 @@ def test_resume_keeps_once_on_the_branch_but_another_branch_can_fire(tmp_path: P
         branch_answer = run(lambda: resumed.prompt("first question, again"))
         assert branch_answer.content[0].text == "Branch answer."
         assert len([e for e in events if e.type == "ttsr_triggered"]) == 1
+
+
+def test_a_cut_ends_at_the_matching_delta_however_the_bytes_arrive(tmp_path: Path) -> None:
+    """The whole reply (text and a tool call) reaches the client before the match is seen: the
+    kept reply still ends at the word that matched, as ``aborted``, and its tool never runs."""
+    project = project_dir(tmp_path)
+    reply = Scripted(text=VIOLATION, tool_calls=[ToolCallSpec("write", {"path": "out.txt", "content": "x"})])
+    with ModelServer(reply, Scripted(text="Done with the logger.")) as server:
+        agent, events = make_agent(server, project, [no_print_rule(project)])
+        final = run(lambda: agent.prompt("fix it"))
+        assert final.content[0].text == "Done with the logger."
+        assert not (project / "out.txt").exists()
+        assert not [
+            e
+            for e in agent.manager.get_entries()
+            if isinstance(getattr(e, "message", None), ToolResultMessage)
+        ]
+        cut = next(
+            e.message
+            for e in agent.manager.get_entries()
+            if getattr(getattr(e, "message", None), "role", "") == "assistant"
+        )
+        assert cut.stop_reason == "aborted"
+        assert [block.type for block in cut.content] == ["text"]
+        assert cut.content[0].text == "Here is the fix: print(result) "
+        shown = "".join(
+            e["assistantMessageEvent"].delta
+            for e in events
+            if e.type == "message_update" and e["assistantMessageEvent"].type == "text_delta"
+        )
+        assert shown.startswith("Here is the fix: print(result) ") and "should never" not in shown
