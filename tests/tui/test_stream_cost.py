@@ -173,3 +173,39 @@ async def test_the_spinner_turns_without_laying_out_the_screen(
         assert during <= 1, f"{during} layouts of the screen for 10 spinner frames"
         await pilot.press("escape")  # interrupts the wait
         await settle(pilot, app)
+
+
+async def test_words_that_stay_on_the_line_need_no_layout(
+    project: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a reader's pace (a word every 20 ms) most redraws of the live tail add words to the
+    line it already has: they repaint the tail without laying out the screen again."""
+    from textual._compositor import Compositor
+
+    from pi_tui.tui.widgets.chat_items import MarkdownChunk
+
+    counts = {"draws": 0, "reflow": 0, "first": 0, "last": 0}
+    real_draw, real_reflow = MarkdownChunk.draw, Compositor.reflow
+
+    def draw(self: MarkdownChunk, code_theme: str) -> None:
+        if self.has_class("live"):
+            counts["draws"] += 1
+            counts["first" if counts["draws"] == 1 else "last"] = counts["reflow"]
+        real_draw(self, code_theme)
+
+    def reflow(self: Compositor, *args: Any, **kwargs: Any) -> Any:
+        counts["reflow"] += 1
+        return real_reflow(self, *args, **kwargs)
+
+    monkeypatch.setattr(MarkdownChunk, "draw", draw)
+    monkeypatch.setattr(Compositor, "reflow", reflow)
+    text = "Short words on one line: " + "ok " * 40 + "done."  # 148 characters: two rows at 120
+    server.queue(Scripted(text=text, event_delay=0.02))
+    app = make_app(project, provider="test", model="m")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"talk slowly", "enter")
+        await settle(pilot, app, timeout=30)
+        assert "done." in screen_text(app)
+    during = counts["last"] - counts["first"]  # layouts between the first and the last redraw
+    assert counts["draws"] >= 10  # the tail was redrawn as the words came
+    assert during <= counts["draws"] // 2, f"{during} layouts for {counts['draws']} redraws of the tail"

@@ -229,6 +229,8 @@ class MarkdownChunk(Static):
         super().__init__(classes="body")
         self.text = text
         self.lead_in = lead_in
+        self._rows: int | None = None
+        """Rows of the last drawing, when it was measured at the widget's width."""
 
     def draw(self, code_theme: str) -> None:
         from rich.markdown import Markdown as RichMarkdown  # markdown-it: imported on first use
@@ -242,7 +244,18 @@ class MarkdownChunk(Static):
             body = AfterLeadIn(
                 lead, RichMarkdown(f"{self.lead_in}\n\n{text}", code_theme=code_theme, hyperlinks=False)
             )
-        self.update(RenderedOnce(body))
+        rendered = RenderedOnce(body)
+        rows = None
+        width = self.content_size.width
+        if self.is_mounted and width:
+            # Rendered now as Textual will measure and paint it (the segments are kept): a redraw
+            # that keeps the height (the next words on the same line) needs no layout of the screen.
+            options = self.app.console_options.update_width(width).update(highlight=False)
+            rows = sum(
+                text.count("\n") for text, _, _ in rendered.__rich_console__(self.app.console, options)
+            )
+        self.update(rendered, layout=rows is None or rows != self._rows)
+        self._rows = rows
 
 
 class AssistantView(Vertical):
