@@ -118,6 +118,18 @@ class Scrollback:
             leave(*args, **kwargs)
 
         app.exit = exit
+        chat = app.chat
+        show = chat.show
+
+        async def show_other(items: Any) -> None:
+            if self.timer is not None:
+                try:
+                    self._queue_all_shown(force=True)
+                except Exception as error:
+                    self._give_up(error)
+            await show(items)
+
+        chat.show = show_other  # what the chat showed is written before another branch replaces it
         self.timer: Any = app.set_interval(POLL_SECONDS, self.poll)
         """None once given up (:meth:`_give_up`)."""
         app.call_after_refresh(self._print_header)  # laid out with what the start put in it
@@ -159,20 +171,7 @@ class Scrollback:
         self.timer = None
         app = self.app
         try:
-            width = app.size.width
-            if not self.header_done:
-                self._print_header()
-            chat = app.chat
-            if chat.items is not self.items:
-                self._new_branch(chat, width)
-            background = Style(bgcolor=chat.rich_style.bgcolor)
-            begin = self._index_after_last(chat.items)
-            for item in chat.items[max(begin, chat._first) :]:
-                view = chat.view_of(item)
-                if view is not None and view.display and id(item) not in self.printed:
-                    if view.outer_size.height > 0:
-                        self.pending.extend(self._item_lines(view, width, background))
-                    view.display = False
+            self._queue_all_shown(force=True)
             self.pending.append(CLEAR_TO_END)  # the block is cleared from the line after it
             app.INLINE_PADDING = 0  # (Textual would step up one line into what was written)
             self._write_pending()
@@ -180,6 +179,29 @@ class Scrollback:
             app._driver.flush()
         except Exception:  # the terminal is gone (SIGHUP) or the app half down: leave anyway
             return
+
+    def _queue_all_shown(self, *, force: bool = False) -> None:
+        """Queue the lines of all the chat shows and has not written, finished or not (it is
+        about to go: the app leaves, or the chat shows another conversation), and hide it.
+        ``force``: the banner too, even if its last change is not laid out yet."""
+        if not self.header_done:
+            self._print_header(force=force)
+        chat = self.app.chat
+        width = self.app.size.width
+        if chat.items is not self.items:
+            self._new_branch(chat, width)
+        background = Style(bgcolor=chat.rich_style.bgcolor)
+        begin = self._index_after_last(chat.items)
+        for item in chat.items[max(begin, chat._first) :]:
+            view = chat.view_of(item)
+            if view is None or id(item) in self.printed:
+                continue
+            if view.display and view.outer_size.height > 0:
+                self.pending.extend(self._item_lines(view, width, background))
+                self.hidden.append(view)
+            view.display = False
+            self.printed.add(id(item))
+            self.last = item
 
     def _give_up(self, error: Exception) -> None:
         """A failure here must not end the session: what was written stays written, the chat
@@ -263,18 +285,18 @@ class Scrollback:
 
     # --- rendering ---------------------------------------------------------------------------
 
-    def _print_header(self) -> None:
+    def _print_header(self, force: bool = False) -> None:
         """The start banner goes first into the scrollback (it would sit over the live part)."""
         from pi_tui.tui.widgets.header import PiHeader
 
         header = self.app.query_one(PiHeader)
-        if header.display and header.is_mounted and (_laid_out(header) or self.timer is None):
+        if header.display and header.is_mounted and (force or _laid_out(header)):
             background = Style(bgcolor=header.rich_style.bgcolor)
             self.pending.extend(self._item_lines(header, self.app.size.width, background))
             header.display = False
             self.hidden.append(header)
             self.app.screen.refresh()
-        elif header.display and self.timer is not None:
+        elif header.display:
             self.app.set_timer(POLL_SECONDS, self._print_header)  # its new size is not laid out yet
             return
         self.header_done = True

@@ -97,7 +97,9 @@ def test_regular_mode_keeps_every_message_and_reply_in_the_scrollback(tmp_path: 
             for message in MESSAGES[1:]:
                 ask(pane, message, f"echo: {message}")
             expected = [line for message in MESSAGES for line in (message, f"echo: {message}")]
-            pane.wait_for(lambda _screen: in_order(history(pane), expected), "every exchange in the history")
+            pane.wait_for(
+                lambda _screen: in_order(history(pane), expected), "every exchange in the history", 20
+            )
             pane.press("C-d")
             pane.wait_for(lambda screen: "To resume this session:" in screen, "the resume line", 15)
             after = history(pane)
@@ -127,7 +129,7 @@ def test_regular_mode_writes_tool_cards_safe_text_and_a_separator_for_a_new_sess
             pane.wait_for(lambda screen: editor_text(screen) == "/new", "/new typed")
             pane.press("Enter")
             separator = "── the conversation as it is shown now "
-            pane.wait_for(lambda _screen: separator in history(pane), "the separator")
+            pane.wait_for(lambda _screen: separator in history(pane), "the separator", 20)
             ask(pane, "a fresh start", "echo: a fresh start")
             pane.press("C-d")
             pane.wait_for(lambda screen: "To resume this session:" in screen, "the resume line", 15)
