@@ -15,6 +15,7 @@ rule works character by character, so each streamed chunk is made safe on its ow
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from textual.app import ComposeResult
@@ -155,6 +156,10 @@ FREEZE_AFTER = 600
 """Characters the live tail may hold before its settled blocks are frozen: the tail is parsed and
 rendered again on every frame, so it stays short (a few paragraphs)."""
 KEEP_LIVE = 100
+STREAM_CPU_SHARE = 0.4
+"""Share of a core the event loop's thread may use while a reply streams before the live tail is
+redrawn less often (see ``AssistantView._feed_markdown``)."""
+SLOWEST_FRAME_SECONDS = 0.25
 THINKING_REDRAW_SECONDS = 0.05
 MARKDOWN_FRAME_SECONDS = 1 / 20
 """The live markdown is redrawn at most this often (20 times a second reads as smooth
@@ -336,15 +341,32 @@ class AssistantView(Vertical):
 
     async def _feed_markdown(self) -> None:
         """Redraw the live chunk with the text that arrived, at most once per
-        :data:`MARKDOWN_FRAME_SECONDS`: the deltas of a frame are drawn together."""
+        :data:`MARKDOWN_FRAME_SECONDS`: the deltas of a frame are drawn together.
+
+        While the event loop's thread is busier than :data:`STREAM_CPU_SHARE` (a fast provider:
+        every redraw re-lays out and repaints the scrolled screen, tens of milliseconds at 120x40)
+        the interval grows, up to :data:`SLOWEST_FRAME_SECONDS`, and shrinks back once the stream
+        calms down: a reply that arrives faster than it can be read is drawn less often rather
+        than keeping a core busy."""
         loop = asyncio.get_running_loop()
         next_update = 0.0
+        interval = MARKDOWN_FRAME_SECONDS
+        measured_at, cpu_at = loop.time(), time.thread_time()
         while True:
             await self._wake.wait()
             early = next_update - loop.time()
             if early > 0:
                 await asyncio.sleep(early)  # deltas keep gathering in _pending meanwhile
-            next_update = loop.time() + MARKDOWN_FRAME_SECONDS
+            now, cpu = loop.time(), time.thread_time()
+            share = (cpu - cpu_at) / max(now - measured_at, 1e-3)
+            measured_at, cpu_at = now, cpu
+            grow = share > STREAM_CPU_SHARE
+            interval = (
+                min(SLOWEST_FRAME_SECONDS, interval * 1.5)
+                if grow
+                else max(MARKDOWN_FRAME_SECONDS, interval / 1.5)
+            )
+            next_update = now + interval
             self._wake.clear()
             chunk = "".join(self._pending)
             self._pending.clear()
