@@ -43,6 +43,7 @@ from pi_tui.tui.settings_peek import peek_setting
 from pi_tui.tui.theme_control import POLL_SECONDS as THEME_POLL_SECONDS
 from pi_tui.tui.theme_control import ThemeControl, first_theme_name
 from pi_tui.tui.transcript import InfoItem
+from pi_tui.tui.typed_ahead import send_when_idle, typed_ahead
 from pi_tui.tui.widgets.chat import ChatView
 from pi_tui.tui.widgets.editor import CompletionMenu, PromptEditor
 from pi_tui.tui.widgets.extension_widgets import ExtensionWidgets
@@ -98,6 +99,7 @@ class PiApp(App[None]):
         self.cwd = cwd or (str(self.agent.cwd) if started is not None else start_options.cwd)  # type: ignore[union-attr]
         self.loaded = loaded
         self.initial_prompts = list(initial_prompts or [])
+        self.early_submissions: list[str] = []  # sent while starting (typed_ahead.py)
         self.git_branch = git_branch
         self.display_cwd = display_cwd or self.cwd
         """The folder as the footer shows it (tests pin it for stable snapshots)."""
@@ -202,6 +204,8 @@ class PiApp(App[None]):
         editor.cursor_blink = self.CURSOR_BLINK
         self.chat.show_thinking = self.show_thinking
         editor.focus()
+        self.early_submissions[:0], rest = typed_ahead()
+        editor.insert(rest)
         self.set_interval(THEME_POLL_SECONDS, self.theme_control.reload_if_changed)
         self.app_resume_signal.subscribe(self, self._redraw_after_resume)
         if self.started is not None:
@@ -299,6 +303,7 @@ class PiApp(App[None]):
             await self.extension_bridge.start()
         if self.initial_prompts:
             self.start_work(self._run_initial(self.initial_prompts))
+        self.run_worker(send_when_idle(self, self.early_submissions), group="early", exit_on_error=False)
         if self.open_resume:
             self.run_slash("resume", "")
 
@@ -486,11 +491,9 @@ class PiApp(App[None]):
 
             self.run_worker(continue_here(self, follow, message.text), group="follow", exit_on_error=False)
             return
-        if self.agent is None:
-            self.editor.load_text(message.text)  # keep it: it can be sent in a moment
-            self.editor.move_cursor(self.editor.document.end)
-            self.status.hint = "Still starting; send again in a moment."
-            self.set_timer(2, self._clear_hint)
+        if self.agent is None:  # sent as soon as the agent is ready
+            self.early_submissions.append(message.text)
+            self.show_hint("Starting: your message goes as soon as pi-tui is ready.", 5)
             return
         if message.follow_up and self.agent.is_streaming:
             self.agent.follow_up(message.text)

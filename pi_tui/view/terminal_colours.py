@@ -34,7 +34,9 @@ __all__ = [
     "appearance_from_colorfgbg",
     "decide_appearance",
     "parse_report",
+    "take_typed_ahead",
     "terminal_appearance",
+    "without_answers",
 ]
 
 Appearance = Literal["dark", "light"]
@@ -172,7 +174,29 @@ def _ask_terminal(timeout: float = QUERY_SECONDS) -> TerminalReport:
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
         os.close(fd)
+    global _typed_ahead
+    _typed_ahead += without_answers(data)
     return parse_report(data)
+
+
+_ANSWER_RE = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[\?[0-9;]*[nc]")
+"""The terminal's answers to the queries: OSC replies, the scheme report, device attributes."""
+
+
+def without_answers(data: bytes) -> bytes:
+    """What was read from the terminal that is not an answer: keys the user typed meanwhile
+    (``pi-tui`` then at once the first message), which the app replays into its editor."""
+    return _ANSWER_RE.sub(b"", data)
+
+
+def take_typed_ahead() -> bytes:
+    """The keys read while asking the terminal, once (they are the app's from then on)."""
+    global _typed_ahead
+    typed, _typed_ahead = _typed_ahead, b""
+    return typed
+
+
+_typed_ahead = b""
 
 
 _decided: Appearance | None = None

@@ -33,3 +33,35 @@ async def test_a_startup_error_ends_the_app_with_one_line(project: Path) -> None
         await async_wait_until(lambda: not app.is_running, "the startup error to end the app")
     assert app.return_code == 2
     assert not app.ready
+
+
+async def test_messages_sent_while_the_agent_starts_go_in_order_once_it_is_ready(project: Path) -> None:
+    """Enter before the agent exists used to put the text back ("send again in a moment")."""
+    import threading
+
+    gate = threading.Event()
+
+    app = PiApp(start_options=StartOptions(cwd=str(project)), cwd=str(project))
+    start_agent = app._start_in_background
+
+    def slow_start() -> None:  # the agent's start held until the messages are typed
+        gate.wait(30)
+        start_agent()
+
+    app._start_in_background = slow_start  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"first", "enter")
+        await pilot.press(*"second", "enter")
+        await pilot.press(*"half typed")
+        assert not app.ready and app.early_submissions == ["first", "second"]
+        gate.set()
+        await wait_ready(pilot, app)
+        await wait_until(
+            pilot, lambda: len(app.agent.manager.build_session_context().messages) >= 4, "both sent"
+        )
+        await settle(pilot, app)
+        asked = [
+            m.content[0].text for m in app.agent.manager.build_session_context().messages if m.role == "user"
+        ]
+        assert asked == ["first", "second"]
+        assert app.editor.text == "half typed"
