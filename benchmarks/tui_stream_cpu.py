@@ -204,7 +204,10 @@ def measure(
     pane = TmuxPane.start(argv, cwd=project, env=env, width=120, height=40)
     try:
         _quiet_screen(pane, ready)
-        pid = int(pane.tmux("display-message", "-p", "-t", pane.session, "#{pane_pid}").stdout.strip())
+        shown = pane.tmux("display-message", "-p", "-t", pane.session, "#{pane_pid}", check=False)
+        if shown.returncode != 0:
+            raise RuntimeError(f"{program} ended before the prompt; it showed:\n{pane.last_screen}")
+        pid = int(shown.stdout.strip())
         if warm_up:
             pane.type(WARM_UP_PROMPT)
             pane.wait_for(lambda s: WARM_UP_PROMPT in s, "the typed warm-up prompt")
