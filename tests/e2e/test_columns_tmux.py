@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pi_tui.tui.keybindings import ACTIONS, SCOPES
-from tests.e2e.test_tui_tmux import SCRIPT, editor_text
+from tests.e2e.app_pane import start_pi_tui
+from tests.e2e.test_tui_tmux import editor_text
 from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
@@ -25,28 +26,10 @@ MARGIN = 2
 
 def start(agent_dir: Path, tmp_path: Path, width: int, height: int) -> TmuxPane:
     project = tmp_path / "a-project-folder-with-a-rather-long-name" / "and-one-more-level"
-    project.mkdir(parents=True)
-    pane = TmuxPane.start(
-        [SCRIPT, "--model", "offline/demo"],
-        cwd=project,
-        env={
-            "PI_CODING_AGENT_DIR": str(agent_dir),
-            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
-            "PI_TUI_PI_AGENT_DIR": str(tmp_path / "pi-agent"),
-        },
-        width=width,
-        height=height,
+    args = ["--model", "offline/demo"]
+    return start_pi_tui(
+        args, project=project, agent_dir=agent_dir, tmp_path=tmp_path, width=width, height=height
     )
-    try:
-        pane.wait_for(
-            lambda s: editor_text(s) == "" and "demo" in s.splitlines()[-1],
-            "the chat with an empty editor",
-            15,
-        )
-    except BaseException:
-        pane.kill()
-        raise
-    return pane
 
 
 def run_command(pane: TmuxPane, command: str) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_tui_tmux import SCRIPT, chat_lines, editor_text
+from tests.e2e.app_pane import start_pi_tui
+from tests.e2e.test_tui_tmux import chat_lines, editor_text
 from tests.support.model_server import ModelServer, Scripted
 from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
@@ -22,31 +23,12 @@ MODEL = "daily-model"
 
 def start(agent_dir: Path, tmp_path: Path, server: ModelServer) -> TmuxPane:
     """pi-tui in tmux at 80x24 on the loopback server, once its editor and footer show."""
-    project = tmp_path / "project"
-    project.mkdir()
     models = server.models_json(models=[{"id": MODEL, "name": "Daily model", "reasoning": True}])
     (agent_dir / "models.json").write_text(json.dumps(models))
-    pane = TmuxPane.start(
-        [SCRIPT, "--provider", "test", "--model", MODEL],
-        cwd=project,
-        env={
-            "PI_CODING_AGENT_DIR": str(agent_dir),
-            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
-            "PI_TUI_PI_AGENT_DIR": str(tmp_path / "pi-agent"),
-        },
-        width=80,
-        height=24,
+    args = ["--provider", "test", "--model", MODEL]
+    return start_pi_tui(
+        args, project=tmp_path / "project", agent_dir=agent_dir, tmp_path=tmp_path, footer=MODEL
     )
-    try:
-        pane.wait_for(
-            lambda s: editor_text(s) == "" and MODEL in s.splitlines()[-1],
-            "the chat with an empty editor",
-            15,
-        )
-    except BaseException:
-        pane.kill()
-        raise
-    return pane
 
 
 def test_alt_up_says_how_many_queued_messages_came_back(agent_dir: Path, tmp_path: Path) -> None:

@@ -9,29 +9,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.test_tui_tmux import SCRIPT
+from tests.e2e.app_pane import start_pi_tui
 from tests.support.requires import requires
-from tests.support.tmux import TmuxPane
 
 pytestmark = requires("tmux", "pi-tui")
 
 
 def test_a_message_typed_before_the_first_frame_is_sent(agent_dir: Path, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    pane = TmuxPane.start(
-        [SCRIPT, "--model", "offline/demo"],
-        cwd=project,
-        env={
-            "PI_CODING_AGENT_DIR": str(agent_dir),
-            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
-            "PI_TUI_PI_AGENT_DIR": str(tmp_path / "pi-agent"),
-        },
+    pane = start_pi_tui(
+        ["--model", "offline/demo"],
+        project=tmp_path / "project",
+        agent_dir=agent_dir,
+        tmp_path=tmp_path,
         width=100,
         height=30,
-    )
+        footer=None,
+    )  # no wait: the keys go before pi-tui is even drawn
     try:
-        pane.type("typed straight away")  # no wait: pi-tui is not even drawn yet
+        pane.type("typed straight away")
         pane.press("Enter")
         pane.wait_for(
             lambda screen: "You wrote “typed straight away”" in screen, "the demo's answer", timeout=20

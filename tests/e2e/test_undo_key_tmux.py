@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.e2e.test_tui_tmux import SCRIPT, editor_text
+from tests.e2e.app_pane import start_pi_tui
+from tests.e2e.test_tui_tmux import editor_text
 from tests.support.requires import requires
 from tests.support.tmux import TmuxPane
 
@@ -31,31 +32,10 @@ def undone(typed: str) -> Callable[[str], bool]:
     return check
 
 
-def idle(screen: str) -> bool:
-    """The chat screen with an empty editor and the offline model named in the footer."""
-    return editor_text(screen) == "" and "demo" in screen.splitlines()[-1]
-
-
 def start(agent_dir: Path, tmp_path: Path) -> TmuxPane:
-    project = tmp_path / "project"
-    project.mkdir()
-    pane = TmuxPane.start(
-        [SCRIPT, "--model", "offline/demo"],
-        cwd=project,
-        env={
-            "PI_CODING_AGENT_DIR": str(agent_dir),
-            "PI_TUI_CACHE_DIR": str(tmp_path / "cache"),
-            "PI_TUI_PI_AGENT_DIR": str(tmp_path / "pi-agent"),
-        },
-        width=80,
-        height=24,
+    return start_pi_tui(
+        ["--model", "offline/demo"], project=tmp_path / "project", agent_dir=agent_dir, tmp_path=tmp_path
     )
-    try:
-        pane.wait_for(idle, "the chat with an empty editor", timeout=15)
-    except BaseException:
-        pane.kill()
-        raise
-    return pane
 
 
 def test_the_terminal_byte_of_ctrl_minus_undoes_typing(agent_dir: Path, tmp_path: Path) -> None:
