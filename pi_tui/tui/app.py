@@ -484,6 +484,7 @@ class PiApp(App[None]):
         self.transcript_following.stop()
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        self.chat.to_bottom()  # whatever was sent, its answer comes at the end
         follow = self.following
         stripped = message.text.strip()
         if follow is not None and stripped and not stripped.startswith(("/", "!")):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.model_server import ModelServer, Scripted
 from tests.support.waiting import wait_until
 from tests.tui.conftest import every_kind_session, make_app, screen_text, settle
@@ -68,6 +70,26 @@ async def test_a_sent_prompt_goes_back_to_the_end(project: Path, tmp_path: Path,
         await settle(pilot, app)
         await wait_until(pilot, lambda: "echo: hello there" in screen_text(app), "the reply on screen")
         assert chat.following and not chat.unseen
+
+
+@pytest.mark.parametrize("command", ["/session", "!echo from the shell"])
+async def test_a_command_sent_from_the_editor_goes_back_to_the_end_too(
+    project: Path, tmp_path: Path, server: ModelServer, command: str
+) -> None:
+    """Its answer comes at the end, like a reply's: it must not arrive below as "new output"."""
+    app = make_app(
+        project, provider="test", model="m", session=str(chat_session(project, tmp_path / "s", 30))
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await wait_until(pilot, lambda: chat.max_scroll_y > 0, "the chat shown")
+        await pilot.press("pageup", "pageup")
+        await wait_until(pilot, lambda: not chat.following, "PageUp to leave the end")
+        await pilot.press(*command, "enter")
+        await settle(pilot, app)
+        answer = "Session" if command == "/session" else "from the shell"
+        await wait_until(pilot, lambda: answer in screen_text(app), "the command's answer on screen")
+        assert chat.following and not chat.unseen and NOTICE not in screen_text(app)
 
 
 async def test_ctrl_o_while_scrolled_up_is_not_new_output(
