@@ -57,26 +57,18 @@ async def test_only_output_below_raises_the_line_and_the_end_drops_it(
         assert not chat.unseen
 
 
-async def test_a_sent_prompt_goes_back_to_the_end(project: Path, tmp_path: Path, server: ModelServer) -> None:
-    app = make_app(
-        project, provider="test", model="m", session=str(chat_session(project, tmp_path / "s", 30))
-    )
-    async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.chat
-        await wait_until(pilot, lambda: chat.max_scroll_y > 0, "the chat shown")
-        await pilot.press("pageup", "pageup")
-        await wait_until(pilot, lambda: not chat.following, "PageUp to leave the end")
-        await pilot.press(*"hello there", "enter")
-        await settle(pilot, app)
-        await wait_until(pilot, lambda: "echo: hello there" in screen_text(app), "the reply on screen")
-        assert chat.following and not chat.unseen
-
-
-@pytest.mark.parametrize("command", ["/session", "!echo from the shell"])
-async def test_a_command_sent_from_the_editor_goes_back_to_the_end_too(
-    project: Path, tmp_path: Path, server: ModelServer, command: str
+@pytest.mark.parametrize(
+    ("sent", "answer"),
+    [
+        ("hello there", "echo: hello there"),
+        ("/session", "Session"),
+        ("!echo from the shell", "from the shell"),
+    ],
+)
+async def test_whatever_is_sent_from_the_editor_goes_back_to_the_end(
+    project: Path, tmp_path: Path, server: ModelServer, sent: str, answer: str
 ) -> None:
-    """Its answer comes at the end, like a reply's: it must not arrive below as "new output"."""
+    """A prompt, a /command or a !command: its answer comes at the end, not below as "new output"."""
     app = make_app(
         project, provider="test", model="m", session=str(chat_session(project, tmp_path / "s", 30))
     )
@@ -85,10 +77,9 @@ async def test_a_command_sent_from_the_editor_goes_back_to_the_end_too(
         await wait_until(pilot, lambda: chat.max_scroll_y > 0, "the chat shown")
         await pilot.press("pageup", "pageup")
         await wait_until(pilot, lambda: not chat.following, "PageUp to leave the end")
-        await pilot.press(*command, "enter")
+        await pilot.press(*sent, "enter")
         await settle(pilot, app)
-        answer = "Session" if command == "/session" else "from the shell"
-        await wait_until(pilot, lambda: answer in screen_text(app), "the command's answer on screen")
+        await wait_until(pilot, lambda: answer in screen_text(app), "the answer on screen")
         assert chat.following and not chat.unseen and NOTICE not in screen_text(app)
 
 
