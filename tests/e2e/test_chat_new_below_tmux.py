@@ -13,7 +13,8 @@ import json
 import re
 from pathlib import Path
 
-from tests.e2e.test_tui_tmux import SCRIPT, chat_lines, editor_text, pytestmark
+from tests.e2e.app_pane import start_pi_tui
+from tests.e2e.test_tui_tmux import chat_lines, editor_text, pytestmark
 from tests.support.model_server import ModelServer, Scripted
 from tests.support.tmux import TmuxPane
 
@@ -39,38 +40,24 @@ def seconds_working(screen: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def start(agent_dir: Path, project: Path, server: ModelServer, width: int, height: int) -> TmuxPane:
+def start(agent_dir: Path, tmp_path: Path, server: ModelServer) -> TmuxPane:
+    """pi-tui at 80x24 on the loopback server, once its editor and footer show."""
     (agent_dir / "models.json").write_text(
         json.dumps(server.models_json(models=[{"id": MODEL, "name": "M"}]))
     )
-    pane = TmuxPane.start(
-        [SCRIPT, "--provider", "test", "--model", MODEL],
-        cwd=project,
-        env={"PI_CODING_AGENT_DIR": str(agent_dir)},
-        width=width,
-        height=height,
+    args = ["--provider", "test", "--model", MODEL]
+    return start_pi_tui(
+        args, project=tmp_path / "project", agent_dir=agent_dir, tmp_path=tmp_path, footer=MODEL
     )
-    try:
-        pane.wait_for(
-            lambda s: editor_text(s) == "" and MODEL in s.splitlines()[-1],
-            "the editor and footer",
-            timeout=15,
-        )
-    except BaseException:
-        pane.kill()
-        raise
-    return pane
 
 
 def test_scrolled_up_chat_stays_put_shows_the_new_output_notice_and_ctrl_end_jumps(
     agent_dir: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     # one paragraph a delta, 20 a second: the whole reply takes 15 s or more (a busy machine
     # draws fewer a second), so it still streams when the wheel's turn comes
     with ModelServer(Scripted(text=REPLY, delta_size=22, event_delay=0.05)) as server:
-        pane = start(agent_dir, project, server, 80, 24)
+        pane = start(agent_dir, tmp_path, server)
         try:
             pane.type("Tell me a long story")
             pane.wait_for(lambda s: editor_text(s) == "Tell me a long story", "the prompt in the editor")
