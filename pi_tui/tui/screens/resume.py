@@ -274,9 +274,7 @@ class ResumePicker(ModalScreen[Path | None]):
             yield Input(placeholder='search: words, "exact phrase", re:regex', id="picker-filter")
             yield SessionList(self._row_text, id="resume-list")
             yield Static("", id="resume-message")
-            help_line = Static(self._help(), classes="picker-help", id="resume-help")
-            help_line.styles.height = "auto"  # the keys may take two lines (app.tcss says one)
-            yield help_line
+            yield Static(self._help(), classes="picker-help", id="resume-help")
 
     def on_mount(self) -> None:
         self.query_one("#resume-message", Static).display = False
