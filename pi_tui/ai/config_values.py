@@ -109,20 +109,31 @@ def value_without_commands(value: str, env: Mapping[str, str] | None = None) -> 
     return None if missing else resolved
 
 
-def resolve_config_value(value: str, what: str, env: Mapping[str, str] | None = None) -> str:
+def resolve_config_value(
+    value: str,
+    what: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    legacy_names: bool = True,
+    cached: bool = True,
+) -> str:
     """``!command`` -> its trimmed output (cached for the run); otherwise ``$NAME`` / ``${NAME}``
     filled in from ``env`` then the process environment; a bare name of a set variable -> its
     value (pi 0.73's form); anything else literally.
 
     ``what`` names the setting in the one-line :class:`ConfigError` raised when a command fails
-    or a variable is unset.
+    or a variable is unset. MCP values (mcp.json never had pi 0.73's form) pass
+    ``legacy_names=False``, so ``"HOME"`` stays the text ``HOME``, and ``cached=False``, so a
+    reconnect runs the command again (a token that expired is fetched anew), as pi does.
     """
     if value.startswith("!"):
         command = value[1:]
+        if not cached:
+            return _run_command(command.strip(), what)
         if command not in _command_cache:
             _command_cache[command] = _run_command(command.strip(), what)
         return _command_cache[command]
-    legacy = legacy_env_name(value, env)
+    legacy = legacy_env_name(value, env) if legacy_names else None
     if legacy is not None:
         return env_value(legacy, env) or value
     resolved, missing = _template(value, env)
