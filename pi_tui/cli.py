@@ -43,7 +43,8 @@ commands:
                                             the sessions over HTTP + SSE, and a web page
   pi-tui auth login|logout|check|print-api-key [PROVIDER]
                                             save, remove, check or print a provider's API key
-  pi-tui config [-l]                        where each configuration file is, and whether it exists"""
+  pi-tui config [-l]                        where each configuration file is, and whether it exists
+  pi-tui mcp add|remove <server> ...        add or remove an MCP server in mcp.json"""
 
 
 class _MainParser(argparse.ArgumentParser):
@@ -426,6 +427,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from pi_tui.config_command import run_config
 
         return run_config(words[1:], fail)
+    if words[:1] == ["mcp"]:  # pi-tui mcp add|remove|... (pi 1.x's MCP shell commands)
+        from pi_tui.mcp.command import run_mcp
+
+        return run_mcp(words[1:], fail)
     parser = build_parser()
     # Words and flags in any order, as pi. Flags nobody here knows may belong to an extension
     # (``pi.register_flag``): they are kept and checked once the extensions are loaded.
