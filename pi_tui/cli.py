@@ -195,7 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_approval_flags(extend, whose="this project folder", aliases=("--trust",))
     extend.add_argument(
-        "--no-mcp", action="store_true", help="connect no MCP server this run (pi-tui has no MCP support yet)"
+        "--no-mcp",
+        action="store_true",
+        help="connect no MCP server this run (no MCP tools, mcp.json is not read)",
     )
     extend.add_argument(
         "--skill",

@@ -25,11 +25,13 @@ from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
+from pi_tui.mcp.attach import is_mcp_tool_name
 from pi_tui.messages import THINKING_LEVELS
 from pi_tui.session import SessionError, SessionInfo, SessionManager
 from pi_tui.session.info import recency_key
 from pi_tui.session.listing import list_all_sessions, list_sessions
 from pi_tui.start_options import StartOptions
+from pi_tui.tools.name_patterns import name_matcher
 
 if TYPE_CHECKING:
     from pi_tui.tools.base import AgentTool
@@ -81,6 +83,7 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
 
     prepare_tls()  # in a thread, while the session is read
     trust = decide_trust(options.cwd, options.approve, interactive=options.interactive)
+    mcp, mcp_lines = start_mcp_servers(options, trust.trusted)  # they connect while we go on
     try:
         settings = load_settings(options.cwd, project=trust.trusted)
     except SettingsError as error:
@@ -172,6 +175,11 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     )
     holder.append(agent)
     agent.loadout_pool = loadout_pool(options, tools, selection)
+    if mcp is not None:
+        agent.mcp = mcp
+        mcp.loaded_names = agent.mcp_loaded_names
+    for line in mcp_lines:
+        notice = f"{notice}\n{line}" if notice else line
     agent.expander = expander
     if expander.problems:
         lines = "\n".join(expander.problems)
@@ -190,6 +198,22 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         notice = f"{notice}\n{warning}" if notice else warning
     return Started(
         agent, registry, settings, notice, rebuild_prompt, options, scope.models, extensions, trust
+    )
+
+
+def start_mcp_servers(options: StartOptions, trusted: bool) -> tuple[Any, list[str]]:
+    """The session's MCP manager, already connecting (None under ``--no-mcp`` or with no
+    server configured), and the configuration problems to show once."""
+    if options.no_mcp:
+        return None, []
+    from pi_tui.mcp.attach import start_mcp
+
+    return start_mcp(
+        options.cwd,
+        trusted=trusted,
+        tools=options.tools,
+        exclude=options.exclude_tools,
+        no_tools=options.no_tools,
     )
 
 
@@ -522,18 +546,6 @@ def resolve_default_tools(entries: list[str] | None) -> list[str]:
     return apply_tool_modifiers(base, entries)
 
 
-def name_matcher(entries: list[str]) -> Callable[[str], bool]:
-    """Whether a tool name is one of ``entries`` or matches one of its ``*`` patterns (``*`` is
-    any run of characters, nothing else is special)."""
-    names = {entry for entry in entries if "*" not in entry}
-    patterns = [
-        re.compile(".*".join(re.escape(part) for part in entry.split("*")))
-        for entry in entries
-        if "*" in entry
-    ]
-    return lambda name: name in names or any(pattern.fullmatch(name) for pattern in patterns)
-
-
 def select_tools(
     options: StartOptions, settings: Settings, extension_tools: frozenset[str] = frozenset()
 ) -> ToolSelection:
@@ -564,7 +576,7 @@ def select_tools(
                 chosen.extend(name for name in known if matches(name) and name not in chosen)
             elif entry not in chosen:
                 chosen.append(entry)
-    unknown = [name for name in chosen if name not in known]
+    unknown = [name for name in chosen if name not in known and not is_mcp_tool_name(name)]
     drop = name_matcher(excluded)
     names = [name for name in chosen if name in known and not drop(name)]
     return ToolSelection(names, allow_list, unknown, excluded)

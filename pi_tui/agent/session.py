@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
 from pi_tui.agent.history import (
@@ -56,6 +56,9 @@ from pi_tui.text_safety import clean_text
 from pi_tui.tools import ALL_TOOL_NAMES
 from pi_tui.tools.base import AgentTool, ToolResult
 from pi_tui.ttsr.coordinator import TtsrCoordinator
+
+if TYPE_CHECKING:
+    from pi_tui.mcp.manager import McpManager
 
 
 class AgentBusyError(RuntimeError):
@@ -120,6 +123,8 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         self._run_system_prompt: str | None = None
         self.expander: Any = None
         """Expands ``/skill:name`` and prompt-template lines (a PromptExpander; None: none)."""
+        self.mcp: McpManager | None = None
+        """The session's MCP servers (pi_tui/mcp/manager.py); their tools join :meth:`active_tools`."""
         self._record_initial_state()
         self._restore_ttsr()
 
@@ -540,12 +545,32 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         """
         declared = self.manager.build_session_context().branch_system
         if not declared:
-            return self.tools
+            return self._with_mcp(self.tools)
         pool = {tool.name: tool for tool in self.tools}
         for tool in self.loadout_pool:
             pool.setdefault(tool.name, tool)
         names = active_tool_names(declared, list(pool), BUILT_IN_TOOL_NAMES)
-        return [pool[name] for name in names or ()]
+        return self._with_mcp([pool[name] for name in names or ()])
+
+    def _with_mcp(self, tools: list[AgentTool]) -> list[AgentTool]:
+        """``tools`` and the MCP tools offered now: direct ones, and deferred ones ``tool_search``
+        loaded on this branch (a name a tool of ours already has stays ours)."""
+        mcp_tools = self.mcp.agent_tools() if self.mcp is not None else ()
+        if not mcp_tools:
+            return tools
+        from pi_tui.mcp.tools import visible_tools
+
+        have = {tool.name for tool in tools}
+        loaded = self.mcp.loaded_names() if self.mcp is not None else set()
+        return [*tools, *(tool for tool in visible_tools(mcp_tools, loaded) if tool.name not in have)]
+
+    def mcp_loaded_names(self) -> set[str]:
+        """The deferred MCP tools ``tool_search`` loaded on the current branch."""
+        from pi_tui.mcp.tools import loaded_on_branch
+
+        manager = self.manager
+        raw = (manager.get_raw_entry(entry_id) for entry_id in manager.get_branch_ids())
+        return loaded_on_branch(entry for entry in raw if entry is not None)
 
     def build_context(self, messages: list[Any] | None = None) -> Context:
         """The request's context: the branch's messages (or ``messages``, as an extension's
@@ -569,6 +594,8 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         return Context(system_prompt=clean_text(prompt), messages=messages, tools=tools)
 
     async def _stream_assistant(self) -> AssistantMessage:
+        if self.mcp is not None:  # the first prompt waits (10 s at most) for direct MCP tools
+            await self.mcp.wait_for_direct()
         try:
             options = self._request_options(self.model)
         except ConfigError as error:

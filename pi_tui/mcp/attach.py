@@ -1,0 +1,91 @@
+"""Starting a session's MCP servers from the command line's choices.
+
+Kept apart from ``startup`` so every front end (and ``pi-tui mcp list``) builds the manager the
+same way: which files (project ones only when trusted), which tools ``--tools`` / ``-xt`` /
+``--no-tools`` allow (pi 1.x's rule: ``--tools`` filters MCP tools only once one of its entries
+starts with ``mcp__``), and nothing at all under ``--no-mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pi_tui.tools.name_patterns import name_matcher
+
+if TYPE_CHECKING:
+    from pi_tui.mcp.manager import McpManager
+    from pi_tui.mcp.model import McpConfig
+
+MCP_PREFIX = "mcp__"
+MCP_SUPPORT_TOOLS = frozenset(
+    {"tool_search", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
+)
+
+
+def is_mcp_tool_name(name: str) -> bool:
+    """A name (or pattern) ``--tools`` may give that only MCP provides."""
+    return name.startswith(MCP_PREFIX) or name in MCP_SUPPORT_TOOLS
+
+
+def mcp_tool_filter(
+    tools: list[str] | None, exclude: list[str] | None, *, no_tools: bool = False
+) -> Callable[[str], bool]:
+    """Which MCP-provided tool names the model may be offered.
+
+    ``-xt`` removes what it matches (``'mcp__*'`` removes every server tool). ``--tools`` keeps
+    MCP tools unless an entry starts with ``mcp__``; then only matching ones stay (the resource
+    tools count as MCP tools). ``tool_search`` stays unless ``--tools`` is an allow-list that
+    does not name it. ``--no-tools`` alone switches them all off, as pi 1.x."""
+    excluded = name_matcher(list(exclude or []))
+    entries = [entry.lstrip("+") for entry in tools or [] if not entry.startswith("-")]
+    plain = [entry for entry in tools or [] if not entry.startswith(("+", "-"))]
+    chosen = name_matcher(entries)
+    filters_mcp = any(entry.startswith(MCP_PREFIX) for entry in entries)
+    allow_list = bool(plain) or (no_tools and tools is not None)
+
+    def allowed(name: str) -> bool:
+        if excluded(name):
+            return False
+        if no_tools and not tools:
+            return False
+        if name == "tool_search":
+            return chosen(name) or not allow_list
+        if filters_mcp or (no_tools and tools is not None):
+            return chosen(name)
+        return True
+
+    return allowed
+
+
+def load_config(cwd: str | Path, *, trusted: bool) -> McpConfig:
+    """The merged mcp.json files for ``cwd`` (the project's only when ``trusted``)."""
+    from pi_tui.mcp.config import load_mcp_config
+
+    return load_mcp_config(Path(cwd), project_trusted=trusted)
+
+
+def start_mcp(
+    cwd: str | Path,
+    *,
+    trusted: bool,
+    tools: list[str] | None = None,
+    exclude: list[str] | None = None,
+    no_tools: bool = False,
+) -> tuple[McpManager | None, list[str]]:
+    """The started manager (None when no server is configured) and the lines to show once:
+    configuration problems and notes."""
+    from pi_tui.mcp.manager import McpManager
+
+    config = load_config(cwd, trusted=trusted)
+    lines = [problem.line() for problem in config.problems] + list(config.notes)
+    if not config.servers:
+        return None, lines
+    manager = McpManager(
+        config,
+        session_cwd=Path(cwd),
+        tool_filter=mcp_tool_filter(tools, exclude, no_tools=no_tools),
+    )
+    manager.start()
+    return manager, lines

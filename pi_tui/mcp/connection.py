@@ -1,0 +1,405 @@
+"""One MCP server kept connected: the SDK session over stdio or streamable HTTP, on the MCP loop.
+
+The ``mcp`` SDK opens transports and sessions as async context managers that must be entered and
+left by the same task, so each connection has a *holder* task that opens them, lists the tools,
+then waits until it is told to stop or the connection drops; calls from other tasks use the
+session it holds. A call that finds the server gone connects it again first ("reconnects on next
+use"). Everything here runs on the manager's loop (see :mod:`pi_tui.mcp.manager`); nothing is
+thread-safe on its own.
+
+Stopping a stdio server is the SDK's: it closes the server's stdin, waits, then sends SIGTERM and
+SIGKILL to the process group it started the server in (``start_new_session``), which also stops
+servers run through wrappers such as ``npx`` or ``uvx``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from pi_tui.mcp.model import ServerConfig
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult, Tool
+
+    from pi_tui.mcp.mcp_log import McpLog
+
+STATES = ("disabled", "connecting", "connected", "needs-sign-in", "failed", "disconnected")
+"""What /mcp and ``pi-tui mcp list`` say about a server."""
+
+STDERR_TAIL = 4000
+"""Characters of a failed stdio server's stderr kept for /mcp."""
+
+CONNECT_TIMEOUT_FLOOR = 30.0
+"""A server gets at least this long to start and answer ``initialize`` (npx may download)."""
+
+
+class McpCallError(Exception):
+    """A call that could not be made or was not answered; the message goes to the model."""
+
+
+@dataclass(slots=True)
+class ServerStatus:
+    """A server as /mcp and ``pi-tui mcp list`` show it (a snapshot, safe to read anywhere)."""
+
+    name: str
+    state: str
+    config: ServerConfig
+    error: str | None = None
+    tools: list[Any] = field(default_factory=list)
+    """The server's ``mcp.types.Tool`` list as last listed."""
+    instructions: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+    has_resources: bool = False
+    stderr_tail: str = ""
+    connected_seconds: float | None = None
+    """How long the last connection took to be usable (initialize + tools/list)."""
+
+
+class ServerConnection:
+    """The live side of one configured server."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        session_cwd: Path,
+        auth_store: Path,
+        log: McpLog | None,
+        on_change: Callable[[ServerConnection], None],
+    ) -> None:
+        self.config = config
+        self.session_cwd = session_cwd
+        self.auth_store = auth_store
+        self.log = log
+        self.on_change = on_change
+        self.state = "connecting" if config.enabled else "disabled"
+        self.error: str | None = None
+        self.tools: list[Tool] = []
+        self.instructions: str | None = None
+        self.server_info: tuple[str | None, str | None] = (None, None)
+        self.has_resources = False
+        self.connected_seconds: float | None = None
+        self.session: ClientSession | None = None
+        self._holder: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._settled = asyncio.Event()
+        """Set once a connection attempt ended, well or not (what waiters wait for)."""
+        self._stderr: TextIO | None = None
+        self._refreshing: asyncio.Task[None] | None = None
+
+    # --- state --------------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(
+            name=self.config.name,
+            state=self.state,
+            config=self.config,
+            error=self.error,
+            tools=list(self.tools),
+            instructions=self.instructions,
+            server_name=self.server_info[0],
+            server_version=self.server_info[1],
+            has_resources=self.has_resources,
+            stderr_tail=self.stderr_tail(),
+            connected_seconds=self.connected_seconds,
+        )
+
+    def stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0, 2)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - STDERR_TAIL))
+            return self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+
+    def _set(self, state: str, error: str | None = None) -> None:
+        self.state, self.error = state, error
+        self.on_change(self)
+
+    async def wait_settled(self) -> None:
+        """Until the current connection attempt has ended (at once for a disabled server)."""
+        if self.state == "disabled":
+            return
+        await self._settled.wait()
+
+    # --- connecting ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin connecting in the background (nothing waits for it)."""
+        if not self.config.enabled:
+            self._set("disabled")
+            self._settled.set()
+            return
+        if self._holder is not None and not self._holder.done():
+            return
+        self._stop = asyncio.Event()
+        self._settled = asyncio.Event()
+        self._set("connecting")
+        self._holder = asyncio.create_task(self._hold(), name=f"mcp {self.config.name}")
+
+    async def ensure_connected(self) -> ClientSession:
+        """The session, connecting first when the server is not connected (a dropped or failed
+        server is tried again on use)."""
+        if self.state == "disabled":
+            raise McpCallError(f"MCP server {self.config.name!r} is disabled (/mcp enables it).")
+        if self.state in ("failed", "disconnected", "needs-sign-in") or self._holder is None:
+            self.start()
+        await self._settled.wait()
+        if self.session is None or self.state != "connected":
+            raise McpCallError(self.error or f"MCP server {self.config.name!r} is not connected.")
+        return self.session
+
+    async def _hold(self) -> None:
+        began = time.monotonic()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                session = await asyncio.wait_for(
+                    self._open(stack), timeout=max(CONNECT_TIMEOUT_FLOOR, self.config.timeout)
+                )
+                self.session = session
+                self.connected_seconds = time.monotonic() - began
+                self._set("connected")
+                self._settled.set()
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            if _is_sign_in(error):
+                self._set("needs-sign-in", str(error))
+                return  # a server's failure is its state, never ours
+            self._set("failed" if self.session is None else "disconnected", _describe(self.config, error))
+        else:
+            if self.state == "connected":
+                self._set("disconnected", None)
+        finally:
+            self.session = None
+            self._settled.set()
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSession:
+        from mcp import ClientSession
+        from mcp.types import Implementation
+
+        from pi_tui import __version__
+        from pi_tui.mcp.config import resolved
+
+        config = self.config
+        values = resolved(config, self.session_cwd)
+        if config.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            from pi_tui.secrets.child_env import child_environment
+
+            if self._stderr is None:  # open for the connection's life: /mcp shows its tail
+                self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+            params = StdioServerParameters(
+                command=values.command or "",
+                args=list(values.args),
+                env=child_environment(values.env),
+                cwd=values.cwd,
+            )
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=self._stderr))
+        else:
+            from mcp.client.streamable_http import streamablehttp_client
+
+            from pi_tui.mcp.oauth import http_auth
+
+            auth = http_auth(config, values.oauth, store_path=self.auth_store)
+            read, write, _session_id = await stack.enter_async_context(
+                streamablehttp_client(
+                    values.url or "",
+                    headers=dict(values.headers),
+                    timeout=max(30.0, config.timeout),
+                    auth=auth,
+                )
+            )
+        session = await stack.enter_async_context(
+            ClientSession(
+                read,
+                write,
+                message_handler=self._on_message,
+                logging_callback=self._on_log,
+                client_info=Implementation(name="pi-tui", version=__version__),
+            )
+        )
+        initialized = await session.initialize()
+        self.instructions = initialized.instructions
+        info = initialized.serverInfo
+        self.server_info = (info.name, info.version)
+        capabilities = initialized.capabilities
+        self.has_resources = capabilities.resources is not None
+        self.tools = await _list_tools(session) if capabilities.tools is not None else []
+        return session
+
+    async def stop(self) -> None:
+        """Close the connection (the SDK stops a stdio server: stdin, SIGTERM, SIGKILL)."""
+        holder = self._holder
+        self._stop.set()
+        if holder is not None and not holder.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(holder), timeout=6.0)
+            except TimeoutError:
+                holder.cancel()
+                with contextlib.suppress(BaseException):
+                    await holder
+        self._holder = None
+
+    def drop(self, reason: str) -> None:
+        """The connection failed under a call: mark it so the next use connects again."""
+        if self.state == "connected":
+            self._set("disconnected", reason)
+        self._stop.set()
+
+    # --- what the server sends ----------------------------------------------------------------
+
+    async def _on_message(self, message: Any) -> None:
+        from mcp.types import ServerNotification, ToolListChangedNotification
+
+        changed = isinstance(message, ServerNotification) and isinstance(
+            message.root, ToolListChangedNotification
+        )
+        if changed and (self._refreshing is None or self._refreshing.done()):
+            self._refreshing = asyncio.create_task(self._refresh_tools())
+
+    async def _refresh_tools(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            self.tools = await _list_tools(session)
+        except Exception as error:  # keep the old list, say why
+            self.error = f"tools/list after a change failed: {error}"
+        self.on_change(self)
+
+    async def _on_log(self, params: Any) -> None:
+        if self.log is None:
+            return
+        data = params.data
+        message = data if isinstance(data, str) else _json_text(data)
+        self.log.write(self.config.name, str(params.level), params.logger, message)
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], on_progress: Callable[[str], None] | None = None
+    ) -> CallToolResult:
+        """Call ``tool``; ``timeout`` seconds without an answer or a progress notification end
+        it. A dropped connection fails this call and reconnects on the next one."""
+        session = await self.ensure_connected()
+        last_heard = time.monotonic()
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal last_heard
+            last_heard = time.monotonic()
+            if on_progress is not None:
+                amount = f"{progress:g}" if total is None else f"{progress:g}/{total:g}"
+                on_progress(message or f"Progress {amount}")
+
+        call = asyncio.create_task(session.call_tool(tool, arguments, progress_callback=progress))
+        result: CallToolResult = await self._answered(call, lambda: last_heard, f"tools/call {tool}")
+        return result
+
+    async def request(self, what: str, make: Callable[[ClientSession], Any]) -> Any:
+        """Any other request (resources), under the same timeout; retried once on a dropped
+        connection, since reading is safe to repeat."""
+        for attempt in (1, 2):
+            session = await self.ensure_connected()
+            began = time.monotonic()
+            try:
+                return await self._answered(asyncio.ensure_future(make(session)), _since(began), what)
+            except McpCallError:
+                if attempt == 2 or self.state == "connected":
+                    raise
+        raise McpCallError(f"MCP server {self.config.name!r}: {what} failed")
+
+    async def _answered(self, call: asyncio.Future[Any], last_heard: Callable[[], float], what: str) -> Any:
+        from mcp.shared.exceptions import McpError
+
+        timeout = self.config.timeout
+        try:
+            while True:
+                remaining = last_heard() + timeout - time.monotonic()
+                if remaining <= 0:
+                    call.cancel()
+                    raise McpCallError(
+                        f"MCP server {self.config.name!r} did not answer {what} within {timeout:g} s."
+                    )
+                done, _pending = await asyncio.wait({call}, timeout=remaining)
+                if done:
+                    return call.result()
+        except McpError as error:
+            text = str(error.error.message if getattr(error, "error", None) else error)
+            if "Connection closed" in text:
+                self.drop(text)
+                raise McpCallError(
+                    f"MCP server {self.config.name!r} closed the connection during {what}; "
+                    "it is started again on the next call."
+                ) from None
+            raise McpCallError(f"MCP server {self.config.name!r}: {text}") from None
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        except McpCallError:
+            raise
+        except Exception as error:  # transport errors become the model's message
+            self.drop(str(error))
+            raise McpCallError(_describe(self.config, error)) from None
+
+
+async def _list_tools(session: ClientSession) -> list[Tool]:
+    """Every page of ``tools/list``."""
+    tools: list[Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
+        tools.extend(page.tools)
+        cursor = page.nextCursor
+        if not cursor:
+            return tools
+
+
+def _describe(config: ServerConfig, error: BaseException) -> str:
+    """One line for a failed connection (an exception group is reduced to its first cause)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, TimeoutError):
+        limit = max(CONNECT_TIMEOUT_FLOOR, config.timeout)
+        return f"MCP server {config.name!r} did not finish starting within {limit:g} s."
+    if isinstance(error, FileNotFoundError):
+        return f"MCP server {config.name!r}: command not found: {config.command}"
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"MCP server {config.name!r}: {text}"
+
+
+def _is_sign_in(error: BaseException) -> bool:
+    """A server that wants OAuth and has no usable token (only pi_tui.mcp.oauth raises it)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    oauth = sys.modules.get("pi_tui.mcp.oauth")
+    return oauth is not None and isinstance(error, oauth.SignInRequired)
+
+
+def _since(moment: float) -> Callable[[], float]:
+    return lambda: moment
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
