@@ -86,6 +86,18 @@ def accepts(port: int) -> bool:
         return False
 
 
+def listening_addresses(pid: int, port: int) -> set[str]:
+    """The local addresses (``/proc``'s hex) of the sockets listening on ``port``, IPv4 and IPv6."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                found.add(address)
+    return found
+
+
 # --- server-everything and server-filesystem ------------------------------------------------------
 
 
@@ -125,11 +137,8 @@ async def test_everything_over_http_answers_on_loopback_and_stops(tmp_path: Path
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert names >= EVERYTHING_TOOLS
             assert text_of(await client.call_tool("echo", {"message": "over http"})) == "Echo: over http"
-        listening = Path(f"/proc/{server.process.pid}/net/tcp").read_text()
-        # bound to 127.0.0.1 only (0100007F in /proc's little-endian hex), never to every interface
-        port_hex = f"{server.port:04X}"
-        assert f"0100007F:{port_hex}" in listening
-        assert f"00000000:{port_hex}" not in listening
+        # listening on 127.0.0.1 only (never on every interface, IPv4 or IPv6)
+        assert listening_addresses(server.process.pid, server.port) == {"0100007F"}
     assert server.process.poll() is not None
     assert not accepts(server.port)
 
