@@ -63,8 +63,8 @@ def test_add_writes_pi_entries_to_the_user_file(
     run = {"cwd": work, "home": home, "pi_folder": pi_folder}
     stdio = mcp(
         "add", "fs", "--env", "ROOT=${HOME}/data", "--env", "MODE=a=b", "--cwd", "~/w",
-        "--exposure", "direct", "--description", "Files of the project", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem",
-        "--verbose", ".",
+        "--exposure", "direct", "--description", "Files of the project",
+        "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "--verbose", ".",
         **run,
     )  # fmt: skip
     assert stdio.returncode == 0, stdio.stderr
