@@ -3,7 +3,8 @@ real pi 1.5.2 does (issue 32's "done when").
 
 Both programs run ``-p`` in the same project with the same agent folder: one ``models.json``
 pointing at the loopback model server and one ``mcp.json`` naming npm's server-everything (stdio)
-and server-filesystem (the project as its allowed folder), each started as ``node <entry js>``.
+and server-filesystem (the project as its allowed folder), each started as ``node <entry js>``,
+and for ``direct`` also server-everything over streamable HTTP (``everything_http``, loopback).
 What the model server received is compared:
 
 - ``direct`` exposure: the MCP tools of the first request (the server tools and the resource
@@ -12,8 +13,9 @@ What the model server received is compared:
   first (three runs of pi 1.5.2 gave both orders), so the order is compared within each server,
   and each server's tools must come as one run;
 - the tool results both programs saved in their session files after the model calls ``echo``,
-  ``get-sum``, ``get-tiny-image`` (an image between two texts) and server-filesystem's
-  ``read_text_file`` on a file that is there and on one that is not (``isError``);
+  ``get-sum``, ``get-tiny-image`` (an image between two texts), server-filesystem's
+  ``read_text_file`` on a file that is there and on one that is not (``isError``) and the HTTP
+  server's ``echo``;
 - ``deferred`` exposure: no MCP tool is declared, ``tool_search`` is (its description is pi's
   prose and is not compared); after the model searches for "echo", ``mcp__everything__echo`` is
   declared in the next request and answers as in pi.
@@ -31,7 +33,12 @@ from typing import Any
 
 import pytest
 
-from tests.support.mcp_servers import everything_command, filesystem_command, mcp_json_entry
+from tests.support.mcp_servers import (
+    everything_command,
+    everything_http_server,
+    filesystem_command,
+    mcp_json_entry,
+)
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.real_pi import run_pi, write_models_json
 from tests.support.requires import require_tool
@@ -41,7 +48,7 @@ pytestmark = pytest.mark.pi_interop
 TIMEOUT = 120.0
 ARGS = ["--provider", "loop", "--model", "m"]
 RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
-SERVERS = ("everything", "filesystem")
+SERVERS = ("everything", "filesystem", "everything_http")
 NOTES = "hello from the notes\n"
 
 
@@ -54,11 +61,13 @@ class Run:
     stderr: str
 
 
-def write_mcp_json(agent: Path, project: Path, exposure: str) -> None:
+def write_mcp_json(agent: Path, project: Path, exposure: str, http_url: str | None) -> None:
     servers = {
         "everything": mcp_json_entry(everything_command(), exposure=exposure),
         "filesystem": mcp_json_entry(filesystem_command(project), exposure=exposure),
     }
+    if http_url is not None:
+        servers["everything_http"] = {"url": http_url, "exposure": exposure}
     (agent / "mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2))
 
 
@@ -69,6 +78,7 @@ def direct_script(project: Path) -> list[Scripted]:
         ToolCallSpec("mcp__everything__get_tiny_image", {}),
         ToolCallSpec("mcp__filesystem__read_text_file", {"path": str(project / "notes.txt")}),
         ToolCallSpec("mcp__filesystem__read_text_file", {"path": str(project / "missing.txt")}),
+        ToolCallSpec("mcp__everything_http__echo", {"message": "over http"}),
     ]
     return [Scripted(tool_calls=calls), Scripted(text="done")]
 
@@ -124,14 +134,14 @@ class Pair:
     project: Path
 
 
-def run_both(tmp: Path, exposure: str, script: list[Scripted]) -> Pair:
+def run_both(tmp: Path, exposure: str, script: list[Scripted], http_url: str | None = None) -> Pair:
     project, agent, home = tmp / "project", tmp / "agent", tmp / "home"
     project.mkdir()
     home.mkdir()
     (project / "notes.txt").write_text(NOTES)
     with ModelServer() as server:
         write_models_json(agent, server.base_url)
-        write_mcp_json(agent, project, exposure)
+        write_mcp_json(agent, project, exposure, http_url)
         pi = run("pi", server, script, agent, project, home)
         ours = run("pi-tui", server, script, agent, project, home)
     return Pair(pi, ours, project)
@@ -140,7 +150,8 @@ def run_both(tmp: Path, exposure: str, script: list[Scripted]) -> Pair:
 @pytest.fixture(scope="module")
 def direct(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     tmp = tmp_path_factory.mktemp("mcp-direct")
-    yield run_both(tmp, "direct", direct_script(tmp / "project"))
+    with everything_http_server(tmp) as http:
+        yield run_both(tmp, "direct", direct_script(tmp / "project"), http.url)
 
 
 @pytest.fixture(scope="module")
@@ -238,19 +249,21 @@ def test_direct_exposure_declares_the_same_mcp_tools(direct: Pair) -> None:
 
 def test_direct_tool_results_are_saved_as_pi_saves_them(direct: Pair) -> None:
     pis, ours = tool_results(direct.pi.session), tool_results(direct.ours.session)
-    # the reference: what pi 1.5.2 saved for the five calls
+    # the reference: what pi 1.5.2 saved for the six calls
     assert [result["tool"] for result in pis] == [
         "mcp__everything__echo",
         "mcp__everything__get_sum",
         "mcp__everything__get_tiny_image",
         "mcp__filesystem__read_text_file",
         "mcp__filesystem__read_text_file",
+        "mcp__everything_http__echo",
     ]
     assert pis[0]["content"] == [{"text": "Echo: same as pi"}]
     assert pis[1]["content"] == [{"text": "The sum of 2 and 3 is 5."}]
     assert [next(iter(block)) for block in pis[2]["content"]] == ["text", "image", "text"]
     assert pis[3]["content"] == [{"text": NOTES}] and not pis[3]["isError"]
     assert pis[4]["isError"] and "ENOENT" in pis[4]["content"][0]["text"]
+    assert pis[5]["content"] == [{"text": "Echo: over http"}]
 
     assert len(ours) == len(pis), ours
     for mine, theirs in zip(ours, pis, strict=True):
@@ -258,7 +271,7 @@ def test_direct_tool_results_are_saved_as_pi_saves_them(direct: Pair) -> None:
 
 
 def test_direct_results_reach_the_model_as_in_pi(direct: Pair) -> None:
-    """The second request carries the five results: the same tool messages in both."""
+    """The second request carries the six results: the same tool messages in both."""
     pis, ours = direct.pi.requests[1], direct.ours.requests[1]
 
     def tool_messages(body: dict[str, Any]) -> list[Any]:
