@@ -256,7 +256,31 @@ def _elsewhere(name: str, cwd: Path, searched: Path) -> str:
     return ""
 
 
-SUBCOMMANDS: dict[str, Subcommand] = {"add": run_add, "remove": run_remove}
+def _run_list(words: list[str], fail: Fail) -> int:
+    from pi_tui.mcp.list_command import run_list
+
+    return run_list(words, fail)
+
+
+def _run_login(words: list[str], fail: Fail) -> int:
+    from pi_tui.mcp.login_command import run_login
+
+    return run_login(words, fail)
+
+
+def _run_logout(words: list[str], fail: Fail) -> int:
+    from pi_tui.mcp.login_command import run_logout
+
+    return run_logout(words, fail)
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {
+    "add": run_add,
+    "remove": run_remove,
+    "list": _run_list,
+    "login": _run_login,
+    "logout": _run_logout,
+}
 """``pi-tui mcp <name>`` -> its function; ``list``, ``login`` and ``logout`` are added to this
 table beside add and remove, each a function of the same shape."""
 
@@ -270,7 +294,14 @@ def run_mcp(words: list[str], fail: Fail) -> int:
     if not words or words[0] in ("-h", "--help", "help"):
         _print(f"usage: {usage()}\n\nConfigure MCP servers in mcp.json without starting a session.")
         return 0
+
+    def one_line_fail(message: str, code: int = 2) -> int:
+        """``fail`` with what the user typed or a folder's name shown as data, on one line."""
+        from pi_tui.text_safety import for_terminal
+
+        return fail(for_terminal(message.replace("\n", "\u240a").replace("\r", "\u240d")), code)
+
     run = SUBCOMMANDS.get(words[0])
     if run is None:
-        return fail(f'mcp: unknown command "{words[0]}"; usage: {usage()}')
-    return run(words[1:], fail)
+        return one_line_fail(f'mcp: unknown command "{words[0]}"; usage: {usage()}')
+    return run(words[1:], one_line_fail)

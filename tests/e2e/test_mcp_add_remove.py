@@ -177,6 +177,7 @@ MISTAKES: list[tuple[list[str], str]] = [
     (["add", "x", "--header", "A=1", "--", "cmd"], "--header only applies to HTTP servers"),
     (["add", "x", "--oauth-client-id", "c", "--", "cmd"], "--oauth-client-id only applies to HTTP servers"),
     (["add", "bad/name", "--", "cmd"], 'server "bad/name": invalid server name'),
+    (["add", "red\x1b[31m\nname", "--", "cmd"], 'server "red\u241b[31m\u240aname": invalid server name'),
     (["add", "x", "--exposure", "visible", "--", "cmd"], "argument --exposure: invalid choice: 'visible'"),
     (["add", "x", "--env", "NOEQUALS", "--", "cmd"], '--env expects KEY=VALUE, got "NOEQUALS"'),
     (["add", "x", "--env", "=v", "--", "cmd"], '--env expects KEY=VALUE, got "=v"'),
