@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_TOOL_NAME_LENGTH = 64
@@ -43,6 +43,34 @@ def tool_name(server: str, tool: str, taken: Callable[[str], bool] = _never_take
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:_HASH_CHARS]
     return f"{name[: MAX_TOOL_NAME_LENGTH - _HASH_CHARS - 1]}_{digest}"
+
+
+def server_tool_names(
+    server: str, tools: Sequence[str], taken_elsewhere: Callable[[str], bool] = _never_taken
+) -> dict[str, str]:
+    """The names of all of one server's tools, as pi assigns them: server tool -> name.
+
+    Every tool whose plain name another tool of the list shares gets the hash suffix, not just
+    the second one, so which tool keeps the plain name never depends on the server's order.
+    ``taken_elsewhere(name)``: the name belongs to a tool of another server (or a tool this
+    server no longer lists), which also makes this tool take the suffix.
+    """
+    unique = list(dict.fromkeys(tools))
+    plain_counts: dict[str, int] = {}
+    for tool in unique:
+        plain = tool_name(server, tool)
+        plain_counts[plain] = plain_counts.get(plain, 0) + 1
+    assigned: dict[str, str] = {}
+    used: set[str] = set()
+
+    def taken(candidate: str) -> bool:
+        return taken_elsewhere(candidate) or candidate in used or plain_counts.get(candidate, 0) > 1
+
+    for tool in unique:
+        name = tool_name(server, tool, taken)
+        used.add(name)
+        assigned[tool] = name
+    return assigned
 
 
 def namespace(server: str) -> str:

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import hashlib
 
-from pi_tui.mcp.naming import namespace, normalize_input_schema, same_server_name, tool_name
+from pi_tui.mcp.naming import (
+    namespace,
+    normalize_input_schema,
+    same_server_name,
+    server_tool_names,
+    tool_name,
+)
 
 
 def test_plain_name_keeps_letters_digits_and_underscores() -> None:
@@ -89,3 +95,22 @@ def test_schema_keywords_are_kept() -> None:
     odd = {"type": "array", "items": {}}
     assert normalize_input_schema(odd) == {"type": "array", "items": {}, "properties": {}}
     assert odd == {"type": "array", "items": {}}
+
+
+def test_server_tool_names_give_every_colliding_tool_the_suffix() -> None:
+    assert server_tool_names("srv", ["a-b", "c", "a_b"]) == {
+        "a-b": "mcp__srv__a_b_3d325570",
+        "c": "mcp__srv__c",
+        "a_b": "mcp__srv__a_b_5c15ffbd",
+    }
+    # The order of the list does not decide who keeps the plain name.
+    assert server_tool_names("srv", ["a_b", "a-b"]) == {
+        "a_b": "mcp__srv__a_b_5c15ffbd",
+        "a-b": "mcp__srv__a_b_3d325570",
+    }
+
+
+def test_server_tool_names_respect_names_held_elsewhere() -> None:
+    names = server_tool_names("srv", ["x", "y"], lambda name: name == "mcp__srv__y")
+    assert names["x"] == "mcp__srv__x"
+    assert names["y"] == "mcp__srv__y_" + hashlib.sha256(b"srv\0y").hexdigest()[:8]
