@@ -73,7 +73,7 @@ _PAGE = (
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = False
+    allow_reuse_address = True  # the port of the last sign-in may still be in TIME_WAIT
 
 
 class _Server6(_Server):

@@ -32,7 +32,6 @@ from urllib.parse import urlencode
 
 import uvicorn
 from mcp.server.fastmcp import Context, FastMCP
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -193,7 +192,11 @@ class OAuthMcpServer:
                 "response_types_supported": ["code"],
                 "grant_types_supported": ["authorization_code", "refresh_token"],
                 "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+                "token_endpoint_auth_methods_supported": [
+                    "none",
+                    "client_secret_post",
+                    "client_secret_basic",
+                ],
                 "scopes_supported": [SCOPE],
                 "authorization_response_iss_parameter_supported": True,
             }
@@ -255,7 +258,12 @@ class OAuthMcpServer:
         lifetime = self.access_token_lifetime
         self.access_tokens[access] = Grant(client_id, scope, time.time() + lifetime)
         self.refresh_tokens[refresh] = Grant(client_id, scope)
-        answer = {"access_token": access, "token_type": "Bearer", "expires_in": lifetime, "refresh_token": refresh}
+        answer = {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": lifetime,
+            "refresh_token": refresh,
+        }
         if scope:
             answer["scope"] = scope
         return answer
@@ -272,7 +280,9 @@ class OAuthMcpServer:
             if code is None or code["client_id"] != client.client_id:
                 return JSONResponse({"error": "invalid_grant", "error_description": "unknown code"}, 400)
             if code["redirect_uri"] != form.get("redirect_uri"):
-                return JSONResponse({"error": "invalid_grant", "error_description": "redirect_uri differs"}, 400)
+                return JSONResponse(
+                    {"error": "invalid_grant", "error_description": "redirect_uri differs"}, 400
+                )
             digest = hashlib.sha256(form.get("code_verifier", "").encode()).digest()
             if base64.urlsafe_b64encode(digest).decode().rstrip("=") != code["challenge"]:
                 return JSONResponse({"error": "invalid_grant", "error_description": "PKCE check failed"}, 400)
@@ -280,7 +290,9 @@ class OAuthMcpServer:
         if grant_type == "refresh_token":
             grant = self.refresh_tokens.pop(form.get("refresh_token", ""), None)  # rotation
             if grant is None or grant.client_id != client.client_id:
-                return JSONResponse({"error": "invalid_grant", "error_description": "unknown refresh token"}, 400)
+                return JSONResponse(
+                    {"error": "invalid_grant", "error_description": "unknown refresh token"}, 400
+                )
             return JSONResponse(self._issue(client.client_id, grant.scope))
         return JSONResponse({"error": "unsupported_grant_type"}, 400)
 
