@@ -73,6 +73,7 @@ __all__ = [
     "http_auth",
     "needs_oauth",
     "sign_in",
+    "sign_in_required",
     "sign_out",
     "store_path",
 ]
@@ -197,6 +198,19 @@ def http_auth(server: ServerConfig, oauth: dict[str, Any] | None, *, store_path:
     return StoredTokenAuth(server.name, server.url, oauth_settings(server.name, oauth), store_path)
 
 
+def sign_in_required(error: BaseException) -> SignInRequired | None:
+    """The :class:`SignInRequired` in ``error``: the SDK's streamable HTTP client runs requests in
+    task groups, so what the auth raised reaches its caller inside an exception group."""
+    if isinstance(error, SignInRequired):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = sign_in_required(inner)
+            if found is not None:
+                return found
+    return None
+
+
 def sign_out(server: ServerConfig, *, store_path: Path) -> bool:
     """Delete the server's stored tokens and registered client; True when something was stored."""
     if not server.url:
@@ -239,7 +253,7 @@ async def sign_in(
             await _sign_in(server.url, settings, store, key, stored, open_url, pasted_redirect)
     except TimeoutError:
         raise SignInError(
-            f"MCP server '{server.name}': sign-in did not finish within {timeout:g} s; nothing was saved"
+            f"MCP server '{server.name}': sign-in did not finish within {timeout:g} s; no tokens were saved"
         ) from None
     except Failure as failure:
         raise SignInError(f"MCP server '{server.name}': sign-in failed: {failure}") from None
@@ -358,7 +372,12 @@ async def _sign_in(
             else None
         )
         plan = loopback_plan(settings.callback_url, settings.callback_port)
-        with LoopbackCallback(plan, _registered_port(stored_info)) as callback:
+        try:
+            listening = LoopbackCallback(plan, _registered_port(stored_info))
+        except OSError as error:
+            where = f"{plan.host}:{plan.port or 0}"
+            raise Failure(f"cannot listen for the callback on {where}: {error.strerror or error}") from None
+        with listening as callback:
             redirect_uri = callback.redirect_uri
             entry: dict[str, Any] = {"serverUrl": canonical_url(server_url)}
             if settings.client_id:

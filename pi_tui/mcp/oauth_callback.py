@@ -75,6 +75,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True  # the port of the last sign-in may still be in TIME_WAIT
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Silent: a broken browser connection is no news, and stderr is under the TUI."""
+
 
 class _Server6(_Server):
     address_family = socket.AF_INET6

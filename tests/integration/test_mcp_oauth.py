@@ -28,6 +28,7 @@ from pi_tui.mcp.oauth import (
     http_auth,
     needs_oauth,
     sign_in,
+    sign_in_required,
     sign_out,
     store_path,
 )
@@ -85,23 +86,11 @@ async def whoami(server: OAuthMcpServer, auth: httpx.Auth | None) -> str:
     return await asyncio.wait_for(run(), 30)
 
 
-def find(error: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """``error`` or the one of ``kind`` inside it (the SDK's task groups wrap what a request raised)."""
-    if isinstance(error, kind):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            found = find(inner, kind)
-            if found is not None:
-                return found
-    return None
-
-
 async def connect_refused(server: OAuthMcpServer, auth: httpx.Auth | None) -> SignInRequired:
     with pytest.raises(BaseException) as caught:
         await whoami(server, auth)
-    found = find(caught.value, SignInRequired)
-    assert isinstance(found, SignInRequired), f"not SignInRequired: {caught.value!r}"
+    found = sign_in_required(caught.value)  # the SDK's task groups wrap what a request raised
+    assert found is not None, f"not SignInRequired: {caught.value!r}"
     return found
 
 
@@ -401,7 +390,7 @@ async def test_the_sign_in_is_bounded_by_its_timeout(oauth_server: OAuthMcpServe
     started = time.monotonic()
     with pytest.raises(SignInError) as late:
         await sign_in(config(oauth_server), None, store_path=store, open_url=lambda url: None, timeout=1.0)
-    assert str(late.value) == "MCP server 'demo': sign-in did not finish within 1 s; nothing was saved"
+    assert str(late.value) == "MCP server 'demo': sign-in did not finish within 1 s; no tokens were saved"
     assert time.monotonic() - started < 10
     assert "tokens" not in entries(store)[f"mcp__demo|{oauth_server.mcp_url}"]
 
