@@ -167,9 +167,10 @@ class ServerConnection:
         began = time.monotonic()
         try:
             async with contextlib.AsyncExitStack() as stack:
-                session = await asyncio.wait_for(
-                    self._open(stack), timeout=max(CONNECT_TIMEOUT_FLOOR, self.config.timeout)
-                )
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs _open in a task of
+                # its own, and the SDK's cancel scopes must be left by the task that entered them.
+                async with asyncio.timeout(max(CONNECT_TIMEOUT_FLOOR, self.config.timeout)):
+                    session = await self._open(stack)
                 self.session = session
                 self.connected_seconds = time.monotonic() - began
                 self._set("connected")
