@@ -70,6 +70,7 @@ __all__ = [
     "OAuthStoreError",
     "SignInError",
     "SignInRequired",
+    "has_sign_in",
     "http_auth",
     "needs_oauth",
     "sign_in",
@@ -196,6 +197,15 @@ def http_auth(server: ServerConfig, oauth: dict[str, Any] | None, *, store_path:
     if not needs_oauth(server) or server.url is None:
         return None
     return StoredTokenAuth(server.name, server.url, oauth_settings(server.name, oauth), store_path)
+
+
+def has_sign_in(server: ServerConfig, *, store_path: Path) -> bool:
+    """Tokens are stored for the server (a registered client alone, left by a sign-in that did
+    not finish or a grant the server revoked, is not a sign-in). Raises :class:`OAuthStoreError`."""
+    if not server.url:
+        return False
+    entry = OAuthStore(store_path).entry(store_key(server.name, server.url)) or {}
+    return bool((entry.get("tokens") or {}).get("access_token"))
 
 
 def sign_in_required(error: BaseException) -> SignInRequired | None:

@@ -25,6 +25,7 @@ from pi_tui.mcp.oauth import (
     OAuthStoreError,
     SignInError,
     SignInRequired,
+    has_sign_in,
     http_auth,
     needs_oauth,
     sign_in,
@@ -207,9 +208,12 @@ async def test_no_token_or_a_dead_refresh_asks_for_sign_in(oauth_server: OAuthMc
 
 async def test_sign_out_deletes_the_credentials(oauth_server: OAuthMcpServer, store: Path) -> None:
     server = config(oauth_server)
+    assert not has_sign_in(server, store_path=store)
     await sign_in(server, None, store_path=store, open_url=browser, timeout=30)
+    assert has_sign_in(server, store_path=store)
     assert sign_out(server, store_path=store) is True
     assert entries(store) == {}
+    assert not has_sign_in(server, store_path=store)
     await connect_refused(oauth_server, http_auth(server, None, store_path=store))
     assert sign_out(server, store_path=store) is False
 
@@ -393,6 +397,7 @@ async def test_the_sign_in_is_bounded_by_its_timeout(oauth_server: OAuthMcpServe
     assert str(late.value) == "MCP server 'demo': sign-in did not finish within 1 s; no tokens were saved"
     assert time.monotonic() - started < 10
     assert "tokens" not in entries(store)[f"mcp__demo|{oauth_server.mcp_url}"]
+    assert not has_sign_in(config(oauth_server), store_path=store)  # a registered client is no sign-in
 
 
 async def test_a_broken_store_is_reported_and_left_alone(oauth_server: OAuthMcpServer, store: Path) -> None:
