@@ -566,11 +566,13 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
 
     def mcp_loaded_names(self) -> set[str]:
         """The deferred MCP tools ``tool_search`` loaded on the current branch."""
-        from pi_tui.mcp.tools import loaded_on_branch
+        from pi_tui.mcp.tool_search import loaded_on_branch
 
         manager = self.manager
         raw = (manager.get_raw_entry(entry_id) for entry_id in manager.get_branch_ids())
-        return loaded_on_branch(entry for entry in raw if entry is not None)
+        return loaded_on_branch(
+            entry.get("message") for entry in raw if entry and entry.get("type") == "message"
+        )
 
     def build_context(self, messages: list[Any] | None = None) -> Context:
         """The request's context: the branch's messages (or ``messages``, as an extension's

@@ -38,6 +38,9 @@ STATES = ("disabled", "connecting", "connected", "needs-sign-in", "failed", "dis
 STDERR_TAIL = 4000
 """Characters of a failed stdio server's stderr kept for /mcp."""
 
+STDIN_GRACE = 1.0
+"""Seconds a stdio server gets to exit after its stdin closed, before SIGTERM to its group."""
+
 CONNECT_TIMEOUT_FLOOR = 30.0
 """A server gets at least this long to start and answer ``initialize`` (npx may download)."""
 
@@ -200,7 +203,12 @@ class ServerConnection:
         config = self.config
         values = resolved(config, self.session_cwd)
         if config.transport == "stdio":
+            from mcp.client import stdio
             from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            # The SDK's grace between closing stdin and SIGTERM (2 s): a second is plenty for a
+            # server to notice EOF, and every quit of pi-tui would otherwise wait out the rest.
+            stdio.PROCESS_TERMINATION_TIMEOUT = STDIN_GRACE
 
             from pi_tui.secrets.child_env import child_environment
 
@@ -249,7 +257,11 @@ class ServerConnection:
         """Close the connection (the SDK stops a stdio server: stdin, SIGTERM, SIGKILL)."""
         holder = self._holder
         self._stop.set()
-        if holder is not None and not holder.done():
+        if holder is not None and not holder.done() and self.session is None:
+            holder.cancel()  # still starting: nothing to close politely
+            with contextlib.suppress(BaseException):
+                await holder
+        elif holder is not None and not holder.done():
             try:
                 await asyncio.wait_for(asyncio.shield(holder), timeout=6.0)
             except TimeoutError:

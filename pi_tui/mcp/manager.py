@@ -91,10 +91,9 @@ class McpManager:
         self._loop = loop
         asyncio.set_event_loop(loop)
         self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.close()
+        # Never closed: a stopped server's exit may still be reported to it by asyncio's child
+        # watcher after close(), which would warn on a closed loop.
+        loop.run_forever()
 
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         if self._loop is None:

@@ -4,15 +4,15 @@ Every tool of a connected server becomes an :class:`McpTool` named ``mcp__<serve
 (pi's naming, so the same mcp.json gives the model the same names in pi and pi-tui). Its
 exposure decides how the model reaches it: ``direct`` tools are declared like built-in ones,
 ``deferred`` ones only after ``tool_search`` loaded them on the branch (see
-:func:`loaded_on_branch`), ``hidden`` ones never. Calls go through the agent's tool loop like any
-tool, so extensions' ``tool_call`` / ``tool_result`` handlers see them, with the server's
-annotations on the tool.
+:func:`pi_tui.mcp.tool_search.loaded_on_branch`), ``hidden`` ones never. Calls go
+through the agent's tool loop like any tool, so extensions' ``tool_call`` / ``tool_result``
+handlers see them, with the server's annotations on the tool.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -71,10 +71,10 @@ def build_agent_tools(manager: ToolHost, statuses: list[ServerStatus]) -> list[A
     hide, then the resource tools (when a server has resources) and ``tool_search`` (when a
     server's tools are deferred)."""
     from pi_tui.mcp.config import tool_exposure_for
-    from pi_tui.mcp.naming import namespace, normalize_input_schema, tool_name
+    from pi_tui.mcp.naming import namespace, normalize_input_schema, server_tool_names
 
     allowed = manager.tool_filter
-    taken: dict[str, tuple[str, str]] = {}
+    taken: set[str] = set()
     tools: list[AgentTool] = []
     deferred_possible = False
     resource_exposures: list[str] = []
@@ -93,13 +93,13 @@ def build_agent_tools(manager: ToolHost, statuses: list[ServerStatus]) -> list[A
         if status.has_resources and config.exposure != "hidden":
             resource_exposures.append(config.exposure)
         summary = config.description or _first_line(status.instructions)
+        names = server_tool_names(status.name, [tool.name for tool in status.tools], taken.__contains__)
+        taken.update(names.values())
         for tool in status.tools:
             exposure = tool_exposure_for(config, tool.name)
             if exposure == "hidden":
                 continue
-            owner = (status.name, tool.name)
-            name = tool_name(status.name, tool.name, _taken_by_other(taken, owner))
-            taken[name] = owner
+            name = names[tool.name]
             if not allowed(name):
                 continue
             title = tool.title or (tool.annotations.title if tool.annotations else None)
@@ -130,10 +130,6 @@ def build_agent_tools(manager: ToolHost, statuses: list[ServerStatus]) -> list[A
     if deferred_possible and allowed(TOOL_SEARCH_NAME):
         tools.append(_tool_search(manager))
     return tools
-
-
-def _taken_by_other(taken: dict[str, tuple[str, str]], owner: tuple[str, str]) -> Callable[[str], bool]:
-    return lambda name: taken.get(name, owner) != owner
 
 
 def _tool_search(manager: ToolHost) -> AgentTool:
@@ -174,26 +170,6 @@ def _first_line(text: str | None) -> str:
         if line.strip():
             return line.strip()
     return ""
-
-
-def loaded_on_branch(entries: Iterable[dict[str, Any]]) -> set[str]:
-    """The tools ``tool_search`` loaded on a branch: the ``details.loaded`` names of its
-    successful results, in the raw entries of the path (so /tree, resume and fork keep them,
-    and compaction does not forget them)."""
-    names: set[str] = set()
-    for entry in entries:
-        if entry.get("type") != "message":
-            continue
-        message = entry.get("message")
-        if not isinstance(message, dict) or message.get("role") != "toolResult":
-            continue
-        if message.get("toolName") != TOOL_SEARCH_NAME or message.get("isError"):
-            continue
-        details = message.get("details")
-        loaded = details.get("loaded") if isinstance(details, dict) else None
-        if isinstance(loaded, list):
-            names.update(name for name in loaded if isinstance(name, str))
-    return names
 
 
 def visible_tools(mcp_tools: Iterable[AgentTool], loaded: set[str]) -> list[AgentTool]:
