@@ -20,6 +20,8 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 CALLBACK_HOST = "127.0.0.1"
 CALLBACK_PATH = "/callback"
+POLL_SECONDS = 0.05
+"""How often the callback thread looks for a shutdown: closing it waits up to this long."""
 
 
 class CallbackError(Exception):
@@ -103,7 +105,7 @@ class LoopbackCallback:
         self.port = int(self._server.server_address[1])
         self.redirect_uri = plan.redirect_uri(self.port)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="mcp-oauth-callback", daemon=True
+            target=self._server.serve_forever, args=(POLL_SECONDS,), name="mcp-oauth-callback", daemon=True
         )
         self._thread.start()
 
