@@ -76,6 +76,11 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("reload", "Reload settings, context files, rules, extensions, keybindings and themes"),
     SlashCommand("trust", "Show and save whether this project folder's .agent resources load"),
     SlashCommand("extensions", "List the loaded extensions: where from, commands, tools, events"),
+    SlashCommand(
+        "mcp",
+        "MCP servers: state, tools, exposure; reconnect, sign in or out, enable or disable",
+        usage="[reconnect|login|logout <server>]",
+    ),
     SlashCommand("changelog", "Show what changed in each pi-tui version"),
 )
 

@@ -40,6 +40,7 @@ from pi_tui.tui.palette import SettingsProvider, SlashProvider, system_commands
 from pi_tui.tui.session_view import SessionView
 from pi_tui.tui.settings_control import SettingsControl
 from pi_tui.tui.settings_peek import peek_setting
+from pi_tui.tui.slash_mcp import report_start_problems
 from pi_tui.tui.theme_control import POLL_SECONDS as THEME_POLL_SECONDS
 from pi_tui.tui.theme_control import ThemeControl, first_theme_name
 from pi_tui.tui.transcript import InfoItem
@@ -263,8 +264,7 @@ class PiApp(App[None]):
         self.apply_screen_settings(started.settings)
         self.status.activity = None
         await self.show_session()
-        for line in started.notice.splitlines() if started.notice else []:
-            self.say(line, "warning")
+        report_start_problems(self, started)  # the notice; then MCP servers that fail to connect
         for problem in self.theme_problems + self.keys.problems:  # after show_session, which redraws
             self.say(problem, "warning")
         self.run_worker(self._check_tmux_keys, thread=True, group="tmux", exit_on_error=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from pi_tui.tui import slash, slash_auth, slash_bug, slash_export, slash_more, slash_secrets
+from pi_tui.tui import slash, slash_auth, slash_bug, slash_export, slash_mcp, slash_more, slash_secrets
 from pi_tui.tui.slash_base import CommandSet, Handler, needs_idle
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     slash_auth,
     slash_bug,
     slash_export,
+    slash_mcp,
     slash_more,
     slash_secrets,
 )

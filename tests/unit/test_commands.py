@@ -23,6 +23,7 @@ def test_builtins_are_the_documented_set() -> None:
         "share",
         "secrets",
         "bug",
+        "mcp",
     ]
     assert names == set(expected)
     by_name = {command.name: command for command in BUILTIN_COMMANDS}
@@ -33,6 +34,7 @@ def test_builtins_are_the_documented_set() -> None:
     assert by_name["import"].usage == "<file.jsonl>"
     assert by_name["name"].usage == "[name]"  # pi 1.x: without a name, /name shows it
     assert by_name["bug"].usage == "[--with-transcript] [description]"
+    assert by_name["mcp"].usage == "[reconnect|login|logout <server>]"
     assert by_name["quit"].aliases == ("exit",)
     assert all(command.source == "builtin" and command.description for command in BUILTIN_COMMANDS)
 
