@@ -14,6 +14,9 @@ the whole interactive flow on any 401 (registering a client from inside a connec
 only tokens it knows expired and not rejected ones, refreshes after a restart at the server's
 ``/token`` because it does not keep the discovered metadata, and has no ``iss`` check and no
 configured metadata URL.
+
+The requests to the authorization server are in ``oauth_flow``, the loopback callback and pasted
+URLs in ``oauth_callback``, the mcp-auth.json file in ``oauth_store``.
 """
 
 from __future__ import annotations

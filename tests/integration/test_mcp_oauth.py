@@ -389,6 +389,16 @@ async def test_callback_url_is_sent_as_written_with_a_port_added(
         )
     assert "oauth.callbackUrl must use http on localhost, 127.0.0.1 or [::1]" in str(remote.value)
 
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        with pytest.raises(SignInError) as in_use:
+            await sign_in(config(oauth_server), {"callbackPort": busy}, store_path=store, open_url=print)
+    assert str(in_use.value).startswith(
+        f"MCP server 'demo': sign-in failed: cannot listen for the callback on 127.0.0.1:{busy}: "
+    )
+
 
 async def test_the_sign_in_is_bounded_by_its_timeout(oauth_server: OAuthMcpServer, store: Path) -> None:
     started = time.monotonic()
