@@ -229,6 +229,83 @@ async def test_no_server_says_where_mcp_json_goes(
         assert not isinstance(app.screen, McpScreen)
 
 
+@pytest.fixture
+def oauth_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The loopback OAuth-protected MCP server; no graphical browser is tried meanwhile."""
+    from tests.support.oauth_server import running_oauth_server
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with running_oauth_server() as running:
+        yield running
+
+
+async def test_sign_in_and_out_from_the_screen(
+    project: Path, agent_dir: Path, server: ModelServer, oauth_server: Any, closing: list[PiApp]
+) -> None:
+    import asyncio
+
+    import httpx
+
+    write_mcp_json(agent_dir, {"demo": {"url": oauth_server.mcp_url}})
+    app = started_app(project, closing)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_until(
+            pilot, lambda: state_of(app, "demo") == "needs-sign-in", "demo to want sign-in", CONNECT
+        )
+        await wait_until(pilot, lambda: "/mcp login demo" in screen_text(app), "the one report")
+        screen = await open_mcp(pilot, app)
+        assert "demo  needs-sign-in" in screen_text(app)
+        await pilot.press("enter")
+        await choose(pilot, app, "sign-in")
+        await wait_until(pilot, lambda: screen.sign_in_url is not None, "the authorization URL")
+        url = screen.sign_in_url
+        assert url is not None and url.startswith(oauth_server.issuer)
+        assert "If it did not open, visit:" in screen_text(app)
+        # the browser: follows the page's redirects to pi-tui's loopback callback
+        answer = await asyncio.to_thread(httpx.get, url, follow_redirects=True, timeout=10)
+        assert answer.status_code == 200
+        await wait_until(pilot, lambda: state_of(app, "demo") == "connected", "demo to connect", CONNECT)
+        await wait_until(pilot, lambda: screen.busy is None, "the sign-in to finish")
+        assert screen.note == ('Signed in to MCP server "demo" (1 tool).', "info")
+        assert "State: connected" in screen_text(app)
+        assert json.loads((agent_dir / "mcp-auth.json").read_text())
+        await choose(pilot, app, "sign-out")
+        await wait_until(
+            pilot, lambda: state_of(app, "demo") == "needs-sign-in", "demo to need sign-in again"
+        )
+        await wait_until(pilot, lambda: screen.busy is None, "the sign-out to finish")
+        assert screen.note is not None and "credentials are deleted" in screen.note[0]
+
+
+async def test_mcp_login_accepts_a_pasted_redirect_url(
+    project: Path, agent_dir: Path, server: ModelServer, oauth_server: Any, closing: list[PiApp]
+) -> None:
+    import asyncio
+
+    import httpx
+
+    write_mcp_json(agent_dir, {"demo": {"url": oauth_server.mcp_url}})
+    app = started_app(project, closing)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_until(
+            pilot, lambda: state_of(app, "demo") == "needs-sign-in", "demo to want sign-in", CONNECT
+        )
+        await pilot.press(*"/mcp login demo", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, McpScreen), "the sign-in view")
+        screen = app.screen
+        assert isinstance(screen, McpScreen)
+        await wait_until(pilot, lambda: screen.sign_in_url is not None, "the authorization URL")
+        # a browser on another machine: approve, but stop at the redirect the user copies
+        approved = await asyncio.to_thread(httpx.get, screen.sign_in_url, timeout=10)
+        redirect = approved.headers["location"]
+        assert "code=" in redirect
+        await pilot.press(*redirect, "enter")
+        await wait_until(pilot, lambda: state_of(app, "demo") == "connected", "demo to connect", CONNECT)
+        await wait_until(pilot, lambda: screen.note is not None, "the outcome")
+        assert screen.note == ('Signed in to MCP server "demo" (1 tool).', "info")
+
+
 def test_mcp_screen_snapshot(
     snap_compare: Any, project: Path, agent_dir: Path, server: ModelServer, closing: list[PiApp]
 ) -> None:
