@@ -158,8 +158,11 @@ def server_report(server: ServerConfig, status: ServerStatus | None) -> dict[str
     return report
 
 
-def text_lines(reports: list[dict[str, Any]], problems: list[str], notes: list[str]) -> list[str]:
-    """The human list: configuration problems first, then each server, then the notes."""
+def text_lines(
+    reports: list[dict[str, Any]], problems: list[str], notes: list[str], *, sign_in: str = "pi-tui mcp login"
+) -> list[str]:
+    """The human list: configuration problems first, then each server, then the notes.
+    ``sign_in`` is the command a server that needs sign-in names (``/mcp login`` in a session)."""
     from pi_tui.config.paths import agent_dir
     from pi_tui.text_safety import for_terminal
 
@@ -176,13 +179,14 @@ def text_lines(reports: list[dict[str, Any]], problems: list[str], notes: list[s
             "connected": f"connected, {count} tool{'' if count == 1 else 's'}",
             "needs-sign-in": "needs sign-in",
             "connecting": "still connecting (gave up waiting)",
+            "disconnected": "disconnected, reconnects on next use",
         }.get(state, state)
         lines.append(f"{report['name']}: {said} ({report['exposure']}, {report['scope']} {report['source']})")
         lines.append(f"  {report['type']}: {report['transport']}")
         if "override" in report:
             lines.append(f"  project override: {report['override']}")
         if state == "needs-sign-in":
-            lines.append(f"  sign in with: pi-tui mcp login {report['name']}")
+            lines.append(f"  sign in with: {sign_in} {report['name']}")
         if report["tools"]:
             marked = [
                 f"{tool} [{report['toolExposure'][tool]}]" if tool in report.get("toolExposure", {}) else tool

@@ -23,6 +23,7 @@ from pi_tui.extensions.setup import ExtensionSetup
 from pi_tui.messages import AssistantMessage, TextContent
 from pi_tui.modes.attachments import Prompt
 from pi_tui.modes.exit_signals import STOP_SIGNALS, ExitSignals, say, signal_name
+from pi_tui.modes.mcp_status import McpReply, close_mcp, mcp_words, run_mcp_command
 from pi_tui.text_safety import clean_text, for_terminal
 
 
@@ -98,12 +99,29 @@ async def run_print(
             replies.append(message)
 
     agent.subscribe(keep_reply)
+
+    def show_mcp(reply: McpReply) -> None:
+        """``/mcp``'s answer: a record in json mode; else stdout, and errors on stderr."""
+        if json_mode:
+            out.write(jsonio.dumps(reply.record()).decode() + "\n")
+        elif reply.level == "error":
+            print(f"pi-tui: {for_terminal(reply.text)}", file=sys.stderr, flush=True)
+            return
+        else:
+            out.write(reply.text + "\n")
+        out.flush()
+
     runner = extensions.runner if extensions is not None else None
     last: AssistantMessage | None = None
+    mcp_failed = False
     try:
         if extensions is not None and runner is not None:
             await _start_extensions(extensions)
         for prompt in prompts:
+            words = mcp_words(prompt.text)
+            if words is not None:  # /mcp: server status or an action, never a turn
+                mcp_failed = not await run_mcp_command(agent.mcp, words, show_mcp) or mcp_failed
+                continue
             seen = len(replies)
             await agent.prompt(prompt.text, prompt.images, source="print")
             if runner is not None:
@@ -116,6 +134,7 @@ async def run_print(
     finally:
         if runner is not None:
             await runner.session_shutdown("quit")
+        await close_mcp(agent.mcp)  # no MCP server outlives the run
         agent.manager.close()
         await close_shared_client()
         signals.remove()
@@ -136,7 +155,7 @@ async def run_print(
         out.flush()
     if agent.manager.unsaved_count:
         return 2  # the reply was printed, but the session lost entries ("Lost on exit" was said)
-    return 0
+    return 1 if mcp_failed else 0
 
 
 def _stderr_line(line: str) -> None:

@@ -44,6 +44,7 @@ from pi_tui.ai.types import Model
 from pi_tui.commands import CommandRegistry
 from pi_tui.messages import THINKING_LEVELS, AssistantMessage, BashExecutionMessage, ImageContent, UserMessage
 from pi_tui.modes.exit_signals import ExitSignals
+from pi_tui.modes.mcp_status import MCP_PATH, close_mcp, mcp_words, rpc_command, rpc_say, run_mcp_command
 from pi_tui.modes.rpc_commands_pi1 import pi1_handlers
 from pi_tui.modes.rpc_commands_session import session_handlers
 from pi_tui.modes.rpc_protocol import (
@@ -83,6 +84,12 @@ class RpcServer:
 
             for problem in register_commands(self.commands, self.agent.expander):
                 log(problem)
+        options = started.options
+        self.mcp_command = options is None or not options.no_mcp
+        """``/mcp`` prompts print the MCP status (pi's built-in MCP extension; not under --no-mcp)."""
+        if self.mcp_command and self.agent.mcp is not None:
+            self.commands.unregister("mcp")  # the TUI's built-in: here it is pi's extension command
+            self.commands.register(rpc_command())
         self.extension_ui: RpcExtensionUI | None = None
         """Set when extensions run: their dialogs wait for ``extension_ui_response`` lines."""
         self.stop = asyncio.Event()
@@ -230,6 +237,7 @@ class RpcServer:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
+        await close_mcp(self.agent.mcp)  # the session's MCP servers stop with it
         with contextlib.suppress(Exception):
             self.agent.manager.close()
 
@@ -344,6 +352,12 @@ class RpcServer:
 
     async def cmd_prompt(self, command: dict[str, Any]) -> Any:
         text, images = self._text_and_images(command)
+        words = mcp_words(text) if self.mcp_command else None
+        if words is not None:  # /mcp answers with notify requests, busy or not, and runs no turn
+            answer = asyncio.create_task(run_mcp_command(self.agent.mcp, words, rpc_say(self.output.send)))
+            self._background.add(answer)
+            answer.add_done_callback(self._background.discard)
+            return {"disposition": "handled"}
         behavior = command.get("streamingBehavior")
         if behavior not in (None, "steer", "followUp"):
             raise CommandError('"streamingBehavior" must be "steer" or "followUp"')
@@ -637,8 +651,8 @@ def register_extension_commands(server: RpcServer, runner: Any) -> None:
     """Extension commands in ``get_commands`` (a prompt of ``/name args`` runs them)."""
     from pi_tui.commands import SlashCommand
 
-    for command in [c for c in server.commands.all() if c.source == "extension"]:
-        server.commands.unregister(command.name)
+    for command in [c for c in server.commands.all() if c.source == "extension" and c.path != MCP_PATH]:
+        server.commands.unregister(command.name)  # /mcp stays: pi's built-in MCP extension's
     for command in runner.commands.values():
         loaded = next((e for e in runner.extensions if e.name == command.extension), None)
         path = str(loaded.source.entry) if loaded is not None else None
