@@ -50,8 +50,8 @@ def closing() -> Iterator[list[PiApp]]:
             app.agent.mcp.close()
 
 
-def started_app(project: Path, closing: list[PiApp]) -> PiApp:
-    app = make_app(project, provider="test", model="m")
+def started_app(project: Path, closing: list[PiApp], **options: Any) -> PiApp:
+    app = make_app(project, provider="test", model="m", **options)
     closing.append(app)
     return app
 
@@ -193,6 +193,48 @@ async def test_an_exposure_change_is_saved_and_applied(
         assert entry["exposure"] == "hidden" and entry["description"] == "kept as written"
         await wait_until(pilot, lambda: mcp_tool_names(app) == set(), "the hidden tools to go")
         assert "Exposure: hidden" in screen_text(app)
+
+
+async def test_disable_in_this_project_writes_an_override_and_later_changes_go_there(
+    project: Path, agent_dir: Path, server: ModelServer, closing: list[PiApp]
+) -> None:
+    user_file = write_mcp_json(agent_dir, {"fault": fault_entry(exposure="direct")})
+    written = user_file.read_text()
+    (project / ".agent").mkdir()
+    (project / ".agent" / "mcp.json").write_text('{\n  "mcpServers": {}\n}\n')  # needs trust: -a
+    app = started_app(project, closing, approve=True)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_until(pilot, lambda: state_of(app, "fault") == "connected", "fault to connect", CONNECT)
+        screen = await open_mcp(pilot, app)
+        await pilot.press("enter")
+        await choose(pilot, app, "disable-project")
+        await wait_until(pilot, lambda: state_of(app, "fault") == "disabled", "the server to stop")
+        await wait_until(pilot, lambda: screen.busy is None, "the action to finish")
+        override = project / ".agent" / "mcp.json"
+        assert json.loads(override.read_text()) == {"mcpServers": {"fault": {"enabled": False}}}
+        assert user_file.read_text() == written  # the user's file is the same for other projects
+        assert mcp_tool_names(app) == set()
+        assert "(override: project" in screen_text(app)
+        await choose(pilot, app, "enable")  # saved to the override now, as pi does
+        await wait_until(pilot, lambda: state_of(app, "fault") == "connected", "fault again", CONNECT)
+        assert json.loads(override.read_text()) == {"mcpServers": {"fault": {"enabled": True}}}
+        assert user_file.read_text() == written
+
+
+async def test_what_a_server_prints_reaches_the_screen_as_visible_symbols(
+    project: Path, agent_dir: Path, server: ModelServer, closing: list[PiApp]
+) -> None:
+    noisy = "import sys; sys.stderr.write('\\x1b]0;pwned\\x07\\x1b[2Jcleared'); sys.exit(3)"
+    write_mcp_json(agent_dir, {"noisy": {"command": sys.executable, "args": ["-c", noisy]}})
+    app = started_app(project, closing)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_until(pilot, lambda: state_of(app, "noisy") == "failed", "noisy to fail", CONNECT)
+        await open_mcp(pilot, app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "cleared" in screen_text(app), "the stderr tail")
+        text = screen_text(app)
+        assert "\x1b" not in text and "\x07" not in text
+        assert "␛]0;pwned␇␛[2Jcleared" in text
 
 
 async def test_subcommands_name_the_known_servers_and_reconnect(
