@@ -33,6 +33,9 @@ EXPOSURE_WORDS: dict[str, str] = {
 }
 """The exposures ``/mcp`` offers, with what each means (pi's codemode is read as deferred)."""
 
+STDERR_LINES = 10
+"""Lines of a failed server's stderr the server's view shows: its end, where the reason is."""
+
 STATE_MARKS: dict[str, str] = {
     "connected": "●",
     "connecting": "◌",
@@ -158,7 +161,7 @@ def problem_text(status: ServerStatus) -> str:
     if status.state == "connected":
         return ""
     parts = [status.error] if status.error else []
-    tail = status.stderr_tail.strip("\n")
+    tail = "\n".join(status.stderr_tail.strip("\n").splitlines()[-STDERR_LINES:])
     if tail and status.state in ("failed", "disconnected"):
         parts.append(f"stderr (last lines):\n{tail}")
     return "\n".join(parts)
