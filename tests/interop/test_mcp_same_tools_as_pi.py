@@ -16,9 +16,10 @@ What the model server received is compared:
   ``get-sum``, ``get-tiny-image`` (an image between two texts), server-filesystem's
   ``read_text_file`` on a file that is there and on one that is not (``isError``) and the HTTP
   server's ``echo``;
-- ``deferred`` exposure: no MCP tool is declared, ``tool_search`` is (its description is pi's
-  prose and is not compared); after the model searches for "echo", ``mcp__everything__echo`` is
-  declared in the next request and answers as in pi.
+- ``deferred`` exposure: no MCP tool is declared, ``tool_search`` is, with the same arguments
+  (its description and those of its arguments are each program's own prose, not compared);
+  after the model searches for "echo", ``mcp__everything__echo`` is declared in the next request
+  and answers as in pi.
 """
 
 from __future__ import annotations
@@ -166,6 +167,15 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def without_descriptions(schema: Any) -> Any:
+    """A JSON schema without its ``description`` texts (at any depth)."""
+    if isinstance(schema, dict):
+        return {key: without_descriptions(value) for key, value in schema.items() if key != "description"}
+    if isinstance(schema, list):
+        return [without_descriptions(value) for value in schema]
+    return schema
+
+
 def declared(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools of a Chat Completions request: ``[{"name", "description", "parameters"}]``."""
     return [tool["function"] for tool in body.get("tools", [])]
@@ -285,9 +295,12 @@ def test_deferred_exposure_declares_tool_search_only(deferred: Pair) -> None:
     assert "tool_search" in names(pis) and not any(is_mcp(name) for name in names(pis))
     assert "tool_search" in names(ours), names(ours)
     assert [name for name in names(ours) if is_mcp(name)] == []
+    # the same arguments (names, types, required); their descriptions are each program's prose
     search = {tool["name"]: tool for tool in declared(ours)}["tool_search"]
     pi_search = {tool["name"]: tool for tool in declared(pis)}["tool_search"]
-    assert canonical(search["parameters"]) == canonical(pi_search["parameters"])
+    assert canonical(without_descriptions(search["parameters"])) == canonical(
+        without_descriptions(pi_search["parameters"])
+    )
 
 
 def test_deferred_search_declares_the_match_for_the_next_call(deferred: Pair) -> None:
