@@ -88,13 +88,17 @@ async def choose(pilot: Any, app: PiApp, option_id: str) -> None:
 async def test_the_list_shows_a_connected_server_with_its_tool_count(
     project: Path, agent_dir: Path, server: ModelServer, closing: list[PiApp]
 ) -> None:
-    write_mcp_json(agent_dir, {"fault": fault_entry()})
+    write_mcp_json(agent_dir, {"fault": fault_entry("--start-delay", "3")})
     app = started_app(project, closing)
     async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: app.ready, "the app")
+        screen = await open_mcp(pilot, app)  # while the server is still starting
+        assert state_of(app, "fault") == "connecting"
+        assert "fault  connecting · deferred · user" in screen_text(app)
         await wait_until(pilot, lambda: state_of(app, "fault") == "connected", "fault to connect", CONNECT)
         count = len(next(s for s in app.agent.mcp.statuses() if s.name == "fault").tools)
         assert count >= 10  # echo, crash, huge, progress, sleep, ...
-        await open_mcp(pilot, app)
+        assert app.screen is screen  # the same screen, redrawn by the manager's listener
         await wait_until(
             pilot,
             lambda: f"fault  connected · {count} tools · deferred · user" in screen_text(app),
