@@ -6,6 +6,7 @@ on stderr before it died; the failure was also said once in the chat after start
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_mcp_lists_the_servers_and_their_state(agent_dir: Path, tmp_path: Path) 
         pane.wait_for(lambda s: editor_text(s) == "/mcp", "/mcp in the editor")
         pane.press("Enter")
         screen = pane.wait_for(
-            lambda s: s if "fault  connected · 11 tools" in s and "broken  failed" in s else None,
+            lambda s: s if re.search(r"fault  connected · \d+ tools", s) and "broken  failed" in s else None,
             "both servers in the list",
             CONNECT,
         )
