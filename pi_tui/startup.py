@@ -25,7 +25,7 @@ from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
-from pi_tui.mcp.attach import is_mcp_tool_name
+from pi_tui.mcp.attach import McpChoices, is_mcp_tool_name
 from pi_tui.messages import THINKING_LEVELS
 from pi_tui.session import SessionError, SessionInfo, SessionManager
 from pi_tui.session.info import recency_key
@@ -184,6 +184,9 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     if expander.problems:
         lines = "\n".join(expander.problems)
         notice = f"{notice}\n{lines}" if notice else lines
+    extensions.runner.mcp_choices = McpChoices(
+        not options.no_mcp, options.tools, options.exclude_tools, options.no_tools
+    )  # for a manager an extension's server needs later
     extensions.runner.bind(agent)
     if selection.allow_list:  # --tools' names cover theirs too; --no-tools alone is an empty list
         extensions.runner.set_active_tools(selection.names)

@@ -136,6 +136,19 @@ class ExtensionAPI:
         """A provider as a models.json entry (``baseUrl``, ``api``, ``apiKey``, ``models``...)."""
         self._runner.add_provider(self.name, name, config)
 
+    def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:
+        """An MCP server for this session, as an ``mcpServers`` entry of mcp.json (``command``,
+        ``args``, ``env``, ``cwd`` or ``url``, ``headers``, ``oauth``; ``exposure``,
+        ``toolExposure``, ``description``, ``enabled``, ``timeout``), checked by the same rules
+        (:class:`ExtensionError` for an invalid one, or a name another extension registered).
+        It connects like a configured server; a server of that name in an mcp.json wins.
+        Registering the name again replaces this extension's earlier registration."""
+        self._runner.add_mcp_server(self.name, name, config)
+
+    def get_mcp_servers(self) -> list[dict[str, Any]]:
+        """The servers extensions registered: ``name``, ``extension``, ``config``."""
+        return self._runner.mcp_server_list()
+
     # --- actions ---------------------------------------------------------------------------------
 
     def send_message(
@@ -179,7 +192,22 @@ class ExtensionAPI:
         return [tool.name for tool in self._runner.live_agent().tools]
 
     def get_all_tools(self) -> list[str]:
+        """The names of the built-in and extension tools (see :meth:`get_all_tool_info` for
+        the details, MCP tools included)."""
         return self._runner.all_tool_names()
+
+    def get_all_tool_info(self) -> list[dict[str, Any]]:
+        """pi's ``getAllTools()`` metadata: each tool's ``name``, ``description``,
+        ``parameters``, ``source`` ("builtin", "extension" or "mcp"), ``exposure`` and, when
+        known, ``annotations`` (MCP's readOnlyHint, destructiveHint, idempotentHint,
+        openWorldHint as the server declared them; missing ones mean MCP's defaults: not
+        read-only, maybe destructive, open world), ``extension``, or ``server`` and ``tool``."""
+        return self._runner.all_tool_info()
+
+    def get_tool_info(self, name: str) -> dict[str, Any] | None:
+        """:meth:`get_all_tool_info` of the tool called ``name`` (None when there is none), for
+        a ``tool_call`` handler deciding whether to ask: ``pi.get_tool_info(event.tool_name)``."""
+        return self._runner.tool_info(name)
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Only these tools (built-in or registered) are offered to the model from now on."""

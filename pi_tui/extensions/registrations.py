@@ -92,6 +92,10 @@ class Registrations:
     flag_values: dict[str, Any]
     renderers: dict[str, tuple[str, Callable[..., Any]]]
     changed: list[Callable[[], None]]
+    mcp_servers: dict[str, tuple[str, Any]]
+    """Servers extensions registered: name -> (extension, ServerConfig)."""
+    mcp_choices: Any
+    """The run's :class:`~pi_tui.mcp.attach.McpChoices` (startup sets it; None: the defaults)."""
     _builtin_tools: list[Any]
     _active: list[str] | None
     report: Callable[[str], None]
@@ -247,6 +251,52 @@ class Registrations:
         except ConfigError as error:
             raise ExtensionError(str(error)) from None
 
+    def add_mcp_server(self, extension: str, name: str, config: Any) -> None:
+        """``pi.register_mcp_server``: checked by mcp.json's rules, connected like a configured
+        server (now, or once the session is bound). A file-configured server of the same name
+        wins (the manager keeps the file's); another extension's name is refused."""
+        from pi_tui.mcp.config import check_entry, namespace, server_from_entry
+        from pi_tui.mcp.model import ConfigSource
+
+        problem = check_entry(name, config) if isinstance(name, str) else "the name must be a string"
+        if problem is not None:
+            raise ExtensionError(f"MCP server {name!r}: {problem}")
+        taken = next(
+            (
+                (other, owner)
+                for other, (owner, _server) in self.mcp_servers.items()
+                if namespace(other) == namespace(name) and owner != extension
+            ),
+            None,
+        )
+        if taken is not None:
+            raise ExtensionError(f"MCP server {name!r}: extension {taken[1]} registered {taken[0]!r} already")
+        server = server_from_entry(name, dict(config), ConfigSource("extension", None, extension))
+        self.mcp_servers[name] = (extension, server)
+        if self.agent is not None:
+            self._connect_mcp(extension, server)
+
+    def _connect_mcp(self, extension: str, server: Any) -> None:
+        from pi_tui.mcp.attach import ensure_manager
+
+        manager = ensure_manager(self.agent, self.agent.cwd, getattr(self, "mcp_choices", None))
+        if manager is None:
+            self.report(f"extension {extension}: MCP server {server.name!r} not started: --no-mcp")
+            return
+        manager.register(server)
+
+    def mcp_server_list(self) -> list[dict[str, Any]]:
+        """``pi.get_mcp_servers()``: each registration's ``name``, ``extension`` and ``config``."""
+        return [
+            {"name": name, "extension": extension, "config": dict(server.raw)}
+            for name, (extension, server) in self.mcp_servers.items()
+        ]
+
+    def connect_registered_mcp(self) -> None:
+        """Connect the servers extensions registered while loading (the agent is bound now)."""
+        for extension, server in self.mcp_servers.values():
+            self._connect_mcp(extension, server)
+
     def _changed(self) -> None:
         for listener in list(self.changed):
             self.call_quietly(listener)
@@ -265,6 +315,30 @@ class Registrations:
     def all_tool_names(self) -> list[str]:
         names = [tool.name for tool in self._builtin_tools if tool.name not in self.tools]
         return names + list(self.tools)
+
+    def all_tool_info(self) -> list[dict[str, Any]]:
+        """Every tool with what a permission extension needs: ``name``, ``description``,
+        ``parameters``, ``source`` (builtin, extension or mcp), ``exposure`` and, when known,
+        ``annotations`` (the MCP hints: readOnlyHint, destructiveHint, idempotentHint,
+        openWorldHint; the resource tools are read-only), ``extension``, ``server``, ``tool``."""
+        infos = [_tool_info(tool, "builtin") for tool in self._builtin_tools if tool.name not in self.tools]
+        infos += [
+            _tool_info(tool, "extension") | {"extension": tool.extension} for tool in self.tools.values()
+        ]
+        manager = getattr(self.agent, "mcp", None) if self.agent is not None else None
+        known = {info["name"] for info in infos}
+        for tool in manager.agent_tools() if manager is not None else ():
+            if tool.name not in known:
+                info = _tool_info(tool, "mcp")
+                server = getattr(tool, "server", None)
+                if isinstance(server, str):
+                    info |= {"server": server, "tool": getattr(tool, "tool", tool.name)}
+                infos.append(info)
+        return infos
+
+    def tool_info(self, name: str) -> dict[str, Any] | None:
+        """:meth:`all_tool_info` of one tool (None when no tool has that name)."""
+        return next((info for info in self.all_tool_info() if info["name"] == name), None)
 
     def _all_tools(self) -> list[Any]:
         made = {
@@ -320,3 +394,17 @@ class Registrations:
 
 async def _awaited(awaitable: Any) -> None:
     await awaitable
+
+
+def _tool_info(tool: Any, source: str) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "source": source,
+        "exposure": getattr(tool, "exposure", "direct"),
+    }
+    annotations = getattr(tool, "annotations", None)
+    if annotations:
+        info["annotations"] = dict(annotations)
+    return info

@@ -84,6 +84,8 @@ class ExtensionRunner(Registrations, HookCalls, Actions, AgentHooks):
         self.flag_values: dict[str, Any] = {}
         self.renderers: dict[str, tuple[str, Callable[..., Any]]] = {}
         self.channels: dict[str, list[Callable[[Any], Any]]] = {}
+        self.mcp_servers: dict[str, tuple[str, Any]] = {}
+        self.mcp_choices: Any = None
         self.signal = AbortSignal()
         self.changed: list[Callable[[], None]] = []
         """Called when commands, tools, shortcuts or renderers change (the TUI refreshes)."""
@@ -130,6 +132,7 @@ class ExtensionRunner(Registrations, HookCalls, Actions, AgentHooks):
         self._unsubscribe = agent.subscribe(self._on_bus)
         agent.hooks = self
         self._install_tools()
+        self.connect_registered_mcp()  # servers registered while loading join the session's
 
     # --- loading -------------------------------------------------------------------------------
 

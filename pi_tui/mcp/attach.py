@@ -9,8 +9,9 @@ starts with ``mcp__``), and nothing at all under ``--no-mcp``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.tools.name_patterns import name_matcher
 
@@ -89,3 +90,38 @@ def start_mcp(
     )
     manager.start()
     return manager, lines
+
+
+@dataclass(frozen=True, slots=True)
+class McpChoices:
+    """The command line's MCP choices, kept for a manager made after startup: an extension may
+    register a server in a session whose files configure none (startup then made no manager)."""
+
+    enabled: bool = True
+    """False under ``--no-mcp``: no server connects, an extension's neither."""
+    tools: list[str] | None = None
+    exclude: list[str] | None = None
+    no_tools: bool = False
+
+
+def ensure_manager(agent: Any, cwd: str | Path, choices: McpChoices | None = None) -> McpManager | None:
+    """``agent.mcp``; when the session has none, a new manager (no configured server, the same
+    tool filter as startup's) started and attached to ``agent``. None under ``--no-mcp``."""
+    from pi_tui.mcp.manager import McpManager
+    from pi_tui.mcp.model import McpConfig
+
+    existing: McpManager | None = agent.mcp
+    if existing is not None:
+        return existing
+    choices = choices or McpChoices()
+    if not choices.enabled:
+        return None
+    manager = McpManager(
+        McpConfig(),
+        session_cwd=Path(cwd),
+        tool_filter=mcp_tool_filter(choices.tools, choices.exclude, no_tools=choices.no_tools),
+    )
+    manager.loaded_names = agent.mcp_loaded_names
+    manager.start()
+    agent.mcp = manager
+    return manager
