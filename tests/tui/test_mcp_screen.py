@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
+from textual.widgets import Input
 
 from pi_tui.tui.app import PiApp
 from pi_tui.tui.screens.mcp_screen import McpScreen
@@ -346,7 +348,11 @@ async def test_mcp_login_accepts_a_pasted_redirect_url(
         approved = await asyncio.to_thread(httpx.get, screen.sign_in_url, timeout=10)
         redirect = approved.headers["location"]
         assert "code=" in redirect
-        await pilot.press(*redirect, "enter")
+        app.screen.query_one("#mcp-paste").post_message(events.Paste(redirect))  # as a terminal pastes
+        await wait_until(
+            pilot, lambda: app.screen.query_one("#mcp-paste", Input).value == redirect, "the paste"
+        )
+        await pilot.press("enter")
         await wait_until(pilot, lambda: state_of(app, "demo") == "connected", "demo to connect", CONNECT)
         await wait_until(pilot, lambda: screen.note is not None, "the outcome")
         assert screen.note == ('Signed in to MCP server "demo" (1 tool).', "info")
