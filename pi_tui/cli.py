@@ -44,7 +44,9 @@ commands:
   pi-tui auth login|logout|check|print-api-key [PROVIDER]
                                             save, remove, check or print a provider's API key
   pi-tui config [-l]                        where each configuration file is, and whether it exists
-  pi-tui mcp add|remove <server> ...        add or remove an MCP server in mcp.json"""
+  pi-tui mcp add|remove <server> ...        add or remove an MCP server in mcp.json
+  pi-tui mcp list [--json]                  connect every MCP server once: state, tools, errors
+  pi-tui mcp login|logout <server>          sign in to an MCP server over OAuth, or sign out"""
 
 
 class _MainParser(argparse.ArgumentParser):
