@@ -114,11 +114,13 @@ async def run_print(
     runner = extensions.runner if extensions is not None else None
     last: AssistantMessage | None = None
     mcp_failed = False
+    choices = getattr(runner, "mcp_choices", None)
+    mcp_on = choices is None or choices.enabled  # --no-mcp: /mcp is no command, as in pi
     try:
         if extensions is not None and runner is not None:
             await _start_extensions(extensions)
         for prompt in prompts:
-            words = mcp_words(prompt.text)
+            words = mcp_words(prompt.text) if mcp_on else None
             if words is not None:  # /mcp: server status or an action, never a turn
                 mcp_failed = not await run_mcp_command(agent.mcp, words, show_mcp) or mcp_failed
                 continue

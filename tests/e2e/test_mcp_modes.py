@@ -178,4 +178,6 @@ def test_no_mcp_turns_the_mcp_command_off(
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert records[0]["data"] == {"disposition": "started"}  # a plain prompt: /mcp is no command here
+    printed = pi_tui(*BASE, "--no-mcp", "-p", "/mcp", cwd=project)
+    assert printed.returncode == 0 and printed.stdout == "echo: /mcp\n"  # a plain prompt here too
     assert not processes_with(marker)  # --no-mcp: the server never started
