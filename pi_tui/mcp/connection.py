@@ -38,8 +38,9 @@ STATES = ("disabled", "connecting", "connected", "needs-sign-in", "failed", "dis
 STDERR_TAIL = 4000
 """Characters of a failed stdio server's stderr kept for /mcp."""
 
-STDIN_GRACE = 1.0
-"""Seconds a stdio server gets to exit after its stdin closed, before SIGTERM to its group."""
+STDIN_GRACE = 0.5
+"""Seconds a stdio server gets to exit after its stdin closed, before SIGTERM to its group (pi's
+figure; the SDK's own is 2 s)."""
 
 CONNECT_TIMEOUT_FLOOR = 30.0
 """A server gets at least this long to start and answer ``initialize`` (npx may download)."""
@@ -160,6 +161,10 @@ class ServerConnection:
         if self.state == "disabled":
             raise McpCallError(f"MCP server {self.config.name!r} is disabled (/mcp enables it).")
         if self.state in ("failed", "disconnected", "needs-sign-in") or self._holder is None:
+            holder = self._holder
+            if holder is not None and not holder.done():  # the dropped connection still closing
+                self._stop.set()
+                await asyncio.wait({holder}, timeout=10.0)
             self.start()
         await self._settled.wait()
         if self.session is None or self.state != "connected":
@@ -206,7 +211,7 @@ class ServerConnection:
             from mcp.client import stdio
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            # The SDK's grace between closing stdin and SIGTERM (2 s): a second is plenty for a
+            # The SDK's grace between closing stdin and SIGTERM is 2 s: half a second is plenty for a
             # server to notice EOF, and every quit of pi-tui would otherwise wait out the rest.
             stdio.PROCESS_TERMINATION_TIMEOUT = STDIN_GRACE
 
@@ -323,6 +328,10 @@ class ServerConnection:
 
         call = asyncio.create_task(session.call_tool(tool, arguments, progress_callback=progress))
         result: CallToolResult = await self._answered(call, lambda: last_heard, f"tools/call {tool}")
+        if self._refreshing is not None and not self._refreshing.done():
+            # the call changed the tool list (tools/list_changed came before its result): the
+            # next model request must see the new list, so the result waits for it
+            await asyncio.wait({self._refreshing}, timeout=self.config.timeout)
         return result
 
     async def request(self, what: str, make: Callable[[ClientSession], Any]) -> Any:

@@ -19,6 +19,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -72,6 +73,7 @@ class McpManager:
         self._ready = threading.Event()
         self._closed = False
         self._first_wait_done = False
+        self._started_at = time.monotonic()
         self._log: Any = None
 
     # --- the loop -----------------------------------------------------------------------------
@@ -80,6 +82,7 @@ class McpManager:
         """Start the thread and begin connecting every enabled server; returns at once."""
         if self._thread is not None:
             return
+        self._started_at = time.monotonic()
         self._thread = threading.Thread(target=self._serve, name="pi-tui-mcp", daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -168,12 +171,21 @@ class McpManager:
         return any(_has_direct(server) for server in self._all_configs().values() if server.enabled)
 
     async def wait_for_direct(self, timeout: float = FIRST_PROMPT_WAIT) -> None:
-        """The first prompt's wait: up to ``timeout`` for servers with ``direct`` tools, once."""
+        """The first prompt's wait, once: for servers with ``direct`` tools, and for those whose
+        tools ``tool_search`` loaded on the branch (a resumed session declares them again), until
+        ``timeout`` seconds after the servers began connecting."""
         if self._first_wait_done or self._thread is None:
             return
         self._first_wait_done = True
-        if self.has_direct_servers():
-            await self._on_mcp_loop(self._wait(lambda server: _has_direct(server), timeout))
+        loaded = tuple(self.loaded_names())
+
+        def needed(server: ServerConfig) -> bool:
+            prefix = namespace_prefix(server.name)
+            return _has_direct(server) or any(name.startswith(prefix) for name in loaded)
+
+        remaining = self._started_at + timeout - time.monotonic()
+        if remaining > 0 and any(needed(server) for server in self._all_configs().values() if server.enabled):
+            await self._on_mcp_loop(self._wait(needed, remaining))
 
     async def wait_all(self, timeout: float = FIRST_PROMPT_WAIT) -> None:
         """Up to ``timeout`` for every enabled server (tool_search and the resource tools)."""
@@ -285,6 +297,13 @@ class McpManager:
 
 async def _call(function: Callable[[], None]) -> None:
     function()
+
+
+def namespace_prefix(server: str) -> str:
+    """How the names of a server's tools begin (``mcp__<server>__``, sanitised as pi does)."""
+    from pi_tui.mcp.naming import tool_name
+
+    return tool_name(server, "")
 
 
 def _has_direct(server: ServerConfig) -> bool:

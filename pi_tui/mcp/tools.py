@@ -88,8 +88,8 @@ def build_agent_tools(manager: ToolHost, statuses: list[ServerStatus]) -> list[A
             or any(word.startswith("codemode") for word in config.tool_exposure.values())
         ):
             deferred_possible = True
-        if status.state != "connected":
-            continue
+        if status.state not in ("connected", "disconnected"):  # a dropped server's tools stay:
+            continue  # calling one connects it again
         if status.has_resources and config.exposure != "hidden":
             resource_exposures.append(config.exposure)
         summary = config.description or _first_line(status.instructions)

@@ -133,6 +133,14 @@ async def run_print(
             asked_to_stop = runner is not None and runner.shutdown_requested  # ctx.shutdown()
             if signals.received is not None or ended or asked_to_stop:
                 break
+        if signals.received is None and not json_mode and last is not None and last.stop_reason != "error":
+            # written before the servers and the session close: a script reading the answer
+            # does not wait for MCP servers to stop
+            text = clean_text(final_text(last))
+            if _is_terminal(out):  # a terminal gets no escape sequence from the model; a pipe the exact text
+                text = for_terminal(text)
+            out.write(text + ("" if text.endswith("\n") else "\n"))
+            out.flush()
     finally:
         if runner is not None:
             await runner.session_shutdown("quit")
@@ -149,12 +157,6 @@ async def run_print(
         error = for_terminal(last.error_message or "the model request failed")
         print(f"pi-tui: {error}", file=sys.stderr)
         return 1
-    if not json_mode and last is not None:
-        text = clean_text(final_text(last))
-        if _is_terminal(out):  # a terminal gets no escape sequence from the model; a pipe the exact text
-            text = for_terminal(text)
-        out.write(text + ("" if text.endswith("\n") else "\n"))
-        out.flush()
     if agent.manager.unsaved_count:
         return 2  # the reply was printed, but the session lost entries ("Lost on exit" was said)
     return 1 if mcp_failed else 0
