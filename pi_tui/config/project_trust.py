@@ -39,6 +39,9 @@ from typing import Literal
 from pi_tui import jsonio
 
 PROJECT_DIR_NAME = ".agent"
+OTHER_MCP_FILES = (".mcp.json", ".pi/mcp.json")
+"""MCP configurations other agents keep in a project, read by pi-tui only in a trusted one."""
+
 PROTECTED_NAMES = (
     "settings.json",
     "mcp.json",
@@ -111,6 +114,9 @@ def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
                 labels.append(f"extensions: {', '.join(found)}")
             elif (folder / name).exists():
                 labels.append(name)
+    for other in OTHER_MCP_FILES:  # Claude Code's and pi's project MCP servers: they run commands
+        if (Path(cwd) / other).is_file():
+            labels.append(other)
     for skills in agents_skill_folders(cwd):
         where = Path(os.path.relpath(skills, Path(cwd).resolve()))
         labels.append(_printable(str(where) if not str(where).startswith("..") else str(skills)))

@@ -118,3 +118,14 @@ def test_names_from_the_folder_are_shown_as_data(tmp_path: Path) -> None:
     write(project / ".agent" / "extensions" / "evil\x1b[2Jname.py", "def activate(pi): pass\n")
     line = decide_trust(project).skip_line() or ""
     assert "\x1b" not in line and "evil\\x1b[2Jname" in line
+
+
+def test_other_agents_mcp_files_need_trust(tmp_path: Path) -> None:
+    """Claude Code's .mcp.json and pi's .pi/mcp.json start commands: the folder is asked about."""
+    work = tmp_path / "work"
+    work.mkdir()
+    assert protected_resources(work) == []
+    write(work / ".mcp.json", {"mcpServers": {}})
+    write(work / ".pi" / "mcp.json", {"mcpServers": {}})
+    assert protected_resources(work) == [".mcp.json", ".pi/mcp.json"]
+    assert decide_trust(work, interactive=True).state == "ask"
