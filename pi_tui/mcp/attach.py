@@ -125,3 +125,20 @@ def ensure_manager(agent: Any, cwd: str | Path, choices: McpChoices | None = Non
     manager.start()
     agent.mcp = manager
     return manager
+
+
+def reload_mcp(agent: Any, cwd: str | Path, *, trusted: bool, choices: McpChoices | None = None) -> list[str]:
+    """Read the mcp.json files again (``/reload``, or the folder just became trusted): changed
+    servers reconnect, removed ones stop, new ones (a trusted project's) start. Returns the
+    configuration's problems and notes, one line each."""
+    choices = choices or McpChoices()
+    if not choices.enabled:
+        return []
+    config = load_config(cwd, trusted=trusted)
+    lines = [problem.line() for problem in config.problems] + list(config.notes)
+    if agent.mcp is None and not config.servers:
+        return lines
+    manager = ensure_manager(agent, cwd, choices)
+    if manager is not None:
+        manager.reload(config)
+    return lines

@@ -157,6 +157,15 @@ async def reload_resources(app: CommandHost, *, whole: bool = True) -> tuple[lis
         done.append("settings")
         problems += settings.notes
 
+    if started.options is not None:  # mcp.json files: a newly trusted project's servers start
+        from pi_tui.mcp.attach import reload_mcp
+
+        choices = getattr(started.extensions.runner, "mcp_choices", None) if started.extensions else None
+        problems += await asyncio.to_thread(
+            reload_mcp, app.agent, started.options.cwd, trusted=bool(trusted), choices=choices
+        )
+        if app.agent.mcp is not None:
+            done.append("mcp.json")
     if whole:
         try:
             await asyncio.to_thread(started.registry.reload)
