@@ -99,13 +99,15 @@ def test_direct_tools_are_declared_and_called(run: Run) -> None:
     assert echo["description"] == "Echo the message back."
     assert echo["parameters"]["properties"]["message"]["type"] == "string"
     assert "tool_search" not in run.tool_names(0)  # nothing is deferred
+    assert "# MCP servers" not in run.server.requests[0].body["messages"][0]["content"]
     assert run.tool_results()[0]["content"] == "fault echo: hi"
     saved = run.session_results()[0]
     assert saved["toolName"] == "mcp__fault__echo" and saved["details"] == {"server": "fault", "tool": "echo"}
 
 
 def test_deferred_tools_load_through_tool_search_and_stay_on_the_branch(run: Run) -> None:
-    run.servers({"fault": fault_entry()})  # no exposure: pi's default (codemode) reads as deferred
+    # no exposure: pi's default (codemode) reads as deferred
+    run.servers({"fault": fault_entry(description="Faults on request, for tests")})
     run.server.queue(
         call("tool_search", query="echo the message"),
         call("mcp__fault__echo", message="found"),
@@ -115,6 +117,8 @@ def test_deferred_tools_load_through_tool_search_and_stay_on_the_branch(run: Run
     assert run.pi_tui().returncode == 0
     first, after_search = run.tool_names(0), run.tool_names(1)
     assert "tool_search" in first and not any(name.startswith("mcp__") for name in first)
+    system = run.server.requests[0].body["messages"][0]["content"]
+    assert "# MCP servers" in system and "\n- fault: Faults on request" in system  # what to search for
     assert "mcp__fault__echo" in after_search
     assert run.session_results()[1]["content"][0]["text"] == "fault echo: found"
     # resumed: the branch's tool_search result still declares what it loaded
