@@ -28,7 +28,7 @@ from pi_tui.mcp.model import ServerConfig
 
 if TYPE_CHECKING:
     from mcp import ClientSession
-    from mcp.types import CallToolResult, Tool
+    from mcp.types import CallToolResult, ListRootsResult, Tool
 
     from pi_tui.mcp.mcp_log import McpLog
 
@@ -41,6 +41,9 @@ STDERR_TAIL = 4000
 STDIN_GRACE = 0.5
 """Seconds a stdio server gets to exit after its stdin closed, before SIGTERM to its group (pi's
 figure; the SDK's own is 2 s)."""
+
+SSE_READ_TIMEOUT = 300.0
+"""Seconds a streamable HTTP server's event stream may stay silent (the SDK's figure)."""
 
 CONNECT_TIMEOUT_FLOOR = 30.0
 """A server gets at least this long to start and answer ``initialize`` (npx may download)."""
@@ -100,6 +103,8 @@ class ServerConnection:
         """Set once a connection attempt ended, well or not (what waiters wait for)."""
         self._stderr: TextIO | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        self._lost = asyncio.Event()
+        """Set when a stdio server's output ended while connected."""
 
     # --- state --------------------------------------------------------------------------------
 
@@ -173,6 +178,7 @@ class ServerConnection:
 
     async def _hold(self) -> None:
         began = time.monotonic()
+        self._lost = asyncio.Event()
         try:
             async with contextlib.AsyncExitStack() as stack:
                 # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs _open in a task of
@@ -183,7 +189,17 @@ class ServerConnection:
                 self.connected_seconds = time.monotonic() - began
                 self._set("connected")
                 self._settled.set()
-                await self._stop.wait()
+                stopped = asyncio.ensure_future(self._stop.wait())
+                lost = asyncio.ensure_future(self._lost.wait())
+                try:
+                    await asyncio.wait({stopped, lost}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stopped.cancel()
+                    lost.cancel()
+                if self._lost.is_set() and not self._stop.is_set():
+                    self._set(
+                        "disconnected", f"MCP server {self.config.name!r} exited; it is started again on use."
+                    )
         except asyncio.CancelledError:
             raise
         except BaseException as error:
@@ -226,19 +242,21 @@ class ServerConnection:
                 cwd=values.cwd,
             )
             read, write = await stack.enter_async_context(stdio_client(params, errlog=self._stderr))
+            read = self._watched(read, stack)
         else:
-            from mcp.client.streamable_http import streamablehttp_client
+            import httpx
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
 
             from pi_tui.mcp.oauth import http_auth
 
             auth = http_auth(config, values.oauth, store_path=self.auth_store)
+            limits = httpx.Timeout(max(30.0, config.timeout), read=SSE_READ_TIMEOUT)
+            client = await stack.enter_async_context(
+                create_mcp_http_client(headers=dict(values.headers), timeout=limits, auth=auth)
+            )
             read, write, _session_id = await stack.enter_async_context(
-                streamablehttp_client(
-                    values.url or "",
-                    headers=dict(values.headers),
-                    timeout=max(30.0, config.timeout),
-                    auth=auth,
-                )
+                streamable_http_client(values.url or "", http_client=client)
             )
         session = await stack.enter_async_context(
             ClientSession(
@@ -246,6 +264,7 @@ class ServerConnection:
                 write,
                 message_handler=self._on_message,
                 logging_callback=self._on_log,
+                list_roots_callback=self._roots,
                 client_info=Implementation(name="pi-tui", version=__version__),
             )
         )
@@ -257,6 +276,29 @@ class ServerConnection:
         self.has_resources = capabilities.resources is not None
         self.tools = await _list_tools(session) if capabilities.tools is not None else []
         return session
+
+    def _watched(self, source: Any, stack: contextlib.AsyncExitStack) -> Any:
+        """``source`` passed on through a stream of our own, so that the server's end (its
+        stdout closed: it exited or crashed) sets ``_lost`` at once instead of being noticed by
+        the next call; /mcp then shows it disconnected."""
+        import anyio
+
+        send, receive = anyio.create_memory_object_stream[Any](0)
+        lost = self._lost
+
+        async def pump() -> None:
+            try:
+                async with send:
+                    async for item in source:
+                        await send.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+            finally:
+                lost.set()
+
+        task = asyncio.create_task(pump())
+        stack.callback(task.cancel)
+        return receive
 
     async def stop(self) -> None:
         """Close the connection (the SDK stops a stdio server: stdin, SIGTERM, SIGKILL)."""
@@ -301,6 +343,17 @@ class ServerConnection:
         except Exception as error:  # keep the old list, say why
             self.error = f"tools/list after a change failed: {error}"
         self.on_change(self)
+
+    async def _roots(self, context: Any) -> ListRootsResult:
+        """``roots/list``: the session's folder, as pi answers (servers such as
+        server-filesystem work in the client's roots instead of their arguments)."""
+        from mcp.types import ListRootsResult, Root
+        from pydantic import FileUrl
+
+        del context  # the answer is the same for every request
+
+        folder = self.session_cwd.resolve()
+        return ListRootsResult(roots=[Root(uri=FileUrl(folder.as_uri()), name=folder.name or str(folder))])
 
     async def _on_log(self, params: Any) -> None:
         if self.log is None:

@@ -147,7 +147,11 @@ _CURSOR = {"type": "string", "description": "Continue a server's listing where n
 
 def resource_tools(manager: ToolHost, exposure: str) -> list[AgentTool]:
     """The three resource tools, with the widest exposure among the servers that have resources."""
-    listing = {"type": "object", "properties": {"server": _SERVER, "cursor": _CURSOR}}
+    listing = {
+        "type": "object",
+        "properties": {"server": _SERVER, "cursor": _CURSOR},
+        "additionalProperties": False,
+    }
     return [
         _ListTool(
             manager,
@@ -182,6 +186,7 @@ def resource_tools(manager: ToolHost, exposure: str) -> list[AgentTool]:
                     "uri": {"type": "string", "description": "The resource's uri."},
                 },
                 "required": ["server", "uri"],
+                "additionalProperties": False,
             },
             READ_ONLY,
         ),

@@ -1,0 +1,80 @@
+"""McpManager with a real stdio server (tests/support/mcp_fault_server.py): a server that dies is
+shown disconnected at once and connected again on the next call; closing stops the process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mcp.types import TextContent
+
+from pi_tui.mcp.manager import McpManager
+from pi_tui.mcp.model import ConfigSource, McpConfig, ServerConfig
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def server_in(folder: Path) -> ServerConfig:
+    """The fault server, run in ``folder`` (its processes are found by their working folder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return ServerConfig(
+        name="fault",
+        transport="stdio",
+        source=ConfigSource("user"),
+        command=sys.executable,
+        args=["-m", "tests.support.mcp_fault_server"],
+        env={"PYTHONPATH": str(REPO)},
+        cwd=str(folder),
+        exposure="direct",
+    )
+
+
+def processes_in(folder: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == folder.resolve():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def state(manager: McpManager) -> str:
+    statuses = manager.statuses()
+    return statuses[0].state if statuses else "not yet listed"
+
+
+def test_a_server_that_dies_is_disconnected_at_once_and_back_on_the_next_call(tmp_path: Path) -> None:
+    folder = tmp_path / "server"
+    manager = McpManager(McpConfig(servers={"fault": server_in(folder)}), session_cwd=tmp_path)
+    manager.start()
+    try:
+        wait_for(lambda: state(manager) == "connected", "the server to connect")
+        assert any(tool.name == "mcp__fault__echo" for tool in manager.agent_tools())
+        (pid,) = processes_in(folder)
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: state(manager) == "disconnected", "the death to be noticed without a call")
+        assert "exited" in (manager.statuses()[0].error or "")
+        assert any(tool.name == "mcp__fault__echo" for tool in manager.agent_tools())  # still offered
+        result = asyncio.run(manager.call_tool("fault", "echo", {"message": "again"}))
+        assert isinstance(result.content[0], TextContent)
+        assert result.content[0].text == "fault echo: again"
+        assert state(manager) == "connected"
+        assert processes_in(folder) != [pid]
+    finally:
+        manager.close()
+    wait_for(lambda: not processes_in(folder), "the server to be stopped by close()", timeout=10)
