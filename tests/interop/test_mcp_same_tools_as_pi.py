@@ -326,3 +326,50 @@ def test_deferred_search_declares_the_match_for_the_next_call(deferred: Pair) ->
         {"tool": "mcp__everything__echo", "content": [{"text": "Echo: found it"}], "isError": False}
     ]
     assert ours == pis
+
+
+def resources_script() -> list[Scripted]:
+    calls = [
+        ToolCallSpec("read_mcp_resource", {"server": "everything", "uri": FEATURES}),
+        ToolCallSpec("list_mcp_resources", {"server": "everything"}),
+        ToolCallSpec("list_mcp_resource_templates", {"server": "everything"}),
+        ToolCallSpec("mcp__everything__trigger_long_running_operation", {"duration": 1, "steps": 3}),
+        ToolCallSpec("mcp__everything__get_resource_links", {"count": 2}),
+    ]
+    return [Scripted(tool_calls=calls), Scripted(text="done")]
+
+
+FEATURES = "demo://resource/static/document/features.md"
+
+
+@pytest.fixture(scope="module")
+def resources(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    yield run_both(tmp_path_factory.mktemp("mcp-resources"), "direct", resources_script())
+
+
+def listed(result: dict[str, Any], key: str) -> list[tuple[str, str]]:
+    """The (server, uri or template) rows of a listing result's JSON text."""
+    data = json.loads(result["content"][0]["text"])
+    return sorted((row["server"], row.get("uri") or row.get("uriTemplate")) for row in data[key])
+
+
+def test_resources_progress_and_links_answer_as_in_pi(resources: Pair) -> None:
+    pis, ours = tool_results(resources.pi.session), tool_results(resources.ours.session)
+    assert [r["tool"] for r in ours] == [r["tool"] for r in pis]
+    assert not any(r["isError"] for r in pis), pis
+    read_pi, read_ours = pis[0], ours[0]
+    assert "features" in read_pi["content"][0]["text"].lower()
+    assert read_ours == read_pi  # the resource's text, as pi gives it
+    # the listings are each program's JSON layout: the same rows
+    assert FEATURES in {uri for _server, uri in listed(pis[1], "resources")}
+    assert listed(ours[1], "resources") == listed(pis[1], "resources")
+    assert listed(ours[2], "resourceTemplates") == listed(pis[2], "resourceTemplates")
+    assert ours[3] == pis[3]  # the long-running operation's result after its progress
+    # resource links: each program words the line its own way; both name the link's uri, the
+    # tool that reads it and the server
+    links_pi, links_ours = pis[4]["content"], ours[4]["content"]
+    assert len(links_ours) == len(links_pi) and links_ours[0] == links_pi[0]
+    for mine, theirs in zip(links_ours[1:], links_pi[1:], strict=True):
+        uri = theirs["text"].split()[1]
+        assert uri.startswith("demo://") and uri in mine["text"]
+        assert "read_mcp_resource" in mine["text"] and '"everything"' in mine["text"]
