@@ -11,13 +11,14 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-def replace_private_file(path: Path, text: str) -> None:
-    """Replace ``path`` with a 0600 file holding ``text``: written to a temporary file in the same
-    folder, fsynced, renamed over it; no moment exists where the file is half written or readable
-    by others. Raises OSError (the temporary file is removed)."""
+def replace_private_file(path: Path, text: str, mode: int = FILE_MODE) -> None:
+    """Replace ``path`` with a file holding ``text`` (0600 unless ``mode`` says otherwise):
+    written to a temporary file in the same folder, fsynced, renamed over it; no moment exists
+    where the file is half written or readable by others. Raises OSError (the temporary file is
+    removed)."""
     handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(handle, FILE_MODE)
+        os.fchmod(handle, mode)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()

@@ -17,11 +17,11 @@ import json
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_tui.config.private_files import replace_private_file
 from pi_tui.mcp.config import CONFIG_FILE, McpConfigError, is_override, read_document
 from pi_tui.mcp.model import PI_EXPOSURES, ServerConfig
 
@@ -162,14 +162,4 @@ def _replace(path: Path, text: str) -> None:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = NEW_FILE_MODE
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(handle, mode)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_private_file(path, text, mode)
