@@ -592,9 +592,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         ]
         prompt = system_prompt_with(replayed_content(session.system_messages), self.current_system_prompt)
         if self.mcp is not None and any(tool.name == "tool_search" for tool in tools):
-            from pi_tui.mcp.prompt import searchable_servers_section
-
-            section = searchable_servers_section(self.mcp.statuses())
+            section = self.mcp.prompt_section()
             prompt = f"{prompt}\n\n{section}" if section else prompt
         # clean_text: the cwd, an argv --system-prompt or a context file may hold bytes that are
         # not UTF-8; a lone surrogate in the request would be refused by a strict provider.

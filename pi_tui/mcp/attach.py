@@ -8,11 +8,11 @@ starts with ``mcp__``), and nothing at all under ``--no-mcp``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.mcp.model import McpToolRules
 from pi_tui.tools.name_patterns import name_matcher
 
 if TYPE_CHECKING:
@@ -30,15 +30,13 @@ def is_mcp_tool_name(name: str) -> bool:
     return name.startswith(MCP_PREFIX) or name in MCP_SUPPORT_TOOLS
 
 
-def mcp_tool_filter(
+def mcp_tool_rules(
     tools: list[str] | None, exclude: list[str] | None, *, no_tools: bool = False
-) -> Callable[[str], bool]:
-    """Which MCP-provided tool names the model may be offered.
-
-    ``-xt`` removes what it matches (``'mcp__*'`` removes every server tool). ``--tools`` keeps
-    MCP tools unless an entry starts with ``mcp__``; then only matching ones stay (the resource
-    tools count as MCP tools). ``tool_search`` stays unless ``--tools`` is an allow-list that
-    does not name it. ``--no-tools`` alone switches them all off, as pi 1.x."""
+) -> McpToolRules:
+    """``-xt`` removes what it matches (``'mcp__*'``: every server tool). ``--tools`` removes MCP
+    tools only once an entry starts with ``mcp__`` (then only matching ones stay; the resource
+    tools count as MCP tools), but as an allow-list it declares directly only what it names.
+    ``tool_search`` stays unless an allow-list leaves it out. ``--no-tools`` alone: none."""
     excluded = name_matcher(list(exclude or []))
     entries = [entry.lstrip("+") for entry in tools or [] if not entry.startswith("-")]
     plain = [entry for entry in tools or [] if not entry.startswith(("+", "-"))]
@@ -46,10 +44,8 @@ def mcp_tool_filter(
     filters_mcp = any(entry.startswith(MCP_PREFIX) for entry in entries)
     allow_list = bool(plain) or (no_tools and tools is not None)
 
-    def allowed(name: str) -> bool:
-        if excluded(name):
-            return False
-        if no_tools and not tools:
+    def present(name: str) -> bool:
+        if excluded(name) or (no_tools and not tools):
             return False
         if name == "tool_search":
             return chosen(name) or not allow_list
@@ -57,7 +53,21 @@ def mcp_tool_filter(
             return chosen(name)
         return True
 
-    return allowed
+    def direct(name: str) -> bool:
+        return present(name) and (chosen(name) or not allow_list)
+
+    return McpToolRules(present, direct, allow_list)
+
+
+def unreachable_line(rules: McpToolRules) -> str | None:
+    """pi's one warning: an allow-list that declares no MCP tool and leaves ``tool_search`` out
+    makes the servers' other tools unreachable."""
+    if rules.allow_list and not rules.present("tool_search"):
+        return (
+            "MCP tools that --tools does not name are not declared, and without tool_search in "
+            "--tools they cannot be reached (name them, e.g. 'mcp__<server>__*', or add tool_search)."
+        )
+    return None
 
 
 def load_config(cwd: str | Path, *, trusted: bool) -> McpConfig:
@@ -83,13 +93,11 @@ def start_mcp(
     lines = [problem.line() for problem in config.problems] + list(config.notes)
     if not config.servers:
         return None, lines
-    manager = McpManager(
-        config,
-        session_cwd=Path(cwd),
-        tool_filter=mcp_tool_filter(tools, exclude, no_tools=no_tools),
-    )
+    rules = mcp_tool_rules(tools, exclude, no_tools=no_tools)
+    warning = unreachable_line(rules)
+    manager = McpManager(config, session_cwd=Path(cwd), tool_rules=rules)
     manager.start()
-    return manager, lines
+    return manager, lines + ([warning] if warning else [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +124,8 @@ def ensure_manager(agent: Any, cwd: str | Path, choices: McpChoices | None = Non
     choices = choices or McpChoices()
     if not choices.enabled:
         return None
-    manager = McpManager(
-        McpConfig(),
-        session_cwd=Path(cwd),
-        tool_filter=mcp_tool_filter(choices.tools, choices.exclude, no_tools=choices.no_tools),
-    )
+    rules = mcp_tool_rules(choices.tools, choices.exclude, no_tools=choices.no_tools)
+    manager = McpManager(McpConfig(), session_cwd=Path(cwd), tool_rules=rules)
     manager.loaded_names = agent.mcp_loaded_names
     manager.start()
     agent.mcp = manager

@@ -17,6 +17,7 @@ T = TypeVar("T")
 
 class ToolHost(Protocol):
     tool_filter: Callable[[str], bool]
+    direct_filter: Callable[[str], bool]
     loaded_names: Callable[[], set[str]]
 
     def statuses(self) -> list[ServerStatus]: ...

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pi_tui.mcp.connection import McpCallError, ServerConnection, ServerStatus
-from pi_tui.mcp.model import EXPOSURES, Exposure, McpConfig, ServerConfig
+from pi_tui.mcp.model import EXPOSURES, Exposure, McpConfig, McpToolRules, ServerConfig
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -50,7 +50,7 @@ class McpManager:
         session_cwd: Path,
         auth_store: Path | None = None,
         log_path: Path | None = None,
-        tool_filter: ToolFilter | None = None,
+        tool_rules: McpToolRules | None = None,
     ) -> None:
         from pi_tui.config.paths import agent_dir
 
@@ -59,7 +59,11 @@ class McpManager:
         self.session_cwd = session_cwd
         self.auth_store = auth_store or folder / "mcp-auth.json"
         self.log_path = log_path or folder / "mcp.log"
-        self.tool_filter: ToolFilter = tool_filter or (lambda _name: True)
+        rules = tool_rules or McpToolRules(_every, _every)
+        self.tool_filter: ToolFilter = rules.present
+        """Whether an MCP tool exists for this run (``--tools`` / ``-xt`` / ``--no-tools``)."""
+        self.direct_filter: ToolFilter = rules.direct
+        """Whether it may be declared up front (else only ``tool_search`` can load it)."""
         self.listeners: list[Callable[[], None]] = []
         """Called (on the MCP thread) after any server's state or tools changed."""
         self.loaded_names: Callable[[], set[str]] = set
@@ -73,6 +77,8 @@ class McpManager:
         self._ready = threading.Event()
         self._closed = False
         self._first_wait_done = False
+        self._section_key: tuple[tuple[str, str | None], ...] | None = None
+        self._section = ""
         self._started_at = time.monotonic()
         self._log: Any = None
 
@@ -209,6 +215,18 @@ class McpManager:
         """Every server, in configuration order (a snapshot)."""
         return [connection.status() for connection in list(self._connections.values())]
 
+    def prompt_section(self) -> str:
+        """The system prompt's list of servers to search (pi_tui/mcp/prompt.py), made when that set
+        of servers changes and kept otherwise: a server connecting (its instructions arriving)
+        must not change the prompt under the provider's cache at every request."""
+        from pi_tui.mcp.prompt import searchable_servers, searchable_servers_section
+
+        statuses = self.statuses()
+        key = tuple((s.name, s.config.description) for s in searchable_servers(statuses))
+        if key != self._section_key:
+            self._section_key, self._section = key, searchable_servers_section(statuses)
+        return self._section
+
     def agent_tools(self) -> tuple[AgentTool, ...]:
         """Every reachable MCP tool (direct and deferred), resource tools and ``tool_search``."""
         return self._tools
@@ -297,6 +315,10 @@ class McpManager:
 
 async def _call(function: Callable[[], None]) -> None:
     function()
+
+
+def _every(_name: str) -> bool:
+    return True
 
 
 def namespace_prefix(server: str) -> str:

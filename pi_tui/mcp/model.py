@@ -7,6 +7,7 @@ disabled or untrusted entry never runs a command.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -99,3 +100,16 @@ class McpConfig:
     problems: list[ConfigProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """One-time remarks that are not errors (pi's codemode read as deferred...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolRules:
+    """What ``--tools`` / ``-xt`` / ``--no-tools`` leave of the MCP tools (pi 1.x's rules).
+
+    ``present``: the tool exists for this run at all (declared, or loadable by ``tool_search``).
+    ``direct``: it may be declared up front; under a ``--tools`` allow-list only what an entry
+    names or matches is, so the rest can only be loaded through ``tool_search`` (when listed)."""
+
+    present: Callable[[str], bool]
+    direct: Callable[[str], bool]
+    allow_list: bool = False

@@ -20,9 +20,9 @@ SUMMARY_LIMIT = 200
 """Characters of a server's summary line (instructions can be long)."""
 
 
-def searchable_servers_section(statuses: Iterable[ServerStatus]) -> str:
-    """The section, or "" when no enabled server has deferred tools."""
-    lines: list[str] = []
+def searchable_servers(statuses: Iterable[ServerStatus]) -> list[ServerStatus]:
+    """The enabled servers with deferred tools, in configuration order."""
+    found = []
     for status in statuses:
         config = status.config
         words = set(config.tool_exposure.values())
@@ -31,8 +31,16 @@ def searchable_servers_section(statuses: Iterable[ServerStatus]) -> str:
             or "deferred" in words
             or any(w.startswith("codemode") for w in words)
         )
-        if not config.enabled or not deferred:
-            continue
+        if config.enabled and deferred:
+            found.append(status)
+    return found
+
+
+def searchable_servers_section(statuses: Iterable[ServerStatus]) -> str:
+    """The section, or "" when no enabled server has deferred tools."""
+    lines: list[str] = []
+    for status in searchable_servers(statuses):
+        config = status.config
         summary = config.description or _first_line(status.instructions)
         summary = clean_text(" ".join(summary.split()))[:SUMMARY_LIMIT]
         lines.append(f"- {config.name}: {summary}" if summary else f"- {config.name}")

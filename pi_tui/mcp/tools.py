@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
 
@@ -102,6 +102,9 @@ def build_agent_tools(manager: ToolHost, statuses: list[ServerStatus]) -> list[A
             name = names[tool.name]
             if not allowed(name):
                 continue
+            if exposure == "direct" and not manager.direct_filter(name):
+                exposure = "deferred"  # a --tools allow-list that does not name it: searchable only
+                deferred_possible = True
             title = tool.title or (tool.annotations.title if tool.annotations else None)
             description = (
                 (tool.description or "").strip()
@@ -126,7 +129,11 @@ def build_agent_tools(manager: ToolHost, statuses: list[ServerStatus]) -> list[A
         from pi_tui.mcp.resources import resource_tools
 
         exposure = "direct" if "direct" in resource_exposures else "deferred"
-        tools.extend(tool for tool in resource_tools(manager, exposure) if allowed(tool.name))
+        for tool in resource_tools(manager, exposure):
+            if allowed(tool.name):
+                if exposure == "direct" and not manager.direct_filter(tool.name):
+                    cast(Any, tool).exposure, deferred_possible = "deferred", True
+                tools.append(tool)
     if deferred_possible and allowed(TOOL_SEARCH_NAME):
         tools.append(_tool_search(manager))
     return tools

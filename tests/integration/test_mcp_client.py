@@ -247,13 +247,18 @@ def test_an_untrusted_projects_server_never_starts(run: Run, tmp_path: Path) -> 
 
 def test_no_mcp_and_tool_patterns(run: Run) -> None:
     run.servers({"fault": fault_entry(exposure="direct")})
-    run.server.queue(*(Scripted(text=str(n)) for n in range(4)))
+    run.server.queue(*(Scripted(text=str(n)) for n in range(5)))
     assert run.pi_tui("--no-mcp").returncode == 0
     assert not any(name.startswith("mcp__") for name in run.tool_names(0))
     assert run.pi_tui("-xt", "mcp__*").returncode == 0
     assert not any(name.startswith("mcp__") for name in run.tool_names(1))
     assert run.pi_tui("--tools", "read,mcp__fault__echo").returncode == 0
     assert run.tool_names(2) == ["read", "mcp__fault__echo"]
-    done = run.pi_tui("--tools", "read")  # no mcp__ entry: MCP tools stay
+    # an allow-list without mcp__ entries declares no MCP tool (pi 1.x); tool_search still finds them
+    done = run.pi_tui("--tools", "read")
     assert done.returncode == 0 and "Unknown tool" not in done.stderr
-    assert "read" in run.tool_names(3) and "mcp__fault__echo" in run.tool_names(3)
+    assert run.tool_names(3) == ["read"]
+    assert "without tool_search in --tools they cannot be reached" in done.stderr
+    done = run.pi_tui("--tools", "read,tool_search")
+    assert done.returncode == 0 and "cannot be reached" not in done.stderr
+    assert run.tool_names(4) == ["read", "tool_search"]

@@ -78,3 +78,25 @@ def test_a_server_that_dies_is_disconnected_at_once_and_back_on_the_next_call(tm
     finally:
         manager.close()
     wait_for(lambda: not processes_in(folder), "the server to be stopped by close()", timeout=10)
+
+
+def test_the_prompt_section_stays_put_while_servers_connect(tmp_path: Path) -> None:
+    """The servers to search are listed in the system prompt; the list is made once for a set of
+    servers, so instructions arriving later do not change the prompt (and the provider's cache)."""
+    fast, slow = server_in(tmp_path / "fast"), server_in(tmp_path / "slow")
+    fast.exposure = slow.exposure = "deferred"
+    slow.name, slow.args = "slow", [*slow.args, "--start-delay", "2"]
+    manager = McpManager(McpConfig(servers={"fault": fast, "slow": slow}), session_cwd=tmp_path)
+    manager.start()
+    try:
+        wait_for(lambda: len(manager.statuses()) == 2, "both servers listed")
+        first = manager.prompt_section()
+        assert "- fault" in first and "- slow" in first
+        wait_for(lambda: {s.state for s in manager.statuses()} == {"connected"}, "both connected")
+        assert manager.statuses()[0].instructions == "A server that fails on request."
+        assert manager.prompt_section() == first  # the same text: nothing moved under the cache
+        asyncio.run(manager.set_enabled("slow", False))
+        assert "- slow" not in manager.prompt_section()  # another set of servers: made again
+        assert "- fault: A server that fails on request." in manager.prompt_section()
+    finally:
+        manager.close()
