@@ -45,6 +45,12 @@ figure; the SDK's own is 2 s)."""
 SSE_READ_TIMEOUT = 300.0
 """Seconds a streamable HTTP server's event stream may stay silent (the SDK's figure)."""
 
+CONNECT_RETRIES = 2
+"""Further tries when an HTTP server's connection fails on the network or a passing status."""
+
+RETRY_DELAY = 0.5
+"""Seconds before the first retry (doubled for the next)."""
+
 CONNECT_TIMEOUT_FLOOR = 30.0
 """A server gets at least this long to start and answer ``initialize`` (npx may download)."""
 
@@ -177,42 +183,53 @@ class ServerConnection:
         return self.session
 
     async def _hold(self) -> None:
-        began = time.monotonic()
-        self._lost = asyncio.Event()
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs _open in a task of
-                # its own, and the SDK's cancel scopes must be left by the task that entered them.
-                async with asyncio.timeout(max(CONNECT_TIMEOUT_FLOOR, self.config.timeout)):
-                    session = await self._open(stack)
-                self.session = session
-                self.connected_seconds = time.monotonic() - began
-                self._set("connected")
-                self._settled.set()
-                stopped = asyncio.ensure_future(self._stop.wait())
-                lost = asyncio.ensure_future(self._lost.wait())
+            for attempt in range(CONNECT_RETRIES + 1):
                 try:
-                    await asyncio.wait({stopped, lost}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    stopped.cancel()
-                    lost.cancel()
-                if self._lost.is_set() and not self._stop.is_set():
-                    self._set(
-                        "disconnected", f"MCP server {self.config.name!r} exited; it is started again on use."
-                    )
-        except asyncio.CancelledError:
-            raise
-        except BaseException as error:
-            if _is_sign_in(error):
-                self._set("needs-sign-in", str(error))
-                return  # a server's failure is its state, never ours
-            self._set("failed" if self.session is None else "disconnected", _describe(self.config, error))
-        else:
-            if self.state == "connected":
-                self._set("disconnected", None)
+                    await self._connect_and_wait()
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as error:
+                    if self.session is None and attempt < CONNECT_RETRIES and _transient(self.config, error):
+                        await asyncio.sleep(RETRY_DELAY * 2**attempt)  # pi: retried twice
+                        continue
+                    if _is_sign_in(error):
+                        self._set("needs-sign-in", str(error))
+                    else:  # a server's failure is its state, never ours
+                        state = "failed" if self.session is None else "disconnected"
+                        self._set(state, _describe(self.config, error))
+                    return
         finally:
             self.session = None
             self._settled.set()
+
+    async def _connect_and_wait(self) -> None:
+        """One connection: open it, then hold it until told to stop or the server goes away."""
+        began = time.monotonic()
+        self._lost = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs _open in a task of
+            # its own, and the SDK's cancel scopes must be left by the task that entered them.
+            async with asyncio.timeout(max(CONNECT_TIMEOUT_FLOOR, self.config.timeout)):
+                session = await self._open(stack)
+            self.session = session
+            self.connected_seconds = time.monotonic() - began
+            self._set("connected")
+            self._settled.set()
+            stopped = asyncio.ensure_future(self._stop.wait())
+            lost = asyncio.ensure_future(self._lost.wait())
+            try:
+                await asyncio.wait({stopped, lost}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopped.cancel()
+                lost.cancel()
+            if self._lost.is_set() and not self._stop.is_set():
+                self._set(
+                    "disconnected", f"MCP server {self.config.name!r} exited; it is started again on use."
+                )
+        if self.state == "connected":
+            self._set("disconnected", None)
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSession:
         from mcp import ClientSession
@@ -457,6 +474,22 @@ def _describe(config: ServerConfig, error: BaseException) -> str:
         return f"MCP server {config.name!r}: command not found: {config.command}"
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return f"MCP server {config.name!r}: {text}"
+
+
+TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def _transient(config: ServerConfig, error: BaseException) -> bool:
+    """An HTTP server's network error or passing status (408, 429, 5xx): worth another try."""
+    import httpx
+
+    if config.transport != "http":
+        return False
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, httpx.HTTPStatusError):
+        return error.response.status_code in TRANSIENT_STATUSES or error.response.status_code >= 500
+    return isinstance(error, httpx.TransportError)
 
 
 def _is_sign_in(error: BaseException) -> bool:

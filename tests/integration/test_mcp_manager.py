@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcp.types import TextContent
 
@@ -100,3 +101,53 @@ def test_the_prompt_section_stays_put_while_servers_connect(tmp_path: Path) -> N
         assert "- fault: A server that fails on request." in manager.prompt_section()
     finally:
         manager.close()
+
+
+def test_an_http_server_answering_503_is_tried_again(tmp_path: Path) -> None:
+    """A passing status (503 twice) is retried twice, as pi does; a third 503 would fail it."""
+    import threading
+
+    import uvicorn
+    from mcp.server.fastmcp import FastMCP
+
+    mcp = FastMCP("busy", log_level="WARNING")
+
+    @mcp.tool()
+    def echo(message: str) -> str:
+        """Echo the message back."""
+        return f"busy echo: {message}"
+
+    inner = mcp.streamable_http_app()
+    refused = {"left": 2, "seen": 0}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and refused["left"] > 0:
+            refused["left"] -= 1
+            refused["seen"] += 1
+            await send({"type": "http.response.start", "status": 503, "headers": []})
+            await send({"type": "http.response.body", "body": b"busy"})
+            return
+        await inner(scope, receive, send)
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, "the test server to start")
+    port = server.servers[0].sockets[0].getsockname()[1]
+    config = ServerConfig(
+        name="busy", transport="http", source=ConfigSource("user"), url=f"http://127.0.0.1:{port}/mcp"
+    )
+    manager = McpManager(McpConfig(servers={"busy": config}), session_cwd=tmp_path)
+    try:
+        manager.start()
+        wait_for(lambda: state(manager) in ("connected", "failed"), "the connection to settle")
+        assert state(manager) == "connected", manager.statuses()[0].error
+        assert refused["seen"] == 2
+        result = asyncio.run(manager.call_tool("busy", "echo", {"message": "after 503s"}))
+        assert (
+            isinstance(result.content[0], TextContent) and result.content[0].text == "busy echo: after 503s"
+        )
+    finally:
+        manager.close()
+        server.should_exit = True
+        thread.join(timeout=10)
