@@ -121,8 +121,15 @@ class McpManager:
     # --- connecting ---------------------------------------------------------------------------
 
     def _all_configs(self) -> dict[str, ServerConfig]:
-        servers = dict(self.registered)
-        servers.update(self.config.servers)  # a file's server wins over an extension's
+        """The files' servers, then the extensions' whose names no file uses (names differing
+        only in ``-`` and ``_`` are one server, as in pi: the file's wins)."""
+        from pi_tui.mcp.naming import namespace
+
+        servers = dict(self.config.servers)
+        taken = {namespace(name) for name in servers}
+        for name, server in self.registered.items():
+            if namespace(name) not in taken:
+                servers[name] = server
         return servers
 
     async def _connect_all(self) -> None:

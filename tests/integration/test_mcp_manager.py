@@ -151,3 +151,17 @@ def test_an_http_server_answering_503_is_tried_again(tmp_path: Path) -> None:
         manager.close()
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_a_files_server_wins_over_a_registered_one_whose_name_differs_in_dashes(tmp_path: Path) -> None:
+    """``dev-notes`` in a file and ``dev_notes`` from an extension are one server (pi's rule): the
+    file's is kept, the registration left out; other registrations stay."""
+    from_file = server_in(tmp_path / "file")
+    from_file.name = "dev-notes"
+    registered = server_in(tmp_path / "ext")
+    registered.name = "dev_notes"
+    other = server_in(tmp_path / "other")
+    other.name = "other"
+    manager = McpManager(McpConfig(servers={"dev-notes": from_file}), session_cwd=tmp_path)
+    manager.registered.update({"dev_notes": registered, "other": other})
+    assert list(manager._all_configs()) == ["dev-notes", "other"]
