@@ -19,7 +19,6 @@ import atexit
 import concurrent.futures
 import contextlib
 import threading
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -79,7 +78,6 @@ class McpManager:
         self._first_wait_done = False
         self._section_key: tuple[tuple[str, str | None], ...] | None = None
         self._section = ""
-        self._started_at = time.monotonic()
         self._log: Any = None
 
     # --- the loop -----------------------------------------------------------------------------
@@ -88,7 +86,6 @@ class McpManager:
         """Start the thread and begin connecting every enabled server; returns at once."""
         if self._thread is not None:
             return
-        self._started_at = time.monotonic()
         self._thread = threading.Thread(target=self._serve, name="pi-tui-mcp", daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -185,8 +182,8 @@ class McpManager:
 
     async def wait_for_direct(self, timeout: float = FIRST_PROMPT_WAIT) -> None:
         """The first prompt's wait, once: for servers with ``direct`` tools, and for those whose
-        tools ``tool_search`` loaded on the branch (a resumed session declares them again), until
-        ``timeout`` seconds after the servers began connecting."""
+        tools ``tool_search`` loaded on the branch (a resumed session declares them again), up to
+        ``timeout`` seconds from the prompt (pi 1.x's rule)."""
         if self._first_wait_done or self._thread is None:
             return
         self._first_wait_done = True
@@ -196,9 +193,8 @@ class McpManager:
             prefix = namespace_prefix(server.name)
             return _has_direct(server) or any(name.startswith(prefix) for name in loaded)
 
-        remaining = self._started_at + timeout - time.monotonic()
-        if remaining > 0 and any(needed(server) for server in self._all_configs().values() if server.enabled):
-            await self._on_mcp_loop(self._wait(needed, remaining))
+        if any(needed(server) for server in self._all_configs().values() if server.enabled):
+            await self._on_mcp_loop(self._wait(needed, timeout))
 
     async def wait_all(self, timeout: float = FIRST_PROMPT_WAIT) -> None:
         """Up to ``timeout`` for every enabled server (tool_search and the resource tools)."""
