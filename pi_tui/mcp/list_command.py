@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -104,14 +105,9 @@ def describe_transport(server: ServerConfig) -> str:
 
     if server.transport == "http":
         return safe_url(server.url or "")
-    words = [server.command or "", *server.args]
-    return redact_secrets(" ".join(_shell_word(word) for word in words))
-
-
-def _shell_word(word: str) -> str:
-    if word and not re.search(r"[\s'\"\\]", word):
-        return word
-    return "'" + word.replace("'", "'\\''") + "'"
+    # quoted as a shell needs it (``>&2``, ``;``, ``$`` too), so the line can be pasted and run
+    words = [server.command, *server.args] if server.command else server.args
+    return redact_secrets(shlex.join(words))
 
 
 def server_report(server: ServerConfig, status: ServerStatus | None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ What a row never shows: header values and env values (API keys live there), only
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +124,8 @@ def transport_lines(status: ServerStatus) -> list[str]:
     config = status.config
     lines: list[str] = []
     if config.transport == "stdio":
-        command = " ".join([config.command or "", *config.args]).strip()
-        lines.append(f"Command: {command}")
+        words = [config.command, *config.args] if config.command else config.args
+        lines.append(f"Command: {shlex.join(words)}")  # as a shell needs it: pasted, it runs the same
         if config.cwd:
             lines.append(f"Folder: {config.cwd}")
         if config.env:
