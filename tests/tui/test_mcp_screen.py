@@ -378,3 +378,46 @@ def test_mcp_screen_snapshot(
         await pilot.pause()
 
     assert snap_compare(app, run_before=run_before, terminal_size=(100, 24))
+
+
+def highlighted_id(app: PiApp) -> str | None:
+    from textual.widgets import OptionList
+
+    options = app.screen.query_one(OptionList)
+    index = options.highlighted
+    return options.get_option_at_index(index).id if index is not None else None
+
+
+async def test_the_highlight_stays_on_the_chosen_action_and_exposure_opens_on_the_current_one(
+    project: Path, agent_dir: Path, server: ModelServer, closing: list[PiApp]
+) -> None:
+    """Reconnect's row leaves the view while the server connects: the highlight comes back to it
+    (Enter again reconnects again, not opens Exposure); the exposure chooser opens on the
+    server's exposure, and after a save (or Escape) the highlight is on Exposure again."""
+    write_mcp_json(agent_dir, {"fault": fault_entry()})  # exposure: deferred (the default)
+    app = started_app(project, closing)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_until(pilot, lambda: state_of(app, "fault") == "connected", "fault to connect", CONNECT)
+        screen = await open_mcp(pilot, app)
+        await pilot.press("enter")
+        await choose(pilot, app, "reconnect")
+        await wait_until(
+            pilot, lambda: 'Reconnected to MCP server "fault"' in screen_text(app), "the reconnect", CONNECT
+        )
+        assert highlighted_id(app) == "reconnect"
+        await pilot.press("enter")  # the same action again
+        assert screen.view == "server" and screen.busy == "Reconnecting..."
+        await wait_until(pilot, lambda: screen.busy is None, "the second reconnect", CONNECT)
+        assert highlighted_id(app) == "reconnect"
+        await choose(pilot, app, "exposure")
+        await wait_until(pilot, lambda: "Exposure of fault" in screen_text(app), "the exposure chooser")
+        assert highlighted_id(app) == "exposure:deferred" and "✓ deferred" in screen_text(app)
+        await choose(pilot, app, "exposure:hidden")
+        await wait_until(pilot, lambda: "now has exposure hidden" in screen_text(app), "the outcome")
+        assert screen.view == "server" and highlighted_id(app) == "exposure"
+        await pilot.press("enter")  # straight back into the chooser, on the saved choice
+        await wait_until(pilot, lambda: "Exposure of fault" in screen_text(app), "the chooser again")
+        assert highlighted_id(app) == "exposure:hidden" and "✓ hidden" in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.view == "server", "the server view")
+        assert highlighted_id(app) == "exposure"

@@ -88,6 +88,9 @@ class McpScreen(ModalScreen[None]):
         self.sign_in_url: str | None = None
         """The authorization URL while a sign-in waits (tests follow it like a browser)."""
         self._pasted: asyncio.Future[str] | None = None
+        self._chosen: str | None = None
+        """The action running now: the highlight goes back to it when it is done (its row may
+        leave the view meanwhile, as Reconnect does while the server is connecting)."""
         self._listener: Callable[[], None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -144,6 +147,8 @@ class McpScreen(ModalScreen[None]):
         ids = [option.id for option in rows]
         if rows:
             enabled = [i for i, option in enumerate(rows) if not option.disabled]
+            if self._chosen is not None and self._chosen in ids:
+                keep = self._chosen
             target = ids.index(keep) if keep in ids else (enabled[0] if enabled else 0)
             options.highlighted = target
         note = Content("")
@@ -303,11 +308,10 @@ class McpScreen(ModalScreen[None]):
         if self.view == "sign-in":
             self._cancel_sign_in()
         previous = "list" if self.view == "server" else "server"
-        keep = self.server if previous == "list" else None
+        keep = self.server if previous == "list" else self.view  # the action that opened the view
         self.view = previous
         self.draw()
-        if keep is not None:
-            self._highlight(keep)
+        self._highlight(keep)
         self.query_one(OptionList).focus()
 
     def _highlight(self, option_id: str) -> None:
@@ -333,6 +337,7 @@ class McpScreen(ModalScreen[None]):
             self.note = (outcome.text, outcome.level)
             self.view = "server"
             self.draw()
+            self._highlight("exposure")  # where the user was: Enter opens the chooser again
             return
         if self.view == "server":
             self.act(chosen)
@@ -343,7 +348,11 @@ class McpScreen(ModalScreen[None]):
         if action in ("tools", "exposure"):
             self.view, self.note = action, None
             self.draw()
+            status = self._status()
+            if action == "exposure" and status is not None:
+                self._highlight(f"exposure:{status.config.exposure}")  # opens on the current one
             return
+        self._chosen = action
         if action == "reconnect":
             self._run("Reconnecting...", mcp_actions.reconnect(self.manager, name))
         elif action in ("enable", "enable-project", "disable", "disable-project"):
@@ -373,6 +382,7 @@ class McpScreen(ModalScreen[None]):
                 self.view = "server"
                 self.query_one(OptionList).focus()
             self.draw()
+            self._chosen = None  # from now on the highlight follows the keys alone
 
         self.run_worker(go(), group="mcp-action", exclusive=True, exit_on_error=False)
 
