@@ -107,10 +107,15 @@ class ServerConnection:
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()
         """Set once a connection attempt ended, well or not (what waiters wait for)."""
+        self._ended = asyncio.Event()
+        """Set when the current connection is over (calls waiting on it end with it)."""
         self._stderr: TextIO | None = None
         self._refreshing: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
-        """Set when a stdio server's output ended while connected."""
+        """Set when the connection is gone while connected (a stdio server's output ended, an
+        HTTP server forgot the session)."""
+        self._lost_reason: str | None = None
+        self._http_error: tuple[int, str] | None = None
 
     # --- state --------------------------------------------------------------------------------
 
@@ -163,6 +168,7 @@ class ServerConnection:
             return
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()
+        self._ended = asyncio.Event()
         self._set("connecting")
         self._holder = asyncio.create_task(self._hold(), name=f"mcp {self.config.name}")
 
@@ -179,7 +185,7 @@ class ServerConnection:
             self.start()
         await self._settled.wait()
         if self.session is None or self.state != "connected":
-            raise McpCallError(self.error or f"MCP server {self.config.name!r} is not connected.")
+            raise McpCallError(f"MCP server {self.config.name!r}: {self.error or 'not connected'}")
         return self.session
 
     async def _hold(self) -> None:
@@ -194,20 +200,24 @@ class ServerConnection:
                     if self.session is None and attempt < CONNECT_RETRIES and _transient(self.config, error):
                         await asyncio.sleep(RETRY_DELAY * 2**attempt)  # pi: retried twice
                         continue
-                    if _is_sign_in(error):
+                    if self.state == "disconnected" and self._lost_reason:
+                        pass  # already said why; the transport's own error as it closed adds nothing
+                    elif _is_sign_in(error):
                         self._set("needs-sign-in", str(error))
                     else:  # a server's failure is its state, never ours
                         state = "failed" if self.session is None else "disconnected"
-                        self._set(state, _describe(self.config, error))
+                        self._set(state, self._describe(error))
                     return
         finally:
             self.session = None
             self._settled.set()
+            self._ended.set()
 
     async def _connect_and_wait(self) -> None:
         """One connection: open it, then hold it until told to stop or the server goes away."""
         began = time.monotonic()
         self._lost = asyncio.Event()
+        self._lost_reason = self._http_error = None
         async with contextlib.AsyncExitStack() as stack:
             # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs _open in a task of
             # its own, and the SDK's cancel scopes must be left by the task that entered them.
@@ -225,9 +235,8 @@ class ServerConnection:
                 stopped.cancel()
                 lost.cancel()
             if self._lost.is_set() and not self._stop.is_set():
-                self._set(
-                    "disconnected", f"MCP server {self.config.name!r} exited; it is started again on use."
-                )
+                gone = self._lost_reason or "the server exited"
+                self._set("disconnected", f"{gone}; it is connected again on the next call")
         if self.state == "connected":
             self._set("disconnected", None)
 
@@ -272,6 +281,7 @@ class ServerConnection:
             client = await stack.enter_async_context(
                 create_mcp_http_client(headers=dict(values.headers), timeout=limits, auth=auth)
             )
+            client.event_hooks["response"].append(self._on_http_response)
             read, write, _session_id = await stack.enter_async_context(
                 streamable_http_client(values.url or "", http_client=client)
             )
@@ -293,6 +303,47 @@ class ServerConnection:
         self.has_resources = capabilities.resources is not None
         self.tools = await _list_tools(session) if capabilities.tools is not None else []
         return session
+
+    async def _on_http_response(self, response: Any) -> None:
+        """Every HTTP answer of the server: an error status is kept for the connection's error
+        line, and once connected, a 400 or 404 to a request of the session means the server
+        forgot it (it restarted): the connection is given up at once, so the waiting call fails
+        now instead of after its timeout, and the next call connects again."""
+        status = response.status_code
+        if status < 400:
+            return
+        request = response.request
+        self._http_error = (status, str(request.url))
+        if self.session is not None and request.method == "POST" and status in (400, 404):
+            self._lost_reason = f"the server answered HTTP {status} to this session (did it restart?)"
+            self._lost.set()
+
+    def _describe(self, error: BaseException) -> str:
+        """One line for a failed connection, without the server's name (whoever shows it names
+        the server): an exception group is reduced to its first cause; an HTTP status the server
+        answered and a stdio server that exited say so."""
+        import httpx
+
+        while isinstance(error, BaseExceptionGroup) and error.exceptions:
+            error = error.exceptions[0]
+        config = self.config
+        if isinstance(error, TimeoutError):
+            return f"did not finish starting within {max(CONNECT_TIMEOUT_FLOOR, config.timeout):g} s"
+        if isinstance(error, FileNotFoundError):
+            return f"command not found: {config.command}"
+        if self._http_error is not None and self.session is None:
+            status, url = self._http_error
+            hint = " (streamable HTTP servers usually answer at /mcp)" if status in (404, 405) else ""
+            return f"HTTP {status} from {url}{hint}"
+        if isinstance(error, httpx.ConnectError):
+            return f"cannot connect to {config.url}: {_first(error) or 'connection refused'}"
+        text = _first(error)
+        ended = text in ("", "Connection closed") or type(error).__name__ in _STREAM_ENDS
+        if config.transport == "stdio" and ended and self.session is None:
+            last = [line for line in self.stderr_tail().splitlines() if line.strip()]
+            said = f": {last[-1].strip()[:200]}" if last else ""
+            return f"the server exited before it was ready{said}"
+        return text or type(error).__name__
 
     def _watched(self, source: Any, stack: contextlib.AsyncExitStack) -> Any:
         """``source`` passed on through a stream of our own, so that the server's end (its
@@ -421,6 +472,9 @@ class ServerConnection:
         from mcp.shared.exceptions import McpError
 
         timeout = self.config.timeout
+        # the SDK leaves a request waiting when its connection is closed under it (an HTTP
+        # server that forgot the session): the connection's end ends the call too
+        ended = asyncio.ensure_future(self._ended.wait())
         try:
             while True:
                 remaining = last_heard() + timeout - time.monotonic()
@@ -429,9 +483,15 @@ class ServerConnection:
                     raise McpCallError(
                         f"MCP server {self.config.name!r} did not answer {what} within {timeout:g} s."
                     )
-                done, _pending = await asyncio.wait({call}, timeout=remaining)
-                if done:
+                await asyncio.wait({call, ended}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                if call.done():
                     return call.result()
+                if ended.done():
+                    call.cancel()
+                    raise McpCallError(
+                        f"MCP server {self.config.name!r} closed the connection during {what} "
+                        f"({self.error or 'it went away'})."
+                    )
         except McpError as error:
             text = str(error.error.message if getattr(error, "error", None) else error)
             if "Connection closed" in text:
@@ -448,7 +508,9 @@ class ServerConnection:
             raise
         except Exception as error:  # transport errors become the model's message
             self.drop(str(error))
-            raise McpCallError(_describe(self.config, error)) from None
+            raise McpCallError(f"MCP server {self.config.name!r}: {self._describe(error)}") from None
+        finally:
+            ended.cancel()
 
 
 async def _list_tools(session: ClientSession) -> list[Tool]:
@@ -463,17 +525,13 @@ async def _list_tools(session: ClientSession) -> list[Tool]:
             return tools
 
 
-def _describe(config: ServerConfig, error: BaseException) -> str:
-    """One line for a failed connection (an exception group is reduced to its first cause)."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    if isinstance(error, TimeoutError):
-        limit = max(CONNECT_TIMEOUT_FLOOR, config.timeout)
-        return f"MCP server {config.name!r} did not finish starting within {limit:g} s."
-    if isinstance(error, FileNotFoundError):
-        return f"MCP server {config.name!r}: command not found: {config.command}"
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return f"MCP server {config.name!r}: {text}"
+_STREAM_ENDS = frozenset({"BrokenResourceError", "ClosedResourceError", "EndOfStream"})
+
+
+def _first(error: BaseException) -> str:
+    """The first line of an error's text."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
 
 
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})

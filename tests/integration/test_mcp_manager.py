@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -165,3 +166,117 @@ def test_a_files_server_wins_over_a_registered_one_whose_name_differs_in_dashes(
     manager = McpManager(McpConfig(servers={"dev-notes": from_file}), session_cwd=tmp_path)
     manager.registered.update({"dev_notes": registered, "other": other})
     assert list(manager._all_configs()) == ["dev-notes", "other"]
+
+
+class AppServer:
+    """An ASGI app served by uvicorn on a thread, on a free loopback port."""
+
+    def __init__(self, app: Any) -> None:
+        import threading
+
+        import uvicorn
+
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        wait_for(lambda: self.server.started, "the test server to start")
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def http_server(name: str, url: str) -> ServerConfig:
+    return ServerConfig(name=name, transport="http", source=ConfigSource("user"), url=url, exposure="direct")
+
+
+def test_an_http_server_that_forgot_the_session_fails_the_call_at_once(tmp_path: Path) -> None:
+    """A restarted server answers 400 to the old session: the call fails now (not after its 60 s
+    timeout), the server shows disconnected, and the next call connects again."""
+    from mcp.server.fastmcp import FastMCP
+
+    mcp = FastMCP("forgetful", log_level="WARNING")
+
+    @mcp.tool()
+    def echo(message: str) -> str:
+        """Echo the message back."""
+        return f"forgetful echo: {message}"
+
+    inner = mcp.streamable_http_app()
+    forget = {"on": False}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and forget["on"] and b"mcp-session-id" in headers:
+            forget["on"] = False  # once, as a restarted server would
+            await send({"type": "http.response.start", "status": 400, "headers": []})
+            await send({"type": "http.response.body", "body": b"Bad Request: No valid session ID provided"})
+            return
+        await inner(scope, receive, send)
+
+    served = AppServer(app)
+    manager = McpManager(
+        McpConfig(servers={"f": http_server("f", f"http://127.0.0.1:{served.port}/mcp")}),
+        session_cwd=tmp_path,
+    )
+    try:
+        manager.start()
+        wait_for(lambda: state(manager) == "connected", "the connection")
+        forget["on"] = True
+        began = time.monotonic()
+        try:
+            asyncio.run(manager.call_tool("f", "echo", {"message": "lost"}))
+        except Exception as error:
+            failure = str(error)
+        else:
+            failure = ""
+        assert failure and time.monotonic() - began < 10, failure
+        wait_for(lambda: state(manager) == "disconnected", "the lost session to show")
+        assert "HTTP 400" in (manager.statuses()[0].error or "")
+        result = asyncio.run(manager.call_tool("f", "echo", {"message": "again"}))
+        answer = result.content[0]
+        assert isinstance(answer, TextContent) and answer.text == "forgetful echo: again"
+    finally:
+        manager.close()
+        served.stop()
+
+
+def test_connection_errors_say_what_happened(tmp_path: Path) -> None:
+    from tests.support.mcp_fault_server import START_FAILURE
+
+    async def not_found(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await receive()
+            await send({"type": "lifespan.startup.complete"})
+            await receive()
+            return
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b"no such page"})
+
+    served = AppServer(not_found)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    dying = server_in(tmp_path / "dying")
+    dying.name, dying.args = "dying", [*dying.args, "--mode", "exit-at-start"]
+    servers = {
+        "wrong": http_server("wrong", f"http://127.0.0.1:{served.port}/sse"),
+        "nobody": http_server("nobody", f"http://127.0.0.1:{closed_port}/mcp"),
+        "dying": dying,
+    }
+    manager = McpManager(McpConfig(servers=servers), session_cwd=tmp_path)
+    try:
+        manager.start()
+        wait_for(lambda: {s.state for s in manager.statuses()} == {"failed"}, "all three to fail", timeout=30)
+        errors = {s.name: s.error or "" for s in manager.statuses()}
+        assert errors["wrong"].startswith(f"HTTP 404 from http://127.0.0.1:{served.port}/sse")
+        assert "usually answer at /mcp" in errors["wrong"]
+        assert errors["nobody"].startswith(f"cannot connect to http://127.0.0.1:{closed_port}/mcp")
+        assert errors["dying"] == f"the server exited before it was ready: {START_FAILURE}"
+        assert not any("MCP server" in error for error in errors.values())  # the name is said by who shows it
+    finally:
+        manager.close()
+        served.stop()
