@@ -97,6 +97,7 @@ def start_mcp(
     warning = unreachable_line(rules)
     manager = McpManager(config, session_cwd=Path(cwd), tool_rules=rules)
     manager.start()
+    manager.said_notes.update(config.notes)
     return manager, lines + ([warning] if warning else [])
 
 
@@ -140,10 +141,12 @@ def reload_mcp(agent: Any, cwd: str | Path, *, trusted: bool, choices: McpChoice
     if not choices.enabled:
         return []
     config = load_config(cwd, trusted=trusted)
-    lines = [problem.line() for problem in config.problems] + list(config.notes)
+    said: set[str] = agent.mcp.said_notes if agent.mcp is not None else set()
+    lines = [problem.line() for problem in config.problems] + [n for n in config.notes if n not in said]
     if agent.mcp is None and not config.servers:
         return lines
     manager = ensure_manager(agent, cwd, choices)
     if manager is not None:
+        manager.said_notes.update(config.notes)  # a note is said once a session, problems each time
         manager.reload(config)
     return lines

@@ -67,6 +67,8 @@ class McpManager:
         """Called (on the MCP thread) after any server's state or tools changed."""
         self.loaded_names: Callable[[], set[str]] = set
         """The deferred tools the current branch loaded (the agent sets it; tool_search reads it)."""
+        self.said_notes: set[str] = set()
+        """Configuration notes already shown this session (/reload does not repeat them)."""
         self.registered: dict[str, ServerConfig] = {}
         """Servers extensions registered (``register_mcp_server``); files win on a name clash."""
         self._connections: dict[str, ServerConnection] = {}

@@ -280,3 +280,23 @@ def test_connection_errors_say_what_happened(tmp_path: Path) -> None:
     finally:
         manager.close()
         served.stop()
+
+
+def test_a_configuration_note_is_said_once_a_session(tmp_path: Path, agent_dir: Path) -> None:
+    """pi's codemode read as deferred is noted at the first read of mcp.json, not at every /reload."""
+    import json
+    from types import SimpleNamespace
+
+    from pi_tui.mcp.attach import reload_mcp
+
+    entry = {"command": sys.executable, "args": ["-m", "tests.support.mcp_fault_server"], "cwd": str(REPO)}
+    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"fault": {**entry, "exposure": "codemode"}}}))
+    agent = SimpleNamespace(mcp=None, mcp_loaded_names=set)
+    try:
+        first = reload_mcp(agent, tmp_path, trusted=False)
+        assert any("codemode" in line for line in first)
+        assert agent.mcp is not None
+        assert not any("codemode" in line for line in reload_mcp(agent, tmp_path, trusted=False))
+    finally:
+        if agent.mcp is not None:
+            agent.mcp.close()
