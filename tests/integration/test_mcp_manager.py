@@ -290,7 +290,8 @@ def test_a_configuration_note_is_said_once_a_session(tmp_path: Path, agent_dir: 
     from pi_tui.mcp.attach import reload_mcp
 
     entry = {"command": sys.executable, "args": ["-m", "tests.support.mcp_fault_server"], "cwd": str(REPO)}
-    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"fault": {**entry, "exposure": "codemode"}}}))
+    servers = {"fault": {**entry, "exposure": "codemode"}}
+    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     agent = SimpleNamespace(mcp=None, mcp_loaded_names=set)
     try:
         first = reload_mcp(agent, tmp_path, trusted=False)
