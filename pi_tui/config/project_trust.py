@@ -7,7 +7,8 @@ user chose (secret hiding). None of it loads until the user trusts the folder. E
 reads the project folder asks :class:`ProjectTrust`, so there is one answer per run.
 
 The protected resources (pi's list): ``.agent/settings.json``, ``mcp.json``, ``extensions``,
-``skills``, ``prompts``, ``themes``, ``SYSTEM.md``, ``APPEND_SYSTEM.md``, and ``.agents/skills``
+``skills``, ``prompts``, ``themes``, ``SYSTEM.md``, ``APPEND_SYSTEM.md``, the MCP files other
+agents keep in the working folder (``.mcp.json``, ``.pi/mcp.json``), and ``.agents/skills``
 in the working folder or a folder above it (up to the repository root; the user's own
 ``~/.agents/skills`` is not a project's). A bare ``.agent`` folder, or one holding only
 ``secrets.yml`` (it can only add secrets to hide), needs no decision. When ``<cwd>/.agent`` is
@@ -94,33 +95,71 @@ def agents_skill_folders(cwd: str | Path) -> list[Path]:
         current = current.parent
 
 
-def protected_resources(cwd: str | Path, *, names: bool = True) -> list[str]:
+def protected_resources(cwd: str | Path, *, names: bool = True, paths: bool = False) -> list[str]:
     """What of the project's needs trust, as the user is told it (``settings.json``,
-    ``extensions: a, b``, ``skills``, ``.agents/skills``...); empty for a bare folder.
-    ``names=False`` leaves the extensions listed only in the settings out (resolving those lists
-    is not needed before the first frame; the settings file needs trust anyway, so the decision
-    is the same)."""
+    ``extensions: a, b``, ``skills``, ``.mcp.json``, ``.agents/skills``...); empty for a bare
+    folder. ``names=False`` leaves the extensions listed only in the settings out (resolving
+    those lists is not needed before the first frame; the settings file needs trust anyway, so
+    the decision is the same).
+
+    ``paths=True`` is for the trust question, which must say exactly what trusting does: every
+    item is named by its path from the working folder (``.agent/settings.json``, ``.mcp.json``:
+    not all of them are in ``.agent``), and each MCP file says which servers it would start
+    (``.mcp.json (starts MCP servers: fs, github)``, see :func:`mcp_file_label`)."""
     folder = project_dir(cwd)
+    inside = f"{PROJECT_DIR_NAME}/" if paths else ""
     labels: list[str] = []
     if folder is not None:
         for name in PROTECTED_NAMES:
             if name != "extensions":
                 if (folder / name).exists():
-                    labels.append(name)
+                    mcp = paths and name == "mcp.json"
+                    labels.append(mcp_file_label(folder / name, inside + name) if mcp else inside + name)
                 continue
             listed = (folder / "settings.json").is_file() or (folder / name).exists()
             found = project_extension_names(cwd) if listed and names else []
             if found:
-                labels.append(f"extensions: {', '.join(found)}")
+                labels.append(f"{inside}extensions: {', '.join(found)}")
             elif (folder / name).exists():
-                labels.append(name)
+                labels.append(inside + name)
     for other in OTHER_MCP_FILES:  # Claude Code's and pi's project MCP servers: they run commands
         if (Path(cwd) / other).is_file():
-            labels.append(other)
+            labels.append(mcp_file_label(Path(cwd) / other, other) if paths else other)
     for skills in agents_skill_folders(cwd):
         where = Path(os.path.relpath(skills, Path(cwd).resolve()))
         labels.append(_printable(str(where) if not str(where).startswith("..") else str(skills)))
     return labels
+
+
+MCP_NAMES_SHOWN = 5
+"""Server names an MCP file's label lists before ``+N more`` (the question stays short)."""
+MCP_NAME_LENGTH = 40
+"""Characters of one server name shown (a longer one is cut, ending in ``…``)."""
+
+
+def mcp_file_label(path: Path, label: str) -> str:
+    """``label`` and the servers the MCP file at ``path`` would start:
+    ``.mcp.json (starts MCP servers: fs, github)``; read leniently (a file that cannot be read or
+    is not JSON: just ``label``, the loader reports it once trusted). An entry with
+    ``"enabled": false`` starts nothing and is left out. The names come from someone else's file:
+    control characters are shown escaped."""
+    try:
+        data = jsonio.loads(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return label
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return label
+    found = [
+        _printable(name if len(name) <= MCP_NAME_LENGTH else name[: MCP_NAME_LENGTH - 1] + "…")
+        for name, entry in servers.items()
+        if isinstance(entry, dict) and entry.get("enabled") is not False
+    ]
+    if not found:
+        return label
+    shown = ", ".join(found[:MCP_NAMES_SHOWN])
+    more = f" +{len(found) - MCP_NAMES_SHOWN} more" if len(found) > MCP_NAMES_SHOWN else ""
+    return f"{label} (starts MCP servers: {shown}{more})"
 
 
 def project_extension_names(cwd: str | Path) -> list[str]:

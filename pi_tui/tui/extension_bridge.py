@@ -59,6 +59,7 @@ class ExtensionBridge:
         """One question for everything the folder hands us; on "trust" it is saved and all of
         it loads now (extensions here, the rest as /reload reads it)."""
         from pi_tui.config.paths import agent_dir
+        from pi_tui.config.project_trust import protected_resources
         from pi_tui.tui.screens.prompts import ChoiceMenu
         from pi_tui.tui.slash_more import reload_resources
 
@@ -67,13 +68,12 @@ class ExtensionBridge:
         waiting = self.setup.waiting
         self.setup.waiting = []
         listed = ", ".join(trust.resources)
+        # each item by its path from the folder (not all are in .agent), MCP files with the
+        # servers trusting starts
+        items = ", ".join(protected_resources(trust.cwd, paths=True) or trust.resources)
         files = "\n".join(f"  {source.entry}" for source in waiting)
         code = f"\nExtensions are Python code that runs with your permissions:\n{files}" if waiting else ""
-        menu = ChoiceMenu(
-            TRUST_QUESTION,
-            TRUST_CHOICES,
-            message=f"{trust.cwd}/.agent: {listed}.{code}",
-        )
+        menu = ChoiceMenu(TRUST_QUESTION, TRUST_CHOICES, message=f"{trust.cwd}: {items}.{code}")
         answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
 
         def answer_given(value: str | None) -> None:

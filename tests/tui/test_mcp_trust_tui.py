@@ -53,3 +53,32 @@ async def test_not_trusting_keeps_them_stopped(project: Path, tmp_path: Path) ->
         said = lambda: any("Started without the project's" in text for text in infos(app))  # noqa: E731
         await wait_until(pilot, said, "the answer taken")
         assert not marker.exists() and app.agent.mcp is None  # startup (done) read no project file
+
+
+async def test_the_question_names_the_mcp_files_where_they_are_and_the_servers_they_start(
+    project: Path, tmp_path: Path
+) -> None:
+    """A project with only .mcp.json was asked about as ``<cwd>/.agent: .mcp.json`` (no such
+    folder) and never said that trusting starts commands: each file is named by its path from
+    the folder, with the servers it would start."""
+    marker = tmp_path / "started"
+    project_server(project, marker, ".mcp.json")
+    app = background_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        assert menu.message == f"{project.resolve()}: .mcp.json (starts MCP servers: proj)."
+        await choose(pilot, app, "Not now")
+        said = lambda: any("Started without the project's" in text for text in infos(app))  # noqa: E731
+        await wait_until(pilot, said, "the answer taken")
+    project_server(project, marker, ".agent/mcp.json")
+    app = background_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        assert menu.message == (
+            f"{project.resolve()}: .agent/mcp.json (starts MCP servers: proj), "
+            ".mcp.json (starts MCP servers: proj)."
+        )
+        await choose(pilot, app, "Not now")
+        said = lambda: any("Started without the project's" in text for text in infos(app))  # noqa: E731
+        await wait_until(pilot, said, "the answer taken")
+    assert not marker.exists()

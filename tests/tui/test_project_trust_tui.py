@@ -34,7 +34,10 @@ async def test_the_question_lists_everything_and_trust_loads_it(project: Path, a
     async with app.run_test(size=SIZE) as pilot:
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
         assert menu.title_text == "This project folder has its own settings and resources. Load them?"
-        assert "settings.json, skills, prompts, APPEND_SYSTEM.md" in menu.message
+        assert menu.message == (
+            f"{project.resolve()}: .agent/settings.json, .agent/skills, .agent/prompts, "
+            ".agent/APPEND_SYSTEM.md."
+        )
         await wait_until(pilot, lambda: app.started is not None, "the agent started")
         # started without any of it while the question is open
         assert app.started.settings.shell_command_prefix is None

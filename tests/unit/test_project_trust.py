@@ -129,3 +129,32 @@ def test_other_agents_mcp_files_need_trust(tmp_path: Path) -> None:
     write(work / ".pi" / "mcp.json", {"mcpServers": {}})
     assert protected_resources(work) == [".mcp.json", ".pi/mcp.json"]
     assert decide_trust(work, interactive=True).state == "ask"
+
+
+def test_the_question_names_each_item_by_its_path_and_the_servers_it_starts(tmp_path: Path) -> None:
+    """The trust question's labels (``paths=True``): paths from the working folder, since
+    .mcp.json and .pi/mcp.json are not in .agent, and each MCP file with the servers trusting
+    would start (escaped, at most five named, broken or empty files by name only)."""
+    work = tmp_path / "work"
+    write(work / ".mcp.json", {"mcpServers": {"fs": {"command": "x"}, "github": {"url": "https://g/mcp"}}})
+    assert protected_resources(work, paths=True) == [".mcp.json (starts MCP servers: fs, github)"]
+    assert protected_resources(work) == [".mcp.json"]  # the skip line's short labels are as before
+    servers = {f"s{n}": {"command": "x"} for n in range(8)}
+    servers["off"] = {"command": "x", "enabled": False}  # starts nothing: not named
+    servers["evil\x1b[2J"] = {"command": "x"}
+    write(work / ".agent" / "mcp.json", {"mcpServers": servers})
+    write(work / ".agent" / "settings.json", {})
+    write(work / ".pi" / "mcp.json", "{not json")
+    labels = protected_resources(work, paths=True)
+    assert labels == [
+        ".agent/settings.json",
+        ".agent/mcp.json (starts MCP servers: s0, s1, s2, s3, s4 +4 more)",
+        ".mcp.json (starts MCP servers: fs, github)",
+        ".pi/mcp.json",
+    ]
+    write(work / ".agent" / "mcp.json", {"mcpServers": {"evil\x1b[2J" + "x" * 60: {"command": "x"}}})
+    label = protected_resources(work, paths=True)[1]
+    assert "\x1b" not in label and label.startswith(".agent/mcp.json (starts MCP servers: evil\\x1b[2Jxxx")
+    assert len(label) < 90 and label.endswith("…)")  # one name is cut at 40 characters
+    write(work / ".agent" / "mcp.json", {"mcpServers": {}})
+    assert protected_resources(work, paths=True)[1] == ".agent/mcp.json"
