@@ -254,6 +254,7 @@ async def trust_command(app: CommandHost, args: str) -> None:
     """pi's ``/trust``: what this folder hands us, what is saved for it, and a new decision for
     future runs; trusting loads the project's resources at once."""
     from pi_tui.config.paths import agent_dir
+    from pi_tui.config.project_trust import protected_resources
     from pi_tui.config.trust_store import TrustError, TrustStore
     from pi_tui.tui.screens.prompts import ChoiceMenu
 
@@ -273,12 +274,12 @@ async def trust_command(app: CommandHost, args: str) -> None:
     else:
         through = "" if Path(entry.folder) == trust.cwd else f" (through {entry.folder})"
         saved = f"saved: {'trusted' if entry.decision == 'trusted' else 'never'}{through}"
-    found = ", ".join(trust.resources) if trust.resources else "nothing that needs trust"
+    found = ", ".join(protected_resources(trust.cwd, paths=True)) or "nothing that needs trust"
     now = "loaded" if trust.trusted else "not loaded"
     menu = ChoiceMenu(
         "Project trust for this folder",
         TRUST_COMMAND_CHOICES,
-        message=f"{trust.cwd}\n.agent: {found}; {now} in this run; {saved} in {store.path}.",
+        message=f"{trust.cwd}\n{found}; {now} in this run; {saved} in {store.path}.",
     )
     answer = await app.push_screen_wait(menu)
     if answer is None:

@@ -95,6 +95,7 @@ async def test_slash_trust_saves_and_loads_after_not_now(
         assert not marker.exists() and "skill:deploy" not in app.commands
         await type_command(pilot, app, "/trust")
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        assert ".agent/settings.json, .agent/extensions: evil, .agent/skills" in menu.message
         assert "not loaded in this run; nothing saved" in menu.message
         await choose(pilot, app, "Trust this folder")
         await wait_until(pilot, lambda: "skill:deploy" in app.commands, "the project's skill")
