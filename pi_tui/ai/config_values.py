@@ -116,6 +116,7 @@ def resolve_config_value(
     *,
     legacy_names: bool = True,
     cached: bool = True,
+    quote_command: bool = True,
 ) -> str:
     """``!command`` -> its trimmed output (cached for the run); otherwise ``$NAME`` / ``${NAME}``
     filled in from ``env`` then the process environment; a bare name of a set variable -> its
@@ -124,14 +125,20 @@ def resolve_config_value(
     ``what`` names the setting in the one-line :class:`ConfigError` raised when a command fails
     or a variable is unset. MCP values (mcp.json never had pi 0.73's form) pass
     ``legacy_names=False``, so ``"HOME"`` stays the text ``HOME``, and ``cached=False``, so a
-    reconnect runs the command again (a token that expired is fetched anew), as pi does.
+    reconnect runs the command again (a token that expired is fetched anew), as pi does, and
+    ``quote_command=False``, so the error names the setting and not the command (mcp.json's
+    promise is never to show a value, and the command is the value).
+
+    A failing command's error never carries what it printed: its stderr is where a token
+    command says what it was doing (``set -x`` traces, a tool quoting its input), so it is where
+    a secret would leak. pi shows none of it either.
     """
     if value.startswith("!"):
         command = value[1:]
         if not cached:
-            return _run_command(command.strip(), what)
+            return _run_command(command.strip(), what, quote_command)
         if command not in _command_cache:
-            _command_cache[command] = _run_command(command.strip(), what)
+            _command_cache[command] = _run_command(command.strip(), what, quote_command)
         return _command_cache[command]
     legacy = legacy_env_name(value, env) if legacy_names else None
     if legacy is not None:
@@ -156,28 +163,30 @@ def legacy_notice(value: str, where: str, env: Mapping[str, str] | None = None) 
     )
 
 
-def _run_command(command: str, what: str) -> str:
+def _run_command(command: str, what: str, quote_command: bool = True) -> str:
+    """The trimmed stdout of ``command``; a one-line :class:`ConfigError` naming ``what`` (and the
+    command when ``quote_command``) otherwise, without the command's stderr or stdout."""
     if not command:
         raise ConfigError(f"{what}: the command after ! is empty")
+    said = f"command `{command}`" if quote_command else "the command"
     try:
         done = subprocess.run(
             command,
             shell=True,
             stdin=subprocess.DEVNULL,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # never shown (see resolve_config_value), so never kept
             text=True,
             errors="replace",
             timeout=COMMAND_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
-        raise ConfigError(f"{what}: command `{command}` took longer than {COMMAND_TIMEOUT:g} s") from None
+        raise ConfigError(f"{what}: {said} took longer than {COMMAND_TIMEOUT:g} s") from None
     except OSError as error:
-        raise ConfigError(f"{what}: command `{command}` could not run: {error}") from None
+        raise ConfigError(f"{what}: {said} could not run: {error.strerror or error}") from None
     if done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or [""])[-1][:200]
-        suffix = f": {detail}" if detail else ""
-        raise ConfigError(f"{what}: command `{command}` failed with exit code {done.returncode}{suffix}")
+        raise ConfigError(f"{what}: {said} failed with exit code {done.returncode} (its output is not shown)")
     output = done.stdout.strip()
     if not output:
-        raise ConfigError(f"{what}: command `{command}` printed nothing")
+        raise ConfigError(f"{what}: {said} printed nothing")
     return output

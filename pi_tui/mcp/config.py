@@ -513,12 +513,19 @@ def _home(value: str) -> str:
 
 
 def _value(server: ServerConfig, what: str, value: str) -> str:
+    """One ``env`` / ``headers`` / ``oauth`` value filled in. Its error names the server and the
+    key and says why (an unset variable by name, a command by its exit code), never the value:
+    neither the command as written (it may carry a credential) nor what it printed."""
     from pi_tui.ai.config_values import resolve_config_value
     from pi_tui.ai.errors import ConfigError
 
     try:
         return resolve_config_value(
-            value, f'MCP server "{server.name}" {what}', legacy_names=False, cached=False
+            value,
+            f'MCP server "{server.name}" {what}',
+            legacy_names=False,
+            cached=False,
+            quote_command=False,
         )
     except ConfigError as error:
         raise McpConfigError(str(error)) from None

@@ -2,7 +2,8 @@
 
 The files are the user's (and pi's): a change touches one server's entry and nothing else.
 Other keys, other servers and key order stay, the file keeps its indentation (two spaces for a
-new file) and its mode, and it is replaced through a temporary file in the same folder, so no
+new file, or one written compactly, with no indentation to keep), its byte-order mark and its
+mode, and it is replaced through a temporary file in the same folder, so no
 reader ever sees half a file. A file whose JSON is broken is never rewritten: the user's text is
 worth more than our change, so :class:`~pi_tui.mcp.config.McpConfigError` says what is wrong.
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ from pi_tui.mcp.model import PI_EXPOSURES, ServerConfig
 EDITABLE: tuple[str, ...] = ("enabled", "exposure")
 NEW_FILE_MODE = 0o600
 """A new mcp.json may hold header values and OAuth client secrets: only its owner reads it."""
-_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+DEFAULT_INDENT = "  "
+BOM = "\ufeff"
 
 
 def project_config_path(cwd: Path) -> Path:
@@ -139,17 +141,78 @@ def _edit(path: Path, change: Callable[[dict[str, Any]], bool]) -> None:
         document["mcpServers"] = {}
     if not change(document["mcpServers"]):
         return
-    indent = _indent_of(path) if existed else "  "
-    _replace(path, json.dumps(document, indent=indent, ensure_ascii=False) + "\n")
+    bom, indent = _layout(path) if existed else ("", DEFAULT_INDENT)
+    _replace(path, bom + json.dumps(document, indent=indent, ensure_ascii=False) + "\n")
 
 
-def _indent_of(path: Path) -> str:
-    """The file's own indentation (its first indented line), two spaces when it has none."""
+def _layout(path: Path) -> tuple[str, str]:
+    """The file's byte-order mark ("" when it has none) and its indentation unit
+    (:func:`indent_unit`); a file that cannot be read again has neither."""
     try:
-        found = _INDENT.search(path.read_text(encoding="utf-8-sig"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return "  "
-    return found[1] if found else "  "
+        return "", DEFAULT_INDENT
+    bom = BOM if text.startswith(BOM) else ""
+    return bom, indent_unit(text.removeprefix(BOM))
+
+
+def indent_unit(text: str) -> str:
+    """The indentation one nesting level of ``text`` (JSON) uses, when the file clearly has one;
+    two spaces otherwise.
+
+    Each line that starts inside an object or array votes for the unit its leading whitespace is
+    a whole number of (a line at depth 2 indented by four spaces votes for two). The unit counts
+    when more than half of those lines vote for it and they sit at two depths or more: a file
+    written compactly, with a stray line indented by hand (``{"mcpServers": {\n "x": {...}}}``),
+    has no indentation to keep, and guessing one space from that line would spread it over every
+    line the change writes."""
+    votes: Counter[str] = Counter()
+    depths: dict[str, set[int]] = {}
+    lines = 0
+    for whitespace, depth in _line_starts(text):
+        if depth < 1:
+            continue
+        lines += 1
+        unit = whitespace[: len(whitespace) // depth]
+        if unit and unit * depth == whitespace and len(set(unit)) == 1:
+            votes[unit] += 1
+            depths.setdefault(unit, set()).add(depth)
+    if not votes:
+        return DEFAULT_INDENT
+    unit, count = votes.most_common(1)[0]
+    if count * 2 > lines and len(depths[unit]) >= 2:
+        return unit
+    return DEFAULT_INDENT
+
+
+def _line_starts(text: str) -> list[tuple[str, int]]:
+    """For each line after the first that holds something: its leading whitespace and the
+    nesting depth of its first character (a closing bracket counts at its own, outer depth)."""
+    starts: list[tuple[str, int]] = []
+    depth = 0
+    in_string = escaped = False
+    line_start: int | None = None
+    for index, char in enumerate(text):
+        if line_start is not None and char not in " \t":
+            if char not in "\r\n":
+                starts.append((text[line_start:index], depth - 1 if char in "}]" else depth))
+            line_start = None
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        if char == "\n" and not in_string:
+            line_start = index + 1
+    return starts
 
 
 def _replace(path: Path, text: str) -> None:

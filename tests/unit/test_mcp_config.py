@@ -21,8 +21,8 @@ from pi_tui.mcp.config import (
     resolved,
     tool_exposure_for,
 )
-from pi_tui.mcp.config_edit import add_server, remove_server, set_server_fields
-from pi_tui.mcp.model import McpConfig, ServerConfig
+from pi_tui.mcp.config_edit import add_server, indent_unit, remove_server, set_server_fields
+from pi_tui.mcp.model import ConfigSource, McpConfig, ServerConfig
 
 _opened: list[str] | None = None
 """Paths opened while a test watches (the audit hook below); None when nobody watches."""
@@ -476,7 +476,7 @@ def test_a_failing_command_or_unset_variable_is_one_line_naming_server_and_key(
     message = str(failed.value)
     assert 'MCP server "tools" env "TOKEN"' in message and "exit code 3" in message
     assert "\n" not in message
-    assert message.count("hunter2-secret") == 1  # the command as written, never its output
+    assert "hunter2-secret" not in message  # neither the command as written nor its output
     with pytest.raises(McpConfigError, match=r'MCP server "tools" env "T": .*NOT_SET_ANYWHERE not set'):
         resolved(stdio_server(env={"T": "${NOT_SET_ANYWHERE}"}), tmp_path)
 
@@ -484,8 +484,28 @@ def test_a_failing_command_or_unset_variable_is_one_line_naming_server_and_key(
 def test_a_failing_command_never_shows_what_it_printed(tmp_path: Path) -> None:
     with pytest.raises(McpConfigError) as failed:
         resolved(stdio_server(env={"TOKEN": "!printf 'ghp_value_printed'; false"}), tmp_path)
-    assert "ghp_value_printed'" in str(failed.value)  # the command text
-    assert str(failed.value).count("ghp_value_printed") == 1
+    assert "ghp_value_printed" not in str(failed.value)
+
+
+def test_a_failing_command_s_stderr_and_text_stay_out_of_the_line(tmp_path: Path) -> None:
+    """docs/mcp.md: one line naming the server and the key, never the value. A token command's
+    stderr (a ``set -x`` trace, a tool quoting its input) is where a secret would show."""
+    server = ServerConfig(
+        name="varsfail",
+        transport="http",
+        source=ConfigSource("user", tmp_path / "mcp.json"),
+        url="https://h/mcp",
+        headers={"Authorization": "!echo 'Bearer tok-stderr-5e3a' >&2; exit 3"},
+    )
+    with pytest.raises(McpConfigError) as failed:
+        resolved(server, tmp_path)
+    assert str(failed.value) == (
+        'MCP server "varsfail" header "Authorization": the command failed with exit code 3 '
+        "(its output is not shown)"
+    )
+    with pytest.raises(McpConfigError) as silent:
+        resolved(stdio_server(env={"PE": "!echo ok >&2"}), tmp_path)
+    assert str(silent.value) == 'MCP server "tools" env "PE": the command printed nothing'
 
 
 def test_home_and_relative_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -614,3 +634,55 @@ def test_set_fields_refuses_what_it_cannot_save(folders: dict[str, Path]) -> Non
     write(folders["user"], {"other": {"command": "x"}})
     with pytest.raises(McpConfigError, match='does not define MCP server "a"'):
         set_server_fields(server, {"enabled": False})
+
+
+COMPACT_PROJECT = """{"mcpServers": {
+ "other": {"command": "o", "args": ["-y", "other-server"], "env": {"A": "1"}},
+ "alpha": {"exposure": "direct"}}}
+"""
+
+
+def test_a_compact_file_with_a_stray_indented_line_is_written_with_two_spaces(
+    folders: dict[str, Path],
+) -> None:
+    """ "Disable in this project" on a three-line compact .agent/mcp.json: no indentation to keep,
+    so the change writes two-space JSON (one space guessed from the stray line spread over 25)."""
+    folders["user"].write_text(USER_TEXT)
+    folders["project"].parent.mkdir(parents=True)
+    folders["project"].write_text(COMPACT_PROJECT)
+    alpha = load(folders).servers["alpha"]
+    written = set_server_fields(alpha, {"enabled": False}, in_project=True, cwd=folders["cwd"])
+    data = json.loads(COMPACT_PROJECT)
+    data["mcpServers"]["alpha"]["enabled"] = False
+    assert written.read_text() == json.dumps(data, indent=2) + "\n"
+    assert indent_unit('{"mcpServers": {"a": {"command": "x"}}}') == "  "  # one line
+
+
+@pytest.mark.parametrize("unit", ["    ", "\t", " ", "   "])
+def test_a_file_with_a_clear_indentation_keeps_it(folders: dict[str, Path], unit: str) -> None:
+    text = USER_TEXT.replace("  ", unit)
+    folders["user"].write_text(text)
+    assert indent_unit(text) == unit
+    add_server(folders["user"], "new", {"command": "n", "args": ["a"]})
+    data = json.loads(text)
+    data["mcpServers"]["new"] = {"command": "n", "args": ["a"]}
+    assert folders["user"].read_text() == json.dumps(data, indent=unit) + "\n"
+
+
+def test_indentation_is_read_outside_strings_and_a_stray_line_does_not_outvote_the_file() -> None:
+    odd = '{\n    "mcpServers": {\n        "a": {"command": "say \\"{[\\"",\n        "args": []},\n'
+    odd += ' "b": {"command": "x"}\n    }\n}\n'
+    assert indent_unit(odd) == "    "  # the brackets in the string count for nothing; " b" is one line
+    assert indent_unit('{\n  "mcpServers": {}\n}\n') == "  "
+    assert indent_unit('{\n    "mcpServers": {}\n}\n') == "  "  # one depth only: not clear enough
+
+
+def test_a_byte_order_mark_is_kept(folders: dict[str, Path]) -> None:
+    path = folders["user"]
+    path.write_text("\ufeff" + USER_TEXT, encoding="utf-8")
+    set_server_fields(load(folders).servers["zeta"], {"exposure": "hidden"})
+    assert path.read_bytes().startswith(b'\xef\xbb\xbf{\n  "theme"')
+    assert load(folders).servers["zeta"].exposure == "hidden"
+    plain = folders["project"]
+    add_server(plain, "p", {"command": "p"})
+    assert plain.read_bytes().startswith(b"{")

@@ -80,9 +80,14 @@ def test_commands_run_once_per_run_and_fail_in_one_line(tmp_path: Path) -> None:
     assert is_value_configured(command) and value_without_commands(command) is None
     assert not counter.read_text().count("run") > 1  # neither check runs it
     with pytest.raises(ConfigError) as caught:
-        resolve_config_value("!echo nope >&2; exit 4", "auth.json: x.key")
-    assert "\n" not in str(caught.value)
-    assert "exit code 4" in str(caught.value) and "nope" in str(caught.value)
+        resolve_config_value("!echo n$((6*7)) >&2; exit 4", "auth.json: x.key")
+    assert str(caught.value) == (
+        "auth.json: x.key: command `echo n$((6*7)) >&2; exit 4` failed with exit code 4 "
+        "(its output is not shown)"
+    )
+    with pytest.raises(ConfigError) as unquoted:
+        resolve_config_value("!echo nope >&2; exit 4", "mcp: env", quote_command=False)
+    assert str(unquoted.value) == "mcp: env: the command failed with exit code 4 (its output is not shown)"
     with pytest.raises(ConfigError, match="printed nothing"):
         resolve_config_value("!true", "w")
 
