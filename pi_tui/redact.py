@@ -9,7 +9,10 @@ another program goes through :func:`redact_secrets` first, which hides
 - any extra values the caller knows are secret (resolved API keys and header values);
 - the API keys saved by ``/login`` in ``<agent dir>/auth.json``;
 - the usual shapes of credentials even when we do not know them: ``Bearer ...``, ``sk-...``,
-  ``x-api-key: ...`` style header lines.
+  ``x-api-key: ...`` style header lines. What follows ``Bearer`` or such a header name is left
+  alone when it is an ordinary word (letters only, lower case or capitalised): ``header
+  "Authorization": environment variable X not set`` is an error to read, and no credential is
+  spelled that way (keys mix cases and digits).
 """
 
 from __future__ import annotations
@@ -30,6 +33,20 @@ _SHAPES = (
         r"(?i)((?:x-api-key|api[-_]?key|authorization|x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
     ),
 )
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]*")
+"""An ordinary word: a credential shape followed by one is prose, not a secret."""
+
+
+def _hide_shape(match: re.Match[str]) -> str:
+    """The name part of a credential shape kept and its value hidden, unless the shape names the
+    credential (``Bearer``, a header) and the value is a word (a sentence's full stop or colon
+    after it does not make it a secret). ``sk-`` is itself the sign of a key: always hidden."""
+    value = match.group(0)[len(match.group(1)) :]
+    if match.group(1) != "sk-" and _WORD.fullmatch(value.rstrip(".:;!?")):
+        return match.group(0)
+    return match.group(1) + REDACTED
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -63,5 +80,5 @@ def redact_secrets(text: str, known: Iterable[str] = (), environ: Mapping[str, s
     for value in sorted(values, key=len, reverse=True):  # a key that contains another goes first
         text = text.replace(value, REDACTED)
     for shape in _SHAPES:
-        text = shape.sub(lambda match: match.group(1) + REDACTED, text)
+        text = shape.sub(_hide_shape, text)
     return text
