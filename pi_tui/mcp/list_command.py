@@ -1,12 +1,12 @@
-"""``pi-tui mcp list [--json]``: connect every enabled server once and say how it went.
+"""``pi-tui mcp list [--json] [-a]``: connect every enabled server once and say how it went.
 
 pi 1.x's ``pi mcp list``: the command an agent (or a user) runs through a shell to check an
 ``mcp.json`` it wrote, without starting a session. So it loads no extension (pi's shell commands
-do not), reads the project's files only when the folder's saved decision trusts it (it never
-asks: nobody may be there to answer), connects each enabled server with the same manager a
-session uses, waits at most as long as a connection may take, and stops every server before it
-returns. Exit 1 when an entry is invalid or an enabled server is not connected, so a script can
-tell; 0 otherwise.
+do not), reads the project's files only when the folder's saved decision trusts it or ``-a`` is
+given (it never asks: nobody may be there to answer), connects each enabled server with the same
+manager a session uses, waits at most as long as a connection may take, and stops every server
+before it returns. Exit 1 when an entry is invalid or an enabled server is not connected, so a
+script can tell; 0 otherwise.
 
 Nothing printed carries a secret: ``env`` and ``headers`` values are never shown (they may hold
 resolved tokens), and the command line, URL, errors and a failed server's stderr go through
@@ -46,19 +46,34 @@ def list_parser() -> OneLineParser:
         "(exit 1 when an entry is invalid or an enabled server is not connected).",
     )
     parser.add_argument("--json", action="store_true", help="print the list as JSON")
+    add_approve_flag(parser)
     return parser
 
 
-def project_trusted(cwd: Path) -> bool:
-    """The folder's saved trust decision (flag-free, never asking): what a session started here
-    without -a would decide, so ``list`` shows the servers that session would connect."""
+def add_approve_flag(parser: OneLineParser) -> None:
+    """``-a/--approve`` of the ``mcp`` commands that read project servers: what ``-a`` is to a
+    session, for this one command (the folder's mcp.json files are read; nothing is saved)."""
+    parser.add_argument(
+        "-a",
+        "--approve",
+        action="store_true",
+        help="read this folder's mcp.json files for this run even though it is not trusted "
+        "(nothing is saved)",
+    )
+
+
+def project_trusted(cwd: Path, approve: bool = False) -> bool:
+    """``-a``, else the folder's saved trust decision (never asking: nobody may be there to
+    answer): what a session started here would decide, so ``list`` shows the servers that
+    session would connect."""
     from pi_tui.config.project_trust import saved_trust_allows
 
-    return saved_trust_allows(cwd)
+    return approve or saved_trust_allows(cwd)
 
 
-def untrusted_note(cwd: Path, trusted: bool) -> str | None:
-    """The line saying the project's mcp.json files were skipped, when there are any."""
+def untrusted_note(cwd: Path, trusted: bool, command: str = "pi-tui mcp list") -> str | None:
+    """The line saying the project's mcp.json files were skipped, when there are any, and the
+    two things that read them: trusting the folder for good, or ``command -a`` for one run."""
     if trusted:
         return None
     from pi_tui.mcp.config import project_files
@@ -68,7 +83,7 @@ def untrusted_note(cwd: Path, trusted: bool) -> str | None:
         return None
     return (
         f"{', '.join(skipped)} ignored: this folder is not trusted "
-        "(start pi-tui here to trust it, or run it once with -a)"
+        f"(start pi-tui here and answer its trust question, or run `{command} -a` to read them once)"
     )
 
 
@@ -220,7 +235,7 @@ def connect_all(config: McpConfig, cwd: Path) -> dict[str, ServerStatus]:
 
 
 def run_list(words: list[str], fail: Callable[..., int]) -> int:
-    """``pi-tui mcp list [--json]``: 0 when every entry is valid and every enabled server
+    """``pi-tui mcp list [--json] [-a]``: 0 when every entry is valid and every enabled server
     connected, 1 otherwise, 2 for a mistake in the words."""
     from pi_tui.mcp.attach import load_config
 
@@ -229,7 +244,7 @@ def run_list(words: list[str], fail: Callable[..., int]) -> int:
     except ArgumentsError as error:
         return fail(f"mcp list: {error}")
     cwd = Path(os.getcwd())
-    trusted = project_trusted(cwd)
+    trusted = project_trusted(cwd, args.approve)
     config = load_config(cwd, trusted=trusted)
     statuses = connect_all(config, cwd)
     reports = [server_report(server, statuses.get(name)) for name, server in config.servers.items()]

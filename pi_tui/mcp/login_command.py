@@ -43,6 +43,8 @@ class LoginProblem(Exception):
 
 
 def login_parser() -> OneLineParser:
+    from pi_tui.mcp.list_command import add_approve_flag
+
     parser = OneLineParser(
         prog="pi-tui mcp login",
         description="Sign in to an MCP server over OAuth: open the authorization page and wait for "
@@ -57,15 +59,19 @@ def login_parser() -> OneLineParser:
         metavar="S",
         help=f"seconds the whole sign-in may take (default {DEFAULT_LOGIN_TIMEOUT:g})",
     )
+    add_approve_flag(parser)
     return parser
 
 
 def logout_parser() -> OneLineParser:
+    from pi_tui.mcp.list_command import add_approve_flag
+
     parser = OneLineParser(
         prog="pi-tui mcp logout", description="Delete the stored OAuth credentials of an MCP server."
     )
     parser.add_argument("server")
     parser.add_argument("-l", "--local", action="store_true", help=LOCAL_HELP)
+    add_approve_flag(parser)
     return parser
 
 
@@ -169,12 +175,14 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _config(cwd: Path) -> tuple[McpConfig, str | None]:
+def _config(cwd: Path, command: str, approve: bool) -> tuple[McpConfig, str | None]:
+    """The servers as ``pi-tui mcp list`` reads them (project files when the folder is trusted or
+    ``-a`` was given), and the note naming the skipped project files and ``command -a``."""
     from pi_tui.mcp.attach import load_config
     from pi_tui.mcp.list_command import project_trusted, untrusted_note
 
-    trusted = project_trusted(cwd)
-    return load_config(cwd, trusted=trusted), untrusted_note(cwd, trusted)
+    trusted = project_trusted(cwd, approve)
+    return load_config(cwd, trusted=trusted), untrusted_note(cwd, trusted, command)
 
 
 def _connected(server: ServerConfig, cwd: Path) -> tuple[str, int, str | None]:
@@ -189,7 +197,7 @@ def _connected(server: ServerConfig, cwd: Path) -> tuple[str, int, str | None]:
 
 
 def run_login(words: list[str], fail: Callable[..., int]) -> int:
-    """``pi-tui mcp login <server> [-l] [--timeout S]``."""
+    """``pi-tui mcp login <server> [-l] [--timeout S] [-a]``."""
     from pi_tui.mcp.config import McpConfigError
     from pi_tui.mcp.oauth import OAuthError
     from pi_tui.text_safety import for_terminal
@@ -201,7 +209,7 @@ def run_login(words: list[str], fail: Callable[..., int]) -> int:
     if not args.timeout > 0 or args.timeout == float("inf"):
         return fail("mcp login: --timeout must be a positive number of seconds")
     cwd = Path(os.getcwd())
-    config, note = _config(cwd)
+    config, note = _config(cwd, "pi-tui mcp login", args.approve)
     try:
         server = oauth_server(config, args.server, local=args.local, note=note)
     except LoginProblem as problem:
@@ -232,7 +240,7 @@ def run_login(words: list[str], fail: Callable[..., int]) -> int:
 
 
 def run_logout(words: list[str], fail: Callable[..., int]) -> int:
-    """``pi-tui mcp logout <server> [-l]``."""
+    """``pi-tui mcp logout <server> [-l] [-a]``."""
     from pi_tui.mcp.oauth import OAuthError, sign_out, store_path
 
     try:
@@ -240,7 +248,7 @@ def run_logout(words: list[str], fail: Callable[..., int]) -> int:
     except ArgumentsError as error:
         return fail(f"mcp logout: {error}")
     cwd = Path(os.getcwd())
-    config, note = _config(cwd)
+    config, note = _config(cwd, "pi-tui mcp logout", args.approve)
     try:
         server = oauth_server(config, args.server, local=args.local, note=note)
     except LoginProblem as problem:
