@@ -566,7 +566,9 @@ def _run(
     except StartupError as error:
         return fail(str(error))
     if started.notice and not rpc:
-        print(f"pi-tui: {started.notice}", file=sys.stderr)
+        from pi_tui.modes.print_mode import say_start_notice
+
+        say_start_notice(started.notice)
     if rpc:
         from pi_tui.modes.rpc_mode import run_rpc
 

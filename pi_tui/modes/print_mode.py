@@ -166,6 +166,14 @@ def _stderr_line(line: str) -> None:
     print(f"pi-tui: {for_terminal(clean_text(line))}", file=sys.stderr, flush=True)
 
 
+def say_start_notice(notice: str) -> None:
+    """Start-up's notice (config problems, warnings: lines joined with newlines) on stderr, each
+    line its own ``pi-tui:`` line, so a script that filters stderr by the prefix misses none."""
+    for line in notice.splitlines():
+        if line.strip():
+            _stderr_line(line)
+
+
 async def _start_extensions(extensions: ExtensionSetup) -> None:
     """Say what start-up had to say about extensions, finish their activation, start them."""
     for line in extensions.lines:
