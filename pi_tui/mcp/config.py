@@ -531,22 +531,67 @@ def _value(server: ServerConfig, what: str, value: str) -> str:
         raise McpConfigError(str(error)) from None
 
 
+_CLAUDE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _claude_expanded(server: ServerConfig, what: str, text: str) -> str:
+    """Claude Code's ``.mcp.json`` syntax: ``${VAR}`` and ``${VAR:-default}`` in command, args,
+    url, env and headers (pi's files have ``${VAR}`` in env and headers only). An unset variable
+    without a default is an error naming the server, the field and the variable."""
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match[1], match[2]
+        found = os.environ.get(name)
+        if found is not None:
+            return found
+        if default is not None:
+            return default
+        raise McpConfigError(f'MCP server "{server.name}" {what}: environment variable {name} is not set')
+
+    return _CLAUDE_VARIABLE.sub(value, text)
+
+
+def _as_claude_writes(server: ServerConfig) -> ServerConfig:
+    """A ``.mcp.json`` entry with Claude Code's variables filled in (other files: unchanged)."""
+    if server.source.scope != "claude-project":
+        return server
+    from dataclasses import replace
+
+    def one(what: str, text: str) -> str:
+        return _claude_expanded(server, what, text)
+
+    return replace(
+        server,
+        command=one("command", server.command) if server.command is not None else None,
+        args=[one(f"args[{index}]", arg) for index, arg in enumerate(server.args)],
+        url=one("url", server.url) if server.url is not None else None,
+        env={key: one(f'env "{key}"', text) for key, text in server.env.items()},
+        headers={key: one(f'header "{key}"', text) for key, text in server.headers.items()},
+    )
+
+
 def resolved(server: ServerConfig, session_cwd: Path) -> ResolvedServer:
     """``server`` ready to connect: ``${VAR}`` and whole-value ``!command`` in env, headers and
     oauth strings resolved (a command runs again on every call: a reconnect fetches a fresh
     token), ``~/`` in command, args and cwd, a relative cwd against ``session_cwd``.
 
     Raises :class:`McpConfigError` (one line naming the server and key) for an unset variable or
-    a command that fails.
+    a command that fails. Claude Code's ``.mcp.json`` entries get its own ``${VAR:-default}``
+    expansion first (see :func:`_claude_expanded`).
     """
+    claude = server.source.scope == "claude-project"
+    server = _as_claude_writes(server)
+
+    def filled(what: str, value: str) -> str:  # Claude's values are final once expanded
+        return value if claude else _value(server, what, value)
     oauth = None
     if server.oauth is not None:
         oauth = {
-            key: _value(server, f"oauth.{key}", value) if isinstance(value, str) else value
+            key: filled(f"oauth.{key}", value) if isinstance(value, str) else value
             for key, value in server.oauth.items()
         }
     if server.transport == "http":
-        headers = {key: _value(server, f'header "{key}"', value) for key, value in server.headers.items()}
+        headers = {key: filled(f'header "{key}"', value) for key, value in server.headers.items()}
         return ResolvedServer(
             name=server.name,
             transport="http",
@@ -555,7 +600,7 @@ def resolved(server: ServerConfig, session_cwd: Path) -> ResolvedServer:
             oauth=oauth,
             timeout=server.timeout,
         )
-    env = {key: _value(server, f'env "{key}"', value) for key, value in server.env.items()}
+    env = {key: filled(f'env "{key}"', value) for key, value in server.env.items()}
     cwd = session_cwd / _home(server.cwd) if server.cwd is not None else session_cwd
     return ResolvedServer(
         name=server.name,

@@ -686,3 +686,48 @@ def test_a_byte_order_mark_is_kept(folders: dict[str, Path]) -> None:
     plain = folders["project"]
     add_server(plain, "p", {"command": "p"})
     assert plain.read_bytes().startswith(b"{")
+
+
+def test_claude_codes_mcp_json_gets_its_own_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's ``.mcp.json`` expands ``${VAR}`` and ``${VAR:-default}`` in command, args,
+    url, env and headers; its values are final (no pi ``!command``, no second ``$`` pass). pi's
+    files keep pi's rules: ``${VAR:-x}`` is not theirs."""
+    monkeypatch.setenv("TOOLS_HOME", "/opt/tools")
+    monkeypatch.setenv("TOKEN_WITH_DOLLAR", "a$HOME-b")
+    monkeypatch.delenv("UNSET_V", raising=False)
+    claude = ConfigSource("claude-project", tmp_path / ".mcp.json")
+    server = ServerConfig(
+        name="c",
+        transport="stdio",
+        source=claude,
+        command="${TOOLS_HOME}/bin/server",
+        args=["--root", "${UNSET_V:-/srv}", "${TOOLS_HOME}"],
+        env={"X": "${UNSET_V:-fallback}", "T": "${TOKEN_WITH_DOLLAR}", "C": "!echo not run"},
+    )
+    ready = resolved(server, tmp_path)
+    assert ready.command == "/opt/tools/bin/server"
+    assert ready.args == ["--root", "/srv", "/opt/tools"]
+    assert ready.env == {"X": "fallback", "T": "a$HOME-b", "C": "!echo not run"}
+    web = ServerConfig(
+        name="w",
+        transport="http",
+        source=claude,
+        url="https://${UNSET_V:-h}/mcp",
+        headers={"A": "${TOOLS_HOME}"},
+    )
+    assert resolved(web, tmp_path).url == "https://h/mcp" and resolved(web, tmp_path).headers == {
+        "A": "/opt/tools"
+    }
+    with pytest.raises(
+        McpConfigError, match='MCP server "c" args\\[0\\]: environment variable UNSET_V is not set'
+    ):
+        resolved(
+            ServerConfig(name="c", transport="stdio", source=claude, command="x", args=["${UNSET_V}"]),
+            tmp_path,
+        )
+    pis = ServerConfig(
+        name="p", transport="stdio", source=ConfigSource("user"), command="x", args=["${TOOLS_HOME}"]
+    )
+    assert resolved(pis, tmp_path).args == ["${TOOLS_HOME}"]  # pi expands env and headers only
