@@ -56,13 +56,13 @@ def mcp_tool_rules(
     def direct(name: str) -> bool:
         return present(name) and (chosen(name) or not allow_list)
 
-    return McpToolRules(present, direct, allow_list)
+    return McpToolRules(present, direct, allow_list, filters_mcp)
 
 
 def unreachable_line(rules: McpToolRules) -> str | None:
     """pi's one warning: an allow-list that declares no MCP tool and leaves ``tool_search`` out
     makes the servers' other tools unreachable."""
-    if rules.allow_list and not rules.present("tool_search"):
+    if rules.allow_list and not rules.names_mcp and not rules.present("tool_search"):
         return (
             "MCP tools that --tools does not name are not declared, and without tool_search in "
             "--tools they cannot be reached (name them, e.g. 'mcp__<server>__*', or add tool_search)."

@@ -113,3 +113,5 @@ class McpToolRules:
     present: Callable[[str], bool]
     direct: Callable[[str], bool]
     allow_list: bool = False
+    names_mcp: bool = False
+    """An entry starts with ``mcp__``: the tools it does not match are gone, not unreachable."""

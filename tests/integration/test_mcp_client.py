@@ -245,20 +245,34 @@ def test_an_untrusted_projects_server_never_starts(run: Run, tmp_path: Path) -> 
     assert marker.exists()
 
 
-def test_no_mcp_and_tool_patterns(run: Run) -> None:
-    run.servers({"fault": fault_entry(exposure="direct")})
-    run.server.queue(*(Scripted(text=str(n)) for n in range(5)))
-    assert run.pi_tui("--no-mcp").returncode == 0
-    assert not any(name.startswith("mcp__") for name in run.tool_names(0))
-    assert run.pi_tui("-xt", "mcp__*").returncode == 0
-    assert not any(name.startswith("mcp__") for name in run.tool_names(1))
-    assert run.pi_tui("--tools", "read,mcp__fault__echo").returncode == 0
-    assert run.tool_names(2) == ["read", "mcp__fault__echo"]
-    # an allow-list without mcp__ entries declares no MCP tool (pi 1.x); tool_search still finds them
-    done = run.pi_tui("--tools", "read")
-    assert done.returncode == 0 and "Unknown tool" not in done.stderr
-    assert run.tool_names(3) == ["read"]
-    assert "without tool_search in --tools they cannot be reached" in done.stderr
-    done = run.pi_tui("--tools", "read,tool_search")
-    assert done.returncode == 0 and "cannot be reached" not in done.stderr
-    assert run.tool_names(4) == ["read", "tool_search"]
+TOOL_PATTERNS = [
+    # (words, the tools the request declares, what stderr must (not) say)
+    (["--no-mcp"], ["read", "bash", "edit", "write"], None),
+    (["-xt", "mcp__*"], ["read", "bash", "edit", "write"], None),
+    (["--tools", "read,mcp__fault__echo"], ["read", "mcp__fault__echo"], None),
+    # an allow-list without mcp__ entries declares no MCP tool (pi 1.x); tool_search finds them
+    (["--tools", "read"], ["read"], "without tool_search in --tools they cannot be reached"),
+    (["--tools", "read,tool_search"], ["read", "tool_search"], None),
+    ([], ["read", "bash", "edit", "write", "mcp__fault__echo", "mcp__fault__add"], None),
+]
+
+
+@pytest.mark.parametrize(("words", "declared", "said"), TOOL_PATTERNS, ids=lambda value: str(value))
+def test_no_mcp_and_tool_patterns(run: Run, words: list[str], declared: list[str], said: str | None) -> None:
+    """A server with direct tools, and what --no-mcp / -xt / --tools leave of them (a plain
+    stdio server written by hand: this is about names, and it starts in milliseconds)."""
+    echo_server = {
+        "command": sys.executable,
+        "args": ["-m", "tests.support.mcp_echo_server"],
+        "cwd": str(REPO),
+    }
+    run.servers({"fault": {**echo_server, "exposure": "direct"}})
+    run.server.queue(Scripted(text="ok"))
+    done = run.pi_tui(*words)
+    assert done.returncode == 0, done.stderr
+    assert run.tool_names(0) == declared
+    assert "Unknown tool" not in done.stderr
+    if said is not None:
+        assert said in done.stderr
+    else:
+        assert "cannot be reached" not in done.stderr

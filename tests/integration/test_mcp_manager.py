@@ -65,8 +65,9 @@ def test_a_server_that_dies_is_disconnected_at_once_and_back_on_the_next_call(tm
     manager = McpManager(McpConfig(servers={"fault": server_in(folder)}), session_cwd=tmp_path)
     manager.start()
     try:
-        wait_for(lambda: state(manager) == "connected", "the server to connect")
-        assert any(tool.name == "mcp__fault__echo" for tool in manager.agent_tools())
+        # the tool snapshot is rebuilt right after the state changes, on the MCP thread
+        wait_for(lambda: any(tool.name == "mcp__fault__echo" for tool in manager.agent_tools()), "its tools")
+        assert state(manager) == "connected"
         (pid,) = processes_in(folder)
         os.kill(pid, signal.SIGKILL)
         wait_for(lambda: state(manager) == "disconnected", "the death to be noticed without a call")
