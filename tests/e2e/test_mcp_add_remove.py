@@ -202,13 +202,31 @@ MISTAKES: list[tuple[list[str], str]] = [
 
 @pytest.mark.parametrize(("args", "expected"), MISTAKES, ids=[" ".join(case[0]) for case in MISTAKES])
 def test_each_mistake_is_one_line_and_exit_2_and_writes_nothing(
-    agent_dir: Path, work: Path, home: Path, pi_folder: Path, args: list[str], expected: str
+    agent_dir: Path,
+    work: Path,
+    home: Path,
+    pi_folder: Path,
+    args: list[str],
+    expected: str,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    done = mcp(*args, cwd=work, home=home, pi_folder=pi_folder)
-    lines = done.stderr.splitlines()
-    assert done.returncode == 2, (done.stdout, done.stderr)
+    if args == MISTAKES[0][0]:  # one through the installed script
+        done = mcp(*args, cwd=work, home=home, pi_folder=pi_folder)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:  # the rest through the same entry point in this process (a process each is ~1 s in CI)
+        from pi_tui.cli import main
+
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("PI_TUI_PI_AGENT_DIR", str(pi_folder))
+        capfd.readouterr()
+        code = main(["mcp", *args])
+        out, err = capfd.readouterr()
+    lines = err.splitlines()
+    assert code == 2, (out, err)
     assert len(lines) == 1 and lines[0].startswith("pi-tui: mcp") and expected in lines[0], lines
-    assert done.stdout == ""
+    assert out == ""
     assert not (agent_dir / "mcp.json").exists() and not (work / ".agent").exists()
 
 
