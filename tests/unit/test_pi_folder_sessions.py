@@ -96,7 +96,8 @@ def test_continue_takes_the_newest_of_both_and_appends_to_pis_file(
     manager.close()
     assert len(theirs.read_text().splitlines()) == lines + 2
     assert sorted(folder.iterdir()) == [ours]  # nothing new in ours
-    os.utime(ours)  # now ours is the newest
+    later = theirs.stat().st_mtime + 10  # now ours is the newest (utime to "now" could tie
+    os.utime(ours, (later, later))  # with the append just made, at the clock's resolution)
     assert most_recent_session(folder, str(project)) == ours
 
 
