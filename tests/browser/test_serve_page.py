@@ -216,6 +216,8 @@ def test_long_tool_output_folds_and_unfolds(
     send(browser, "count")
     wait(browser, "return document.getElementById('conversation').innerText.includes('Counted to forty.')")
     first_line = "document.querySelector('#conversation .tool pre.output').textContent.split('\\n')[0]"
+    # the tool card is drawn in its own frame, which may come after the reply's text (seen in CI)
+    wait(browser, "return document.querySelector('#conversation .tool pre.output') !== null")
     assert browser.execute_script(f"return {first_line}") == "21"  # a shell's output: its last 20 lines
     browser.find_element("css selector", "#conversation .tool [data-toggle]").click()
     wait(browser, f"return {first_line} === '1'")  # unfolded: all forty
