@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Callable
@@ -185,33 +186,23 @@ def indent_unit(text: str) -> str:
     return DEFAULT_INDENT
 
 
+_JSON_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+"""A JSON string (escapes included), as models_file.py's comment stripping finds them."""
+
+
 def _line_starts(text: str) -> list[tuple[str, int]]:
     """For each line after the first that holds something: its leading whitespace and the
-    nesting depth of its first character (a closing bracket counts at its own, outer depth)."""
+    nesting depth of its first character (a closing bracket counts at its own, outer depth).
+    Strings are blanked first (a JSON string holds no raw newline), so brackets in them do not
+    count and the lines stay where they are."""
+    blanked = _JSON_STRING.sub(lambda match: '"' + " " * (len(match[0]) - 2) + '"', text)
     starts: list[tuple[str, int]] = []
     depth = 0
-    in_string = escaped = False
-    line_start: int | None = None
-    for index, char in enumerate(text):
-        if line_start is not None and char not in " \t":
-            if char not in "\r\n":
-                starts.append((text[line_start:index], depth - 1 if char in "}]" else depth))
-            line_start = None
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-        if char == "\n" and not in_string:
-            line_start = index + 1
+    for number, line in enumerate(blanked.split("\n")):
+        body = line.lstrip(" \t")
+        if number and body.strip("\r"):
+            starts.append((line[: len(line) - len(body)], depth - 1 if body[0] in "}]" else depth))
+        depth += sum(line.count(open_) for open_ in "{[") - sum(line.count(close) for close in "}]")
     return starts
 
 
