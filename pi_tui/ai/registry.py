@@ -13,6 +13,10 @@ _MODULES = {
     "openai-responses": "pi_tui.ai.openai_responses",
     "azure-openai-responses": "pi_tui.ai.azure",
     "google-generative-ai": "pi_tui.ai.google",
+    "google-vertex": "pi_tui.ai.google_vertex",
+    "bedrock-converse-stream": "pi_tui.ai.bedrock",
+    "mistral-conversations": "pi_tui.ai.mistral_conversations",
+    "openai-codex-responses": "pi_tui.ai.openai_codex",
 }
 
 
