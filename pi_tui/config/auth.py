@@ -1,9 +1,12 @@
 """``<agent dir>/auth.json``: API keys saved by ``/login``, in the file pi itself reads.
 
 The file is one JSON object keyed by provider id. An API key is stored as
-``{"anthropic": {"type": "api_key", "key": "sk-..."}}``; pi also keeps OAuth credentials there
-(``"type": "oauth"`` with tokens and an expiry), which pi-tui cannot refresh and so never uses,
-but always keeps when it rewrites the file. The key value is resolved like models.json's
+``{"anthropic": {"type": "api_key", "key": "sk-..."}}``; a subscription login (OAuth) as
+``{"type": "oauth", "access": ..., "refresh": ..., "expires": <ms since the epoch>, ...}`` with
+whatever else the provider needs (Codex's ``accountId``, Copilot's ``enterpriseUrl``). pi-tui
+uses those tokens (pi_tui/ai/oauth/) and renews them in the file they came from, even pi's own
+auth.json beneath ours: a refresh token is spent when used, so a renewed credential kept only
+in our file would leave pi holding a dead one. The key value is resolved like models.json's
 ``apiKey`` (``!command``, ``$VAR`` / ``${VAR}``, else literal; pi_tui/ai/models.py), as pi 1.x
 does. pi 1.x's ``env`` object on an API-key credential gives per-provider environment values
 that win over the process environment for that provider (its key, headers and endpoint
@@ -24,13 +27,34 @@ Writes are made for a file holding secrets that another program (pi) shares:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 AUTH_FILE_NAME = "auth.json"
 DIR_MODE = 0o700
+REFRESH_LOCK_WAIT = 20.0
+"""Seconds a renewal waits for another program's hold on auth.json (pi may be renewing the same
+token: a refresh of its own takes up to 15 s); after that pi-tui uses what the file then holds."""
+
+OAuthCredential = dict[str, Any]
+"""``{"type": "oauth", "access": str, "refresh": str, "expires": int, ...}`` as pi stores it."""
+
+
+def is_oauth_credential(value: object) -> TypeGuard[dict[str, Any]]:
+    """``value`` is an OAuth credential pi would accept (pi checks exactly these fields)."""
+    if not isinstance(value, dict) or value.get("type") != "oauth":
+        return False
+    expires = value.get("expires")
+    return (
+        isinstance(value.get("access"), str)
+        and isinstance(value.get("refresh"), str)
+        and isinstance(expires, (int, float))
+        and not isinstance(expires, bool)
+        and expires == expires  # not NaN
+        and abs(expires) != float("inf")
+    )
 
 
 class AuthFileError(Exception):
@@ -139,7 +163,85 @@ class AuthStore:
             name: entry for name, entry in env.items() if isinstance(name, str) and isinstance(entry, str)
         }
 
+    def oauth(self, provider: str) -> OAuthCredential | None:
+        """A copy of ``provider``'s OAuth credential (ours, else pi's); None without a usable one."""
+        value = self._view.get(provider)
+        return dict(value) if is_oauth_credential(value) else None
+
+    def oauth_file(self, provider: str) -> Path | None:
+        """The file ``provider``'s credential is in: where its renewal must be written."""
+        if provider in self._data:
+            return self.path
+        if self.beneath is not None and provider in self._beneath_data:
+            return self.beneath
+        return None
+
     # --- changing ---------------------------------------------------------------------------------
+
+    def set_oauth(self, provider: str, credential: OAuthCredential) -> None:
+        """Save a login's credential for ``provider`` in pi's shape (``type`` first, other fields
+        kept as given), replacing what was saved for it and keeping every other provider."""
+        entry = {"type": "oauth", **{k: v for k, v in credential.items() if k != "type"}}
+        if not is_oauth_credential(entry):
+            raise AuthFileError(
+                f"The {provider} login gave no usable credential (access, refresh, expires): "
+                "nothing was saved."
+            )
+        self._change(provider, entry)
+
+    def refresh_oauth(
+        self,
+        provider: str,
+        needs_refresh: Callable[[OAuthCredential], bool],
+        refresh: Callable[[OAuthCredential], OAuthCredential],
+        wait: float = REFRESH_LOCK_WAIT,
+    ) -> OAuthCredential | None:
+        """Renew ``provider``'s credential once, under the file's lock, in the file it is in.
+
+        Under pi's ``<file>.lock`` folder the file is read again: when another program renewed
+        the credential meanwhile (``needs_refresh`` is now false) its token is used and nothing
+        is written. Otherwise ``refresh(current)`` gives the new fields, which are laid over the
+        current credential (fields the refresh does not return, such as Copilot's
+        ``availableModelIds``, are kept) and written with every other provider unchanged, 0600.
+        An exception from ``refresh`` leaves the file untouched and propagates. None when the
+        credential is gone (logged out meanwhile).
+        """
+        target = self.oauth_file(provider)
+        if target is None:
+            return None
+        real = target.resolve()  # pi locks the resolved file, so a symlinked auth.json shares the lock
+        with self._locked(real, wait):
+            data = self._read(real)
+            current = data.get(provider)
+            if not is_oauth_credential(current):
+                self._remember(target, data)
+                return None
+            if not needs_refresh(dict(current)):
+                self._remember(target, data)
+                return dict(current)
+            fresh = refresh(dict(current))
+            renewed = {**current, **fresh, "type": "oauth"}
+            if not is_oauth_credential(renewed):
+                raise AuthFileError(
+                    f"The {provider} token renewal gave no usable credential: nothing was saved."
+                )
+            data[provider] = renewed
+            try:
+                from pi_tui.config.private_files import replace_private_file
+
+                replace_private_file(real, json.dumps(data, indent=2, ensure_ascii=False))
+            except OSError as error:
+                raise AuthFileError(f"{target}: cannot write: {error.strerror or error}") from None
+            self._remember(target, data)
+            return dict(renewed)
+
+    def _remember(self, target: Path, data: dict[str, Any]) -> None:
+        """Take ``data``, just read from ``target`` under its lock, as what that file holds."""
+        if target == self.path:
+            self._data = data
+        else:
+            self._beneath_data = data
+        self._refresh_view()
 
     def set_api_key(self, provider: str, key: str) -> None:
         """Save ``key`` for ``provider`` (replacing what was saved for it, keeping the rest)."""
@@ -186,17 +288,18 @@ class AuthStore:
             raise AuthFileError(f"{self.path}: cannot write: {error.strerror or error}") from None
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, path: Path | None = None, wait: float | None = None) -> Iterator[None]:
         """Hold pi's ``<file>.lock`` folder while changing the file (see :mod:`lock_folder`)."""
-        from pi_tui.config.lock_folder import LockBusy, lock_folder
+        from pi_tui.config.lock_folder import WAIT_SECONDS, LockBusy, lock_folder
 
-        held = lock_folder(self.path)
+        path = path or self.path
+        held = lock_folder(path, WAIT_SECONDS if wait is None else wait)
         try:
             held.__enter__()
         except LockBusy as busy:
             raise AuthFileError(f"{busy}; try again") from None
         except OSError as error:
-            raise AuthFileError(f"{self.path}: cannot lock: {error.strerror or error}") from None
+            raise AuthFileError(f"{path}: cannot lock: {error.strerror or error}") from None
         try:
             yield
         finally:
