@@ -135,16 +135,23 @@ class EventStreamDecoder:
             raise EventStreamError(f"The event stream ended inside a message ({left} bytes left over)")
 
 
+def _text(headers: Mapping[str, HeaderValue], name: str, default: str) -> str:
+    value = headers.get(name, default)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
 def _dispatch(headers: Mapping[str, HeaderValue], payload: bytes, sink: Sink) -> None:
     kind = headers.get(":message-type", "event")
     text = payload.decode("utf-8", "replace")
     if kind == "event":
-        sink(str(headers.get(":event-type", "")), text)
+        sink(_text(headers, ":event-type", ""), text)
     elif kind == "exception":
-        sink(f"exception:{headers.get(':exception-type', 'UnknownException')}", text)
+        sink("exception:" + _text(headers, ":exception-type", "UnknownException"), text)
     elif kind == "error":
-        code = headers.get(":error-code", "UnknownError")
-        sink(f"error:{code}", str(headers.get(":error-message", "") or text))
+        code = _text(headers, ":error-code", "UnknownError")
+        sink("error:" + code, _text(headers, ":error-message", "") or text)
     # Other message types (none are defined for responses) carry nothing for us.
 
 
