@@ -1,0 +1,95 @@
+"""Where a Vertex AI request goes, as pi 1.5.2 (through Google's SDK) decides it.
+
+The request itself travels over loopback in tests/integration/test_google_vertex.py; these pin
+the URL rules that a loopback server cannot reach (Google's hosts per location).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.google_vertex import endpoint, model_path
+from pi_tui.ai.types import Model, StreamOptions
+
+ADC = {"GOOGLE_CLOUD_PROJECT": "proj", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+TAIL = "publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+
+
+def model(base_url: str = "https://{location}-aiplatform.googleapis.com", **fields: Any) -> Model:
+    values: dict[str, Any] = {"id": "gemini-2.5-flash", "api": "google-vertex", "provider": "google-vertex"}
+    values.update(fields)
+    return Model(base_url=base_url, **values)
+
+
+def url(env: dict[str, str], key: str | None = None, base: str | None = None) -> str:
+    chosen = model() if base is None else model(base)
+    return endpoint(chosen, StreamOptions(api_key=key, provider_env=env)).url
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "GOOGLE_CLOUD_PROJECT",
+        "GCLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_VERTEX_BASE_URL",
+        "GOOGLE_CLOUD_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_regional_location_uses_the_regional_host_and_the_project_path() -> None:
+    assert url(ADC) == (
+        f"https://us-central1-aiplatform.googleapis.com/v1/projects/proj/locations/us-central1/{TAIL}"
+    )
+
+
+def test_global_and_multi_regional_locations() -> None:
+    assert url({**ADC, "GOOGLE_CLOUD_LOCATION": "global"}) == (
+        f"https://aiplatform.googleapis.com/v1/projects/proj/locations/global/{TAIL}"
+    )
+    assert url({**ADC, "GOOGLE_CLOUD_LOCATION": "eu"}) == (
+        f"https://aiplatform.eu.rep.googleapis.com/v1/projects/proj/locations/eu/{TAIL}"
+    )
+
+
+def test_gcloud_project_is_the_fallback_and_the_process_env_is_read_after_auth_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GCLOUD_PROJECT", "from-process")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "asia-east1")
+    assert "/projects/from-process/locations/asia-east1/" in url({})
+    assert "/projects/from-auth-json/locations/asia-east1/" in url({"GOOGLE_CLOUD_PROJECT": "from-auth-json"})
+
+
+def test_an_api_key_is_express_mode_and_ignores_project_and_location() -> None:
+    assert url(ADC, key="AIza-k") == f"https://aiplatform.googleapis.com/v1/{TAIL}"
+    # pi's ambient-credentials marker and <placeholders> are not keys
+    assert "/projects/proj/" in url(ADC, key="gcp-vertex-credentials")
+    assert "/projects/proj/" in url(ADC, key="<authenticated>")
+
+
+def test_a_models_json_base_url_is_the_collection_the_model_path_follows() -> None:
+    assert url(ADC, base="https://proxy.example/vertex") == f"https://proxy.example/vertex/v1/{TAIL}"
+    named = "https://proxy.example/v1/projects/p/locations/l"
+    assert url(ADC, base=named) == f"{named}/{TAIL}"
+    assert url(ADC, base="https://proxy.example/v1beta1/") == f"https://proxy.example/v1beta1/{TAIL}"
+
+
+def test_google_vertex_base_url_replaces_only_the_host() -> None:
+    env = {**ADC, "GOOGLE_VERTEX_BASE_URL": "http://127.0.0.1:9/"}
+    assert url(env) == f"http://127.0.0.1:9/v1/projects/proj/locations/us-central1/{TAIL}"
+
+
+def test_model_paths() -> None:
+    assert model_path("gemini-2.5-pro") == "publishers/google/models/gemini-2.5-pro"
+    assert model_path("anthropic/claude-x") == "publishers/anthropic/models/claude-x"
+    assert model_path("projects/p/locations/l/endpoints/9") == "projects/p/locations/l/endpoints/9"
+
+
+def test_missing_project_is_a_config_error_naming_the_variables() -> None:
+    with pytest.raises(ConfigError, match=r"^Google Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT"):
+        url({"GOOGLE_CLOUD_LOCATION": "us-central1"})
