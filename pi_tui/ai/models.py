@@ -435,6 +435,10 @@ class ModelRegistry:
             from pi_tui.ai import azure
 
             azure.base_url(model, result.provider_env)  # no endpoint: say so now, in one line
+        if model.api == "google-vertex" and require_key:
+            from pi_tui.ai import google_vertex
+
+            google_vertex.check(result)  # no project, location or credentials: say so now
         headers = self.resolve_headers(model)
         if model.auth_header is True and key:
             headers["Authorization"] = f"Bearer {key}"
