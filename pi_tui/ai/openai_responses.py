@@ -326,7 +326,10 @@ class ResponsesParser(ParserBase):
     def on_event(self, event: str, data: str) -> None:
         if data == "[DONE]":
             return
-        payload = _load(data)
+        self.on_payload(event, _load(data))
+
+    def on_payload(self, event: str, payload: dict[str, Any]) -> None:
+        """One event's parsed JSON (a subclass for a server's own events hooks in here)."""
         kind = payload.get("type") or event
         if kind == "error" or (kind == "message" and payload.get("error")):  # bare {"error": ...}
             raise _stream_error(payload.get("error") or payload)
