@@ -6,12 +6,18 @@ Both are pure (no I/O), so they are tested directly on recordings, and the one r
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.sse import SSEEvent
+from pi_tui.ai.sse import Sink, SSEDecoder, SSEEvent
 from pi_tui.ai.types import Context, Model, StreamOptions
+
+RequestSigner = Callable[[str, dict[str, str], bytes], Awaitable[dict[str, str]]]
+"""``(url, headers, payload) -> headers to add``: called by the runner for every attempt with
+the exact bytes it is about to send (after extensions and the payload transform), so a
+signature (AWS SigV4) covers what goes out, with a fresh time on each retry."""
 
 
 @dataclass(slots=True)
@@ -19,6 +25,16 @@ class HttpRequest:
     url: str
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] = field(default_factory=dict)
+    signer: RequestSigner | None = None
+    """Set by a client whose requests must be signed over their bytes (Bedrock with AWS keys)."""
+
+
+class FrameDecoder(Protocol):
+    """Response bytes -> ``sink(name, data)`` per message: the SSE decoder's interface."""
+
+    def feed_into(self, chunk: bytes, sink: Sink) -> None: ...
+
+    def close_into(self, sink: Sink) -> None: ...
 
 
 class WireParser(Protocol):
@@ -43,8 +59,17 @@ class ParserBase:
 
 
 class ApiClient(Protocol):
+    """A client may also define ``frame_decoder() -> FrameDecoder`` when its responses are not
+    SSE (Bedrock's AWS event stream); :func:`frame_decoder` falls back to SSE."""
+
     api: str
 
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest: ...
 
     def parser(self, builder: MessageBuilder) -> WireParser: ...
+
+
+def frame_decoder(client: ApiClient) -> FrameDecoder:
+    """The client's own response decoder, else SSE (every client but Bedrock)."""
+    make: Callable[[], FrameDecoder] | None = getattr(client, "frame_decoder", None)
+    return make() if make is not None else SSEDecoder()

@@ -35,12 +35,11 @@ import orjson
 
 from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
-from pi_tui.ai.errors import ProviderError, is_context_overflow
+from pi_tui.ai.errors import ConfigError, ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.http import IdleLimits, shared_client
-from pi_tui.ai.protocol import ApiClient, HttpRequest
+from pi_tui.ai.protocol import ApiClient, HttpRequest, frame_decoder
 from pi_tui.ai.registry import get_client
-from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.surrogates import clean_context
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.gc_control import paused_gc
@@ -151,7 +150,8 @@ class _Watchdog:
 
 
 class WirePipeline:
-    """Response bytes -> SSE -> the API's parser -> builder events, one network chunk at a time.
+    """Response bytes -> frames (SSE, or the client's own decoder) -> the API's parser ->
+    builder events, one network chunk at a time.
 
     Each chunk is processed with the cycle collector paused: streaming makes thousands of small
     acyclic objects per second (decoded JSON, events) that reference counting frees at once, so
@@ -160,7 +160,7 @@ class WirePipeline:
 
     def __init__(self, client: ApiClient, builder: MessageBuilder) -> None:
         self.builder = builder
-        self.decoder = SSEDecoder()
+        self.decoder = frame_decoder(client)
         self.parser = client.parser(builder)
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
@@ -300,7 +300,8 @@ class _Runner:
         idle: IdleLimits | None = None,
         on_stall: StallCallback | None = None,
     ) -> None:
-        self.model = model
+        # A login that names its own API host (Copilot) moves the request there.
+        self.model = model.model_copy(update={"base_url": options.base_url}) if options.base_url else model
         self.context = context
         self.options = options
         self.stream = stream
@@ -318,7 +319,7 @@ class _Runner:
             await self._attempts()
         except asyncio.CancelledError:
             self.builder.fail("Request was aborted", aborted=True)
-        except ProviderError as error:
+        except (ProviderError, ConfigError) as error:  # ConfigError: e.g. no AWS credentials
             self.builder.fail(str(error))
         except Exception as error:  # a bug or an unexpected library error: still end the message
             self.builder.fail(f"{type(error).__name__}: {error}")
@@ -449,11 +450,13 @@ class _Runner:
     ) -> None:
         """One request and its streamed answer."""
         try:
-            headers = {
-                "content-type": "application/json",
-                **request.headers,
-                "content-length": str(len(payload)),
-            }
+            headers = {"content-type": "application/json", **request.headers}
+            signed: dict[str, str] = {}
+            if request.signer is not None:
+                # Over the bytes sent now (retries included), before content-length is added.
+                signed = await request.signer(request.url, headers, payload)
+                headers.update(signed)
+            headers["content-length"] = str(len(payload))
             async with http.stream(
                 "POST", request.url, headers=headers, content=_slices(payload), timeout=timeout
             ) as response:
@@ -463,7 +466,8 @@ class _Runner:
                     body = (await response.aread()).decode("utf-8", "replace")
                     # A server may quote what it was sent (a key, a models.json header): the
                     # error is shown, saved and printed, so those values never appear in it.
-                    body = redact_secrets(body, known=_credential_values(request.headers))
+                    known = _credential_values({**request.headers, **signed})
+                    body = redact_secrets(body, known=known)
                     raise http_error(response.status_code, body, response.headers)
                 pipeline = WirePipeline(client, self.builder)
                 push = self.stream._push
@@ -518,7 +522,7 @@ def describe(error: BaseException) -> str:
 
 
 _NOT_SECRET_HEADERS = frozenset(
-    {"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta"}
+    {"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta", "x-amz-date"}
 )
 
 
