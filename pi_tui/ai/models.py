@@ -23,7 +23,16 @@ from typing import Any, Literal, NamedTuple, cast
 
 from pydantic import ValidationError
 
-from pi_tui.ai.catalogue import ENV_VARS, KNOWN_APIS, PROVIDERS, builtin_models
+from pi_tui.ai.catalogue import (
+    API_KEY_ENV_VARS,
+    ENV_VARS,
+    KNOWN_APIS,
+    PROVIDERS,
+    ambient_credentials,
+    builtin_models,
+    fill_base_url,
+    unspoken_api_message,
+)
 from pi_tui.ai.config_values import env_value, is_value_configured, legacy_notice, resolve_config_value
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.models_beneath import with_pi_models
@@ -86,7 +95,7 @@ class ModelRegistry:
         problems: list[str] = []
         if self.beneath is not None:
             config, problems = with_pi_models(self._merge, config, self.beneath)
-        self.models = self._merge(config)
+        self.models = self._with_urls_filled(self._merge(config))
         self.config = config
         self.problems = [*problems, *self._legacy_notices(config)]
 
@@ -135,6 +144,22 @@ class ModelRegistry:
                     models[index] = custom
         return models
 
+    def _with_urls_filled(self, models: list[Model]) -> list[Model]:
+        """Base URLs naming variables (Cloudflare's ``{CLOUDFLARE_ACCOUNT_ID}``) filled from the
+        provider's auth.json ``env``, else the process environment, where they are set; the others
+        keep their placeholder, which :meth:`request_options` names when the model is used."""
+        filled: list[Model] = []
+        for model in models:
+            if "{" in model.base_url:
+                try:
+                    url = fill_base_url(model, self.auth.env(model.provider))
+                except ConfigError:
+                    url = model.base_url
+                if url != model.base_url:
+                    model = model.model_copy(update={"base_url": url})
+            filled.append(model)
+        return filled
+
     def _override(self, model: Model, provider: ProviderConfig) -> Model:
         """Provider-level settings and ``modelOverrides`` applied to a built-in model."""
         changes: dict[str, Any] = {
@@ -163,7 +188,7 @@ class ModelRegistry:
     ) -> Model:
         builtin = PROVIDERS.get(provider_name)
         api = entry.api or provider.api or (builtin.api if builtin else None)
-        if api is None:
+        if not api:  # a built-in provider without models (pi's typesafe) has no kind either
             raise ConfigError(
                 f'{self.path}: {where}.api: no API kind; set "api" on the provider or the model '
                 f"(one of {', '.join(API_KINDS)})"
@@ -219,9 +244,8 @@ class ModelRegistry:
 
     def _check_api(self, api: str | None, where: str) -> None:
         if api is not None and api not in KNOWN_APIS:
-            raise ConfigError(
-                f"{self.path}: {where}: unknown API kind {api!r} (known: {', '.join(API_KINDS)})"
-            )
+            known = ", ".join(kind for kind in KNOWN_APIS if kind != "offline")
+            raise ConfigError(f"{self.path}: {where}: unknown API kind {api!r} (known: {known})")
 
     # --- looking up -----------------------------------------------------------------------------
 
@@ -245,8 +269,16 @@ class ModelRegistry:
         return next((p for p in self.providers() if p.lower() == lowered), None)
 
     def provider_default(self, provider: str) -> Model | None:
-        """The provider's first model (the catalogue lists its flagship first)."""
-        return next((m for m in self.models if m.provider == provider), None)
+        """pi's default model of the provider when it has it, else the provider's first model."""
+        info = PROVIDERS.get(provider)
+        wanted = info.default_model if info is not None else None
+        first = None
+        for model in self.models:
+            if model.provider == provider:
+                if wanted is None or model.id == wanted:
+                    return model
+                first = first or model
+        return first
 
     def find(self, pattern: str, provider: str | None = None) -> ModelMatch | None:
         """The model ``pattern`` names, as ``--model`` understands it.
@@ -328,16 +360,17 @@ class ModelRegistry:
             ranked.append((tier, model))
         if not ranked:
             return None
-        ranked.sort(key=lambda item: item[1].id, reverse=True)
+        ranked.sort(key=lambda item: _collation_key(item[1].id), reverse=True)  # stable: ties keep
         ranked.sort(key=lambda item: (item[0], self._availability(item[1].provider), _is_dated(item[1].id)))
-        return ranked[0][1]
+        return ranked[0][1]  # catalogue order, so the same id on several providers goes to pi's first
 
     def _availability(self, provider: str) -> int:
         """Ranking among equal matches: a provider with a key, then one that just needs a key,
         then local servers nobody configured (their catalogue entries are only examples)."""
         if self.has_key(provider):
             return 0
-        return 1 if provider in ENV_VARS else 2
+        info = PROVIDERS.get(provider)
+        return 2 if info is not None and info.keyless else 1
 
     def list_models(self, search: str | None = None) -> list[Model]:
         """Models for ``--list-models [SEARCH]``: every word of ``search`` must appear somewhere
@@ -352,17 +385,25 @@ class ModelRegistry:
     # --- keys and request options ---------------------------------------------------------------
 
     def has_key(self, provider: str) -> bool:
-        """Whether a key is configured (auth.json, models.json ``apiKey`` or the env var), without
-        running any ``!command``: a ``$VAR`` value counts only when the variable is set. Keyless
-        providers (Ollama, offline) count only with a configured key."""
+        """Whether a key is configured (auth.json, models.json ``apiKey`` or one of the provider's
+        variables), without running any ``!command``: a ``$VAR`` value counts only when the
+        variable is set. Ambient credentials count (AWS for Bedrock, Google's ADC for Vertex, as
+        pi judges them). Keyless providers (Ollama, offline) count only with a configured key."""
         env = self.auth.env(provider)
         if self.auth.api_key(provider):
             return True
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:
             return is_value_configured(configured.api_key, env)
-        env_var = ENV_VARS.get(provider)
-        return bool(env_var and env_value(env_var, env))
+        names = API_KEY_ENV_VARS.get(provider, ())
+        return any(env_value(name, env) for name in names) or ambient_credentials(provider, env)
+
+    def needs_key(self, provider: str) -> bool:
+        """Whether a request without a key is refused up front: a built-in provider that is not
+        keyless and whose credentials cannot be ambient (Bedrock's AWS ones, Vertex's ADC are
+        found by their clients). models.json's own providers may need none."""
+        info = PROVIDERS.get(provider)
+        return info is not None and not info.keyless and info.ambient_auth is None
 
     def resolve_api_key(self, provider: str, cli_key: str | None = None) -> str | None:
         """``--api-key``, else a key saved by /login in auth.json, else models.json ``apiKey``
@@ -426,11 +467,15 @@ class ModelRegistry:
         needs a key and none is configured, unless ``require_key`` is false.
         """
         result = (options or StreamOptions()).model_copy(deep=True)
+        unspoken = unspoken_api_message(model)  # radius's pi-messages: listed, not spoken
+        if unspoken is not None:
+            raise ConfigError(unspoken)
         key = result.api_key or self.resolve_api_key(model.provider, cli_key)
-        if key is None and require_key and model.provider in ENV_VARS:
+        if key is None and require_key and self.needs_key(model.provider):
             raise ConfigError(self.missing_key_message(model.provider))
         result.api_key = key
         result.provider_env = {**self.auth.env(model.provider), **result.provider_env}
+        fill_base_url(model, result.provider_env)  # {CLOUDFLARE_ACCOUNT_ID} unset: say so now
         if model.provider == "azure":
             from pi_tui.ai import azure
 
@@ -543,6 +588,13 @@ class ModelRegistry:
         model = base.model_copy(update={"id": pattern, "name": pattern}, deep=True)
         warning = f'Model "{pattern}" is not in the catalogue of provider "{provider}"; using it as given.'
         return ModelChoice(model, cast("ThinkingLevel | None", thinking), "cli", warning)
+
+
+def _collation_key(model_id: str) -> tuple[tuple[int, str], ...]:
+    """Ids ordered as pi orders them (JavaScript's ``localeCompare``): punctuation before digits
+    before letters, case aside. By plain code points OpenRouter's ``~anthropic/...-latest``
+    aliases would be the "highest" id of every fragment they contain."""
+    return tuple((2 if char.isalpha() else 1 if char.isdigit() else 0, char.lower()) for char in model_id)
 
 
 def _is_dated(model_id: str) -> bool:

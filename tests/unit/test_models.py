@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from pi_tui.ai.catalogue import CATALOGUE, ENV_VARS, PROVIDERS, builtin_models
+from pi_tui.ai.catalogue import (
+    API_KEY_ENV_VARS,
+    CATALOGUE,
+    ENV_VARS,
+    KEY_ENV_VAR_NAMES,
+    KNOWN_APIS,
+    PROVIDERS,
+    builtin_models,
+    catalogue_document,
+)
 from pi_tui.ai.config_values import clear_command_cache
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.model_list import format_model_list
 from pi_tui.ai.models import ModelRegistry
-from pi_tui.ai.types import API_KINDS, ModelCost, StreamOptions
+from pi_tui.ai.types import ModelCost, StreamOptions
 
 # The "Full Example" and the compat example of pi's docs/models.md, verbatim.
 PI_OLLAMA_FULL_EXAMPLE = """
@@ -65,7 +75,7 @@ PI_OLLAMA_COMPAT_EXAMPLE = """
 @pytest.fixture(autouse=True)
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """No provider key from the developer's environment leaks into these tests."""
-    for name in ENV_VARS.values():
+    for name in KEY_ENV_VAR_NAMES:
         monkeypatch.delenv(name, raising=False)
     clear_command_cache()
 
@@ -80,51 +90,62 @@ def write_models(agent_dir: Path, data: object) -> Path:
 
 
 def test_catalogue_is_complete_and_consistent() -> None:
-    expected = {"anthropic", "openai", "google", "openrouter", "groq", "cerebras", "xai", "mistral", "ollama"}
-    expected.add("azure")  # pi 1.x's Azure OpenAI
-    assert expected <= set(CATALOGUE)
-    assert set(PROVIDERS) == expected | {"offline"}
-    assert ENV_VARS == {
+    # pi's providers (from the generated file) plus pi-tui's own local and offline ones.
+    assert set(PROVIDERS) == set(catalogue_document()["providers"]) | {"ollama", "offline"}
+    assert set(CATALOGUE) == set(PROVIDERS) - {"offline"}
+    # The nine providers pi-tui knew before the generated catalogue keep their key variables.
+    assert {name: ENV_VARS[name] for name in ("anthropic", "openai", "google", "openrouter", "groq")} == {
         "anthropic": "ANTHROPIC_API_KEY",
         "openai": "OPENAI_API_KEY",
         "google": "GEMINI_API_KEY",
         "openrouter": "OPENROUTER_API_KEY",
         "groq": "GROQ_API_KEY",
-        "cerebras": "CEREBRAS_API_KEY",
-        "xai": "XAI_API_KEY",
-        "mistral": "MISTRAL_API_KEY",
-        "azure": "AZURE_OPENAI_API_KEY",
     }
+    assert API_KEY_ENV_VARS["anthropic"][-1] == "ANTHROPIC_API_KEY"
+    assert "ANTHROPIC_OAUTH_TOKEN" in API_KEY_ENV_VARS["anthropic"]
     models = builtin_models()
     labels = [m.label for m in models]
     assert len(labels) == len(set(labels))
     for model in models:
-        assert model.api in (*API_KINDS, "azure-openai-responses", "offline")
+        assert model.api in KNOWN_APIS
         assert model.context_window > 0 and model.max_tokens > 0
         assert set(model.input) <= {"text", "image"}
         if model.provider not in ("ollama", "offline", "azure"):  # azure: from the environment
             assert model.base_url.startswith("https://")
-            assert model.cost.input > 0 and model.cost.output > 0
+    for name, info in PROVIDERS.items():  # pi's default model of each provider is one of its models
+        if info.default_model is not None:
+            assert info.default_model in CATALOGUE[name], name
     assert PROVIDERS["ollama"].base_url == "http://localhost:11434/v1"
-    assert PROVIDERS["ollama"].env_var is None
+    assert PROVIDERS["ollama"].env_var is None and PROVIDERS["ollama"].keyless
     demo = next(m for m in models if m.label == "offline/demo")
     assert demo.api == "offline" and demo.cost == ModelCost()
 
 
 def test_format_model_list() -> None:
     registry = ModelRegistry()
-    table = format_model_list(registry.list_models("claude-opus-4-7"))
+    table = format_model_list(registry.list_models("anthropic/claude-opus-4-7"))
     lines = table.splitlines()
     assert lines[0].split() == ["provider", "model", "context", "max-out", "thinking", "images"]
     assert lines[1].split() == ["anthropic", "claude-opus-4-7", "1M", "128K", "yes", "yes"]
+    assert len(lines) == 2
 
 
 def test_list_models_search() -> None:
     registry = ModelRegistry()
     assert len(registry.list_models()) == len(builtin_models())
     labels = [m.label for m in registry.list_models("openrouter claude")]
-    assert labels and all(label.startswith("openrouter/anthropic/claude") for label in labels)
+    expected = [m.label for m in builtin_models() if m.provider == "openrouter" and "claude" in m.label]
+    assert labels and labels == expected
     assert registry.list_models("no-such-model-anywhere") == []
+
+
+def newest(provider: str, fragment: str) -> str:
+    """What a fragment resolves to on one provider: of its ids holding ``fragment`` after a
+    separator, the undated one pi's ordering puts last (the newest version)."""
+    ids = [i for i in CATALOGUE[provider] if f"-{fragment}" in i or f"/{fragment}" in i]
+    undated = [i for i in ids if not re.search(r"-\d{8}$", i)]
+    key = [tuple((2 if c.isalpha() else 1 if c.isdigit() else 0, c.lower()) for c in i) for i in undated]
+    return f"{provider}/{max(zip(key, undated, strict=True))[1]}"
 
 
 # --- models.json in pi's format -----------------------------------------------------------------
@@ -395,25 +416,36 @@ def test_missing_key_is_a_clear_error_but_keyless_providers_need_none() -> None:
 @pytest.mark.parametrize(
     ("pattern", "label", "thinking"),
     [
-        ("claude-opus-4-7", "anthropic/claude-opus-4-7", None),
         ("anthropic/claude-haiku-4-5", "anthropic/claude-haiku-4-5", None),
         ("ANTHROPIC/Claude-Haiku-4-5", "anthropic/claude-haiku-4-5", None),
-        ("sonnet", "anthropic/claude-sonnet-4-6", None),
-        ("sonnet:high", "anthropic/claude-sonnet-4-6", "high"),
-        ("opus:xhigh", "anthropic/claude-opus-4-7", "xhigh"),
+        ("sonnet", newest("anthropic", "sonnet"), None),
+        ("sonnet:high", newest("anthropic", "sonnet"), "high"),
+        ("opus:xhigh", newest("anthropic", "opus"), "xhigh"),
         ("openai/gpt-5.4:low", "openai/gpt-5.4", "low"),
         ("gpt-5.4-mini:off", "openai/gpt-5.4-mini", "off"),
-        ("anthropic/claude-sonnet-4.6", "openrouter/anthropic/claude-sonnet-4.6", None),
+        ("openrouter/anthropic/claude-sonnet-4.6", "openrouter/anthropic/claude-sonnet-4.6", None),
         ("llama3.1:8b", "ollama/llama3.1:8b", None),
         ("llama3.1:8b:medium", "ollama/llama3.1:8b", "medium"),
-        ("Gemini 2.5 Flash Lite", "google/gemini-2.5-flash-lite", None),
+        ("Gemini 3.1 Flash Lite Preview", "google/gemini-3.1-flash-lite-preview", None),
         ("offline/demo", "offline/demo", None),
     ],
 )
-def test_find(pattern: str, label: str, thinking: str | None) -> None:
+def test_find(pattern: str, label: str, thinking: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With 43 providers, fragments need a key to settle on one: these users have Anthropic's,
+    # OpenAI's and Gemini's.
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(name, "k")
     match = ModelRegistry().find(pattern)
     assert match is not None
     assert (match.model.label, match.thinking) == (label, thinking)
+
+
+def test_an_exact_id_on_several_providers_goes_to_pis_first() -> None:
+    """``claude-opus-4-7`` is an id of anthropic, opencode and cloudflare-ai-gateway: with no key
+    anywhere, the provider pi prefers (its ``defaultModelPerProvider`` order) is chosen."""
+    owners = [name for name, ids in CATALOGUE.items() if "claude-opus-4-7" in ids]
+    assert len(owners) > 1 and owners[0] == "anthropic"
+    assert ModelRegistry().find("claude-opus-4-7").model.label == "anthropic/claude-opus-4-7"  # type: ignore[union-attr]
 
 
 def test_find_misses_and_provider_scope() -> None:
@@ -421,9 +453,9 @@ def test_find_misses_and_provider_scope() -> None:
     assert registry.find("no-such-model") is None
     assert registry.find("sonnet:bogus") is None  # an unknown level is not silently dropped
     assert registry.find("") is None
-    scoped = registry.find("sonnet", provider="openrouter")
+    scoped = registry.find("anthropic/claude-sonnet-4.6", provider="openrouter")
     assert scoped is not None and scoped.model.label == "openrouter/anthropic/claude-sonnet-4.6"
-    scoped = registry.find("openrouter/kimi", provider="OpenRouter")
+    scoped = registry.find("openrouter/moonshotai/kimi-k2.6", provider="OpenRouter")
     assert scoped is not None and scoped.model.label == "openrouter/moonshotai/kimi-k2.6"
     assert registry.find("sonnet", provider="nope") is None
     with pytest.raises(ConfigError, match="--list-models"):
@@ -432,7 +464,9 @@ def test_find_misses_and_provider_scope() -> None:
 
 def test_find_prefers_a_provider_with_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = ModelRegistry()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert registry.find("sonnet").model.provider == "anthropic"  # type: ignore[union-attr]
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("OPENROUTER_API_KEY", "k")
     assert registry.find("sonnet").model.provider == "openrouter"  # type: ignore[union-attr]
     # An exact id still wins over a fragment on a provider with a key.
@@ -450,13 +484,19 @@ def test_default_is_offline_demo_without_any_key() -> None:
 
 
 def test_default_is_first_provider_with_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default model (pi's ``defaultModelPerProvider``) of the first provider with a key, in
+    pi's order of preference."""
     monkeypatch.setenv("GROQ_API_KEY", "g")
     choice = ModelRegistry().default_model()
-    assert (choice.model.label, choice.source) == ("groq/openai/gpt-oss-120b", "key")
+    assert (choice.model.label, choice.source) == (f"groq/{PROVIDERS['groq'].default_model}", "key")
     monkeypatch.setenv("OPENAI_API_KEY", "o")
-    assert ModelRegistry().default_model().model.label == "openai/gpt-5.4"
+    assert ModelRegistry().default_model().model.label == f"openai/{PROVIDERS['openai'].default_model}"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "a")
-    assert ModelRegistry().default_model().model.label == "anthropic/claude-opus-4-7"
+    anthropic = f"anthropic/{PROVIDERS['anthropic'].default_model}"
+    assert ModelRegistry().default_model().model.label == anthropic
+    assert (
+        list(PROVIDERS).index("anthropic") < list(PROVIDERS).index("openai") < list(PROVIDERS).index("groq")
+    )
 
 
 def test_default_uses_a_configured_local_provider(agent_dir: Path) -> None:
@@ -473,7 +513,7 @@ def test_default_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
     stale = SimpleNamespace(default_provider="google", default_model="gemini-0.1")
     choice = registry.default_model(stale)
-    assert choice.model.label == "anthropic/claude-opus-4-7"
+    assert choice.model.label == f"anthropic/{PROVIDERS['anthropic'].default_model}"
     assert choice.warning is not None and "gemini-0.1" in choice.warning
 
 
@@ -483,10 +523,10 @@ def test_cli_beats_settings_and_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = SimpleNamespace(default_provider="google", default_model="gemini-2.5-pro")
     choice = registry.default_model(settings, None, "openai/gpt-5.4:high")
     assert (choice.model.label, choice.thinking, choice.source) == ("openai/gpt-5.4", "high", "cli")
-    choice = registry.default_model(settings, "openrouter", "sonnet")
+    choice = registry.default_model(settings, "openrouter", "anthropic/claude-sonnet-4.6")
     assert choice.model.label == "openrouter/anthropic/claude-sonnet-4.6"
     choice = registry.default_model(settings, "xai", None)
-    assert choice.model.label == "xai/grok-4.20-0309-reasoning"
+    assert choice.model.label == f"xai/{PROVIDERS['xai'].default_model}"
 
 
 def test_cli_errors_and_custom_ids() -> None:
