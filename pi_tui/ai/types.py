@@ -129,6 +129,9 @@ class StreamOptions(BaseModel):
     max_delay: float = 60.0
     timeout: float = 600.0
     session_id: str | None = None
+    base_url: str | None = None
+    """Where this request goes instead of the model's ``baseUrl``: a login that names its own
+    API host (GitHub Copilot's token does, pi_tui/ai/oauth/refresh.py)."""
     provider_env: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
     """auth.json's ``env`` for the model's provider (pi 1.x): values that win over the process
     environment where a client reads one (Azure's endpoint variables)."""
