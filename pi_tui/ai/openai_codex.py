@@ -63,8 +63,10 @@ class CodexClient:
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
         token = options.api_key
         if not token:
-            raise ProviderError(f"No API key for provider {model.provider}: log in with /login")
-        account = account_id(token)
+            raise ProviderError(
+                f"No API key for provider {model.provider}: log in with /login {model.provider}"
+            )
+        account = account_id(token, model.provider)
         session = prompt_cache_key(options.session_id)
         return HttpRequest(
             url=endpoint(model.base_url),
@@ -79,15 +81,16 @@ class CodexClient:
 # --- credentials --------------------------------------------------------------------------------
 
 
-def account_id(token: str) -> str:
-    """The ChatGPT account id in the access token's claims; ProviderError when it has none."""
+def account_id(token: str, provider: str = PROVIDER) -> str:
+    """The ChatGPT account id in the access token's claims; ProviderError when it has none
+    (``provider`` names the login to renew)."""
     claims = jwt_claims(token)
     auth = claims.get(JWT_CLAIM) if claims is not None else None
     found = auth.get("chatgpt_account_id") if isinstance(auth, dict) else None
     if not isinstance(found, str) or not found:
         raise ProviderError(
             "The OpenAI Codex access token carries no ChatGPT account id "
-            f"(claim {JWT_CLAIM} -> chatgpt_account_id): log in again with /login"
+            f"(claim {JWT_CLAIM} -> chatgpt_account_id): log in again with /login {provider}"
         )
     return found
 

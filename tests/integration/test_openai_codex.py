@@ -11,6 +11,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,7 @@ from tests.support.builders import tool_result, user
 from tests.support.model_server import ModelServer, Recording
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "openai_codex"
+SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 API = "openai-codex-responses"
 ACCOUNT = "acct-7d41c2e9-0b3a"
 BASH = Tool(
@@ -219,3 +225,51 @@ def test_a_token_without_the_account_claim_is_one_clear_line_and_no_request() ->
         error = message.error_message or ""
         assert "\n" not in error and "Traceback" not in error
         assert "ChatGPT account id" in error and "/login" in error
+
+
+def _print_run(
+    agent_dir: Path, cwd: Path, server: ModelServer, access: str
+) -> subprocess.CompletedProcess[str]:
+    """``pi-tui -p`` on openai-codex with a login saved as pi saves it and the base URL moved here."""
+    login = {
+        "type": "oauth",
+        "access": access,
+        "refresh": "rt-1",
+        "expires": int(time.time() * 1000) + 3_600_000,
+    }
+    (agent_dir / "auth.json").write_text(json.dumps({"openai-codex": {**login, "accountId": ACCOUNT}}))
+    (agent_dir / "auth.json").chmod(0o600)
+    moved = {"providers": {"openai-codex": {"baseUrl": server.base_url + "/backend-api"}}}
+    (agent_dir / "models.json").write_text(json.dumps(moved))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return subprocess.run(
+        [SCRIPT, "--no-session", "--model", "openai-codex/gpt-6-sol", "-p", "hi there"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**env, "PI_CODING_AGENT_DIR": str(agent_dir)},
+        timeout=60,
+    )
+
+
+def test_pi_tui_print_with_a_chatgpt_login_saved_by_pi(agent_dir: Path, tmp_path: Path) -> None:
+    with ModelServer() as server:
+        done = _print_run(agent_dir, tmp_path, server, TOKEN)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "echo: hi there\n"
+        request = server.last_request
+    assert request.path == "/backend-api/codex/responses"
+    assert request.header("authorization") == f"Bearer {TOKEN}"
+    assert request.header("chatgpt-account-id") == ACCOUNT
+    assert request.body["prompt_cache_key"] == request.header("session-id")
+    assert request.body["instructions"] and request.body["input"][-1]["content"][0]["text"] == "hi there"
+
+
+def test_pi_tui_print_with_a_token_without_the_claim_is_one_line(agent_dir: Path, tmp_path: Path) -> None:
+    no_claim = access_token({"https://api.openai.com/auth": {"chatgpt_plan_type": "plus"}})
+    with ModelServer() as server:
+        done = _print_run(agent_dir, tmp_path, server, no_claim)
+        assert server.requests == []
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "ChatGPT account id" in done.stderr and "/login openai-codex" in done.stderr
