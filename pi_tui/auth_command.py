@@ -1,24 +1,29 @@
-"""``pi-tui auth login|logout|check|print-api-key``: pi 1.x's credential commands, without
-starting a session.
+"""``pi-tui auth login|logout|check|print-api-key|print-bearer-token``: pi 1.x's credential
+commands, without starting a session.
 
-pi-tui signs in with API keys only: pi's account sign-in (OAuth, a browser or a device code)
-and its bearer tokens have no counterpart, so ``--no-browser`` and ``print-bearer-token`` are
-refused with one line saying so. Keys are saved in ``<agent dir>/auth.json`` in pi's shape
-(``{"type": "api_key", "key": ...}``, mode 0600) through :class:`~pi_tui.config.auth.AuthStore`,
-so pi reads what pi-tui saved and the other way round.
+``login`` signs in to a subscription as pi does (Anthropic Claude Pro/Max, ChatGPT Plus/Pro
+through Codex, GitHub Copilot; :mod:`pi_tui.ai.oauth.login`): the authorization URL is printed
+and opened in a browser where one can show it, the answer comes to the loopback callback or as
+the redirect URL (or code) pasted on stdin, and a device code is printed for the device flows.
+``--no-browser`` takes the provider's headless method (Anthropic's copy-code login, Codex's
+device code), as pi's does. ``--api-key`` (and every provider without a subscription) saves an
+API key instead. Either credential goes to ``<agent dir>/auth.json`` in pi's shape (mode 0600)
+through :class:`~pi_tui.config.auth.AuthStore`, so pi uses and refreshes what pi-tui saved and
+the other way round.
 
 What the commands print follows pi where scripts read it: ``check`` with a provider prints
-``ready``, ``not_ready`` or ``invalid`` and exits 0, 1 or 2; ``print-api-key`` prints the key
-alone. ``check`` without a provider (an error in pi) lists every provider and where its key
-comes from, never the key itself.
+``ready``, ``not_ready`` or ``invalid`` and exits 0, 1 or 2 (an expired login that can be renewed
+is ready; ``--no-refresh`` checks without renewing); ``print-api-key`` prints an API key alone and
+``print-bearer-token`` a login's access token, renewed first when it has less than
+``--min-expiry`` left (30 minutes by default). ``check`` without a provider (an error in pi)
+lists every provider and where its key comes from, never the key itself.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from pi_tui.argparsing import ArgumentsError, OneLineParser
@@ -28,18 +33,19 @@ if TYPE_CHECKING:
 
 Fail = Callable[..., int]
 
-OAUTH_LINE = "pi-tui saves API keys only: account sign-in (OAuth) and bearer tokens are pi's"
-USAGE = "pi-tui auth login|logout|check|print-api-key [PROVIDER] (see pi-tui auth --help)"
+USAGE = "pi-tui auth login|logout|check|print-api-key|print-bearer-token [PROVIDER] (see pi-tui auth --help)"
+DEFAULT_MIN_EXPIRY_MS = 30 * 60 * 1000
+"""print-bearer-token renews a token with less than this left (pi's default)."""
 
 
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog="pi-tui auth",
-        description=f"Save, remove, check or print a provider's API key. {OAUTH_LINE}.",
+        description="Sign in to a subscription or save an API key, remove, check or print credentials.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     login = commands.add_parser(
-        "login", help="save an API key in auth.json (asked without echo on a terminal)"
+        "login", help="sign in with a subscription in the browser, or save an API key (asked without echo)"
     )
     login.add_argument("provider", metavar="PROVIDER")
     login.add_argument(
@@ -48,15 +54,19 @@ def build_parser() -> OneLineParser:
         const="",
         default=None,
         metavar="KEY",
-        help="the key to save; without KEY it is asked (as pi's --api-key)",
+        help="save an API key instead of signing in; without KEY it is asked (as pi's --api-key)",
     )
-    login.add_argument("--no-browser", action="store_true", help=argparse.SUPPRESS)
-    logout = commands.add_parser("logout", help="remove the key saved in auth.json (exit 0 if none)")
+    login.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="open no browser: Anthropic's copy-code login, Codex's device code (over SSH, say)",
+    )
+    logout = commands.add_parser("logout", help="remove the key or login saved in auth.json (exit 0 if none)")
     logout.add_argument("provider", metavar="PROVIDER")
     for name, text in (
         ("check", "ready / not_ready / invalid (exit 0 / 1 / 2); without a provider: every key's source"),
         ("print-api-key", "print the key requests would use (for scripts)"),
-        ("print-bearer-token", "refused: pi-tui has no OAuth logins, so no bearer token"),
+        ("print-bearer-token", "print a subscription login's access token (renewed if it expires soon)"),
     ):
         command = commands.add_parser(name, help=text)
         command.add_argument("provider", nargs="?", metavar="PROVIDER")
@@ -65,7 +75,15 @@ def build_parser() -> OneLineParser:
         if name == "check":
             command.add_argument("--json", action="store_true", help="the result as one JSON object")
             command.add_argument("--credentials", action="store_true", help="print the key instead of ready")
-            command.add_argument("--no-refresh", action="store_true", help=argparse.SUPPRESS)
+            command.add_argument(
+                "--no-refresh", action="store_true", help="do not renew an expired login to check it"
+            )
+        if name == "print-bearer-token":
+            command.add_argument(
+                "--min-expiry",
+                metavar="DURATION",
+                help="renew unless the token lasts this long (30m, 1h, 90s, 500ms; default 30m)",
+            )
     return parser
 
 
@@ -92,14 +110,16 @@ def run_auth(words: list[str], fail: Fail) -> int:
         return fail(f"auth: {error}")
     if args.command is None:
         return fail(f"auth needs a command: {USAGE}")
-    if args.command == "print-bearer-token" or getattr(args, "no_browser", False):
-        return fail(f"auth: {OAUTH_LINE}; use an API key (pi-tui auth login PROVIDER)")
+    if args.command == "login" and args.no_browser and args.api_key is not None:
+        return fail("auth login: --no-browser is not allowed with --api-key")
     try:
         registry = ModelRegistry()
     except ConfigError as error:
         return fail(str(error))
     try:
         if args.command == "login":
+            if args.api_key is None and _is_subscription(args.provider):
+                return _oauth_login(registry, args.provider.strip().lower(), args.no_browser, fail)
             return _login(registry, args.provider, args.api_key, fail)
         if args.command == "logout":
             return _logout(registry, args.provider)
@@ -107,9 +127,17 @@ def run_auth(words: list[str], fail: Fail) -> int:
         if args.command == "check":
             if provider is None:
                 return _check_all(registry)
-            return _check(registry, provider, as_json=args.json, credentials=args.credentials)
+            return _check(
+                registry,
+                provider,
+                as_json=args.json,
+                credentials=args.credentials,
+                renew=not args.no_refresh,
+            )
         if provider is None:
-            return fail("auth print-api-key needs a provider: pi-tui auth print-api-key PROVIDER")
+            return fail(f"auth {args.command} needs a provider: pi-tui auth {args.command} PROVIDER")
+        if args.command == "print-bearer-token":
+            return _print_bearer_token(registry, provider, args.min_expiry, fail)
         return _print_key(registry, provider, fail)
     except AuthFileError as error:
         return fail(str(error))
@@ -138,7 +166,7 @@ def _known_provider(registry: ModelRegistry, name: str) -> str:
     provider = registry.canonical_provider(name)
     if provider is None or provider == "offline":
         known = ", ".join(p for p in registry.providers() if p != "offline")
-        raise _UserError(f'Unknown provider "{name}" (known: {known}). {OAUTH_LINE}.')
+        raise _UserError(f'Unknown provider "{name}" (known: {known}).')
     return provider
 
 
@@ -147,8 +175,7 @@ def _login(registry: ModelRegistry, name: str, key: str | None, fail: Fail) -> i
     provider = _known_provider(registry, name)
     if not key:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            asks = "auth login needs a terminal to ask for the key without echo, or --api-key KEY"
-            return fail(f"{asks} ({OAUTH_LINE})")
+            return fail("auth login needs a terminal to ask for the key without echo, or --api-key KEY")
         import getpass
 
         key = getpass.getpass(f"API key for {provider} (not shown as you type): ", stream=sys.stderr)
@@ -186,9 +213,12 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
     or showing the key."""
     from pi_tui.ai.key_origin import key_origin
 
+    store = registry.auth
+    if store.oauth(provider) is not None:
+        whose = f"pi's auth.json ({store.beneath})" if store.saved_by_pi(provider) else f"{store.path}"
+        return KeySource(True, f"a subscription login saved in {whose}")
     origin = key_origin(registry, provider)
     if origin.layer == "auth.json":
-        store = registry.auth
         whose = f"pi's auth.json ({store.beneath})" if origin.by_pi else f"{store.path}"
         return KeySource(True, f"saved in {whose}")
     if origin.layer == "models.json":
@@ -197,15 +227,33 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
         return KeySource(True, "needs no key")
     if origin.layer == "env":
         return KeySource(True, f"the {origin.env_var} environment variable")
-    oauth = " (an OAuth login is saved, which pi-tui cannot use)" if origin.oauth_saved else ""
-    return KeySource(False, f"no key: set {origin.env_var} or run pi-tui auth login {provider}{oauth}")
+    return KeySource(False, f"no key: set {origin.env_var} or run pi-tui auth login {provider}")
 
 
-def _resolved(registry: ModelRegistry, provider: str) -> tuple[str, str | None, str | None]:
-    """(status, key, problem): pi's ``ready`` / ``not_ready`` / ``invalid``."""
+def _resolved(
+    registry: ModelRegistry, provider: str, *, renew: bool = True
+) -> tuple[str, str | None, str | None]:
+    """(status, key, problem): pi's ``ready`` / ``not_ready`` / ``invalid``.
+
+    A saved subscription login comes first, as auth.json does in pi's order: ready when its
+    token is valid or was renewed now (without ``renew``, when it has a refresh token at all);
+    invalid when the renewal failed.
+    """
     from pi_tui.ai.catalogue import ENV_VARS
     from pi_tui.ai.errors import ConfigError
 
+    saved = registry.auth.oauth(provider)
+    if saved is not None:
+        if not renew:
+            return "ready", str(saved["access"]), None
+        from pi_tui.ai.oauth.refresh import oauth_auth
+
+        try:
+            auth = oauth_auth(registry.auth, provider)
+        except ConfigError as error:
+            return "invalid", None, str(error)
+        if auth is not None:
+            return "ready", auth.api_key, None
     if registry.canonical_provider(provider) is None:
         return "not_ready", None, f'unknown provider "{provider}"'
     try:
@@ -219,12 +267,15 @@ def _resolved(registry: ModelRegistry, provider: str) -> tuple[str, str | None, 
     return "ready", None, None  # a local server that needs no key
 
 
-def _check(registry: ModelRegistry, provider: str, *, as_json: bool, credentials: bool) -> int:
-    status, key, problem = _resolved(registry, provider)
+def _check(
+    registry: ModelRegistry, provider: str, *, as_json: bool, credentials: bool, renew: bool = True
+) -> int:
+    status, key, problem = _resolved(registry, provider, renew=renew)
     if as_json:
         record: dict[str, object] = {"status": status, "provider": provider}
         if status == "ready":
-            record["authType"] = "api_key" if key else "none"
+            oauth = registry.auth.oauth(provider) is not None
+            record["authType"] = "oauth" if oauth else "api_key" if key else "none"
             record["source"] = key_source(registry, provider).where
             if credentials and key:
                 record["apiKey"] = key
@@ -260,9 +311,193 @@ def _check_all(registry: ModelRegistry) -> int:
 
 
 def _print_key(registry: ModelRegistry, provider: str, fail: Fail) -> int:
+    if registry.auth.oauth(provider) is not None:
+        return fail(
+            f'Provider "{provider}" is configured with OAuth, not an API key: '
+            f"pi-tui auth print-bearer-token {provider} prints its token",
+            1,
+        )
     status, key, problem = _resolved(registry, provider)
     if key is None:
         reason = problem or "it needs none"
         return fail(f"No usable API key for {provider}: {reason}", 1 if status != "invalid" else 2)
     print(key)
+    return 0
+
+
+# --- subscription logins (OAuth) --------------------------------------------------------------------
+
+
+def _is_subscription(name: str) -> bool:
+    from pi_tui.ai.oauth.login import SUBSCRIPTION_PROVIDERS
+
+    return name.strip().lower() in SUBSCRIPTION_PROVIDERS
+
+
+class _PrintedLogin:
+    """The sign-in on a shell: the URL or device code printed (stdout: a script or a test reads
+    it), a browser opened when one can show it and ``--no-browser`` was not given."""
+
+    def __init__(self, browser: bool) -> None:
+        self.browser = browser
+
+    def show_url(self, url: str, instructions: str) -> None:
+        from pi_tui.ai.oauth.browser import open_browser
+        from pi_tui.text_safety import for_terminal
+
+        opened = self.browser and open_browser(url)
+        print("A browser was opened at this URL:" if opened else "Open this URL to sign in:")
+        print(for_terminal(url))
+        print(instructions, flush=True)
+
+    def show_device_code(self, user_code: str, verification_uri: str) -> None:
+        from pi_tui.text_safety import for_terminal
+
+        print(
+            f"Open {for_terminal(verification_uri)} and enter the code: {for_terminal(user_code)}", flush=True
+        )
+
+    def progress(self, text: str) -> None:
+        print(text, flush=True)
+
+
+def _stdin_lines() -> Callable[[str], Awaitable[str | None]]:
+    """The pasted redirect URL or code, read from stdin (a terminal, or a pipe a script fills):
+    the first line that is not blank; None at end of input, leaving the browser callback.
+
+    stdin is read with ``os.read`` on a daemon thread: a sign-in finished by the callback exits
+    without waiting for a line, and no buffered reader's lock is held at exit.
+    """
+    import asyncio
+    import contextlib
+    import os
+    import threading
+
+    async def paste(prompt: str) -> str | None:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str | None] = loop.create_future()
+
+        def give(line: str | None) -> None:
+            if not answer.done():
+                answer.set_result(line)
+
+        def read() -> None:
+            pending = b""
+            while True:
+                try:
+                    chunk = os.read(0, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    line: str | None = pending.decode("utf-8", "replace") if pending.strip() else None
+                    break
+                pending += chunk
+                lines = pending.split(b"\n")
+                pending = lines.pop()
+                found = next((raw for raw in lines if raw.strip()), None)
+                if found is not None:
+                    line = found.decode("utf-8", "replace")
+                    break
+            with contextlib.suppress(RuntimeError):  # the sign-in already ended
+                loop.call_soon_threadsafe(give, line)
+
+        if sys.stdin is not None and sys.stdin.isatty():
+            print(prompt, flush=True)
+        threading.Thread(target=read, name="pi-tui-paste", daemon=True).start()
+        return await answer
+
+    return paste
+
+
+def _oauth_login(registry: ModelRegistry, provider: str, no_browser: bool, fail: Fail) -> int:
+    """``pi-tui auth login <subscription> [--no-browser]``: sign in and save the login."""
+    import asyncio
+
+    from pi_tui.ai.oauth.login import METHODS, enterprise_domain, sign_in
+    from pi_tui.ai.oauth.login_errors import LoginError
+    from pi_tui.ai.oauth.providers import OAuthConfigError, oauth_provider
+    from pi_tui.text_safety import for_terminal
+
+    try:
+        facts = oauth_provider(provider)
+    except OAuthConfigError as error:
+        return fail(str(error))
+    assert facts is not None  # every subscription pi-tui signs in to is in the table
+    methods = METHODS[provider]
+    method = (methods[-1] if no_browser else methods[0]).id
+    domain = None
+    if provider == "github-copilot" and sys.stdin is not None and sys.stdin.isatty():
+        try:
+            typed = input("GitHub Enterprise URL/domain (blank for github.com): ")
+            domain = enterprise_domain(typed)
+        except LoginError as error:
+            return fail(f"auth login: {error}")
+        except (EOFError, KeyboardInterrupt):
+            return fail("auth login: Login cancelled", 1)
+    ui = _PrintedLogin(browser=not no_browser)
+    paste = _stdin_lines() if method != "device" else None
+    try:
+        credential = asyncio.run(sign_in(provider, method, ui, paste, enterprise_domain=domain))
+    except KeyboardInterrupt:
+        return fail("auth login: Login cancelled", 1)
+    except LoginError as error:
+        return fail(f"auth login: {for_terminal(str(error))}", 1)
+    except OAuthConfigError as error:
+        return fail(str(error))
+    store = registry.auth
+    store.set_oauth(provider, credential)
+    print(f"Logged in to {facts.name}. Credentials saved to {store.path}")
+    return 0
+
+
+def _min_expiry_ms(text: str | None) -> int | None:
+    """``30m`` -> milliseconds (pi's units: ms, s, m, h); None when it is no such duration."""
+    import re
+
+    if text is None:
+        return DEFAULT_MIN_EXPIRY_MS
+    match = re.fullmatch(r"(\d+)(ms|s|m|h)", text.strip(), re.IGNORECASE)
+    if match is None:
+        return None
+    unit = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}[match.group(2).lower()]
+    return int(match.group(1)) * unit
+
+
+def _print_bearer_token(registry: ModelRegistry, provider: str, min_expiry: str | None, fail: Fail) -> int:
+    """pi's ``print-bearer-token``: the login's access token, renewed first when it has less
+    than ``--min-expiry`` left (the renewal written back to auth.json, as every renewal is)."""
+    import httpx
+
+    from pi_tui.ai.oauth.providers import OAuthConfigError, oauth_provider
+    from pi_tui.ai.oauth.refresh import GRANT_TIMEOUT, RenewalFailed, auth_of, now_ms, renew, short_name
+    from pi_tui.config.auth import AuthFileError, OAuthCredential
+
+    margin = _min_expiry_ms(min_expiry)
+    if margin is None:
+        return fail("auth print-bearer-token: --min-expiry must use a duration such as 30m or 1h")
+    store = registry.auth
+    credential = store.oauth(provider)
+    try:
+        facts = oauth_provider(provider)
+    except OAuthConfigError as error:
+        return fail(str(error))
+    if credential is None or facts is None:
+        return fail(f'Provider "{provider}" is not configured with an OAuth bearer token', 1)
+
+    def needs(current: OAuthCredential) -> bool:
+        return now_ms() + margin >= float(current["expires"])
+
+    if needs(credential):
+        try:
+            with httpx.Client(timeout=GRANT_TIMEOUT) as client:
+                renewed = store.refresh_oauth(provider, needs, lambda current: renew(facts, current, client))
+        except (RenewalFailed, AuthFileError, httpx.HTTPError) as error:
+            return fail(
+                f"{short_name(facts)} login could not be renewed ({error}): run pi-tui auth login {provider}",
+                1,
+            )
+        if renewed is None:
+            return fail(f'Provider "{provider}" is not configured with an OAuth bearer token', 1)
+        credential = renewed
+    print(auth_of(facts, credential).api_key)
     return 0

@@ -160,8 +160,8 @@ def test_login_asks_for_the_key_without_echo_on_a_terminal(
     [
         (["auth", "login", "openai"], ("needs a terminal", "--api-key KEY")),
         (["auth", "login", "no-such-provider", "--api-key", "x"], ('Unknown provider "no-such-provider"',)),
-        (["auth", "login", "openai", "--no-browser"], ("API keys only",)),
-        (["auth", "print-bearer-token", "--provider", "openai"], ("API keys only",)),
+        (["auth", "login", "anthropic", "--no-browser", "--api-key", "x"], ("not allowed with --api-key",)),
+        (["auth", "print-bearer-token", "anthropic", "--min-expiry", "soon"], ("--min-expiry must use",)),
         (["auth", "print-api-key"], ("needs a provider",)),
         (["auth"], ("needs a command",)),
         (["auth", "frob"], ("invalid choice",)),
