@@ -14,6 +14,7 @@ compaction, anything new) are skipped without shifting the indices of the blocks
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,19 +64,69 @@ STOP_REASONS = {
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 """Mid-stream error types that are the server's trouble, not the request's (529, 500, 429, 504)."""
 
+# A Claude Pro/Max login (an OAuth token, ``sk-ant-oat...``, from auth.json or
+# ANTHROPIC_OAUTH_TOKEN) is accepted only from Claude Code: pi sends what Claude Code sends.
+OAUTH_TOKEN_MARK = "sk-ant-oat"
+OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
+CLAUDE_CODE_VERSION = "2.1.322"
+CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+CLAUDE_CODE_TOOLS = (
+    "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",
+    "ExitPlanMode", "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite",
+    "WebFetch", "WebSearch",
+)  # fmt: skip
+"""Claude Code's tool names: a tool of ours with one of these names, in any case, is sent
+under Claude Code's spelling (``read`` -> ``Read``) and answered under ours."""
+_CLAUDE_CODE_NAMES = {name.lower(): name for name in CLAUDE_CODE_TOOLS}
+_SENT_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("anthropic_sent_tool_names", default=None)
+"""Sent name -> our name for the request this task built last: the task that builds a request
+is the one that reads its answer (pi_tui/ai/stream.py), so its parser finds the names here."""
+
+
+def is_oauth_token(key: str | None) -> bool:
+    """An Anthropic subscription token (pi tells them from API keys the same way)."""
+    return key is not None and OAUTH_TOKEN_MARK in key
+
+
+def claude_code_name(name: str) -> str:
+    return _CLAUDE_CODE_NAMES.get(name.lower(), name)
+
 
 class AnthropicClient:
     api = "anthropic-messages"
 
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
-        return HttpRequest(
-            url=model.base_url.rstrip("/") + "/v1/messages",
-            headers=request_headers(model, options, has_tools=bool(context.tools)),
-            body=request_body(model, context, options),
-        )
+        headers = request_headers(model, options, has_tools=bool(context.tools))
+        body = request_body(model, context, options)
+        sent: dict[str, str] = {}
+        if model.provider == "github-copilot":
+            from pi_tui.ai.oauth.copilot import copilot_headers
+
+            headers = {**headers, **copilot_headers(context), **model.headers, **options.headers}
+        elif is_oauth_token(options.api_key):
+            sent = as_claude_code(body, context)
+        _SENT_NAMES.set(sent)
+        return HttpRequest(url=model.base_url.rstrip("/") + "/v1/messages", headers=headers, body=body)
 
     def parser(self, builder: MessageBuilder) -> MessagesParser:
-        return MessagesParser(builder)
+        return MessagesParser(builder, tool_names=_SENT_NAMES.get())
+
+
+def as_claude_code(body: dict[str, Any], context: Context) -> dict[str, str]:
+    """The body of a subscription request as pi sends it: Claude Code's identity as the first
+    system block (the system prompt after it, each with the cache breakpoint) and tools under
+    Claude Code's names, also in the history. Returns sent name -> our name for the answer."""
+    cache = {"cache_control": dict(CACHE_CONTROL)}
+    body["system"] = [{"type": "text", "text": CLAUDE_CODE_IDENTITY, **cache}, *body.get("system", [])]
+    for tool in body.get("tools", []):
+        tool["name"] = claude_code_name(tool["name"])
+    for message in body["messages"]:
+        if message["role"] == "assistant":
+            for block in message["content"]:
+                if block.get("type") == "tool_use":
+                    block["name"] = claude_code_name(block["name"])
+    ours = [tool.name for tool in context.tools]
+    return {claude_code_name(name): name for name in ours if claude_code_name(name) != name}
 
 
 # --- request --------------------------------------------------------------------------------
@@ -111,9 +162,22 @@ def request_headers(model: Model, options: StreamOptions, *, has_tools: bool = F
     if thinking_enabled(model, options) and not is_adaptive(model):
         # Lets budget-thinking models think between tool calls, as pi asks for.
         betas.append(INTERLEAVED_THINKING_BETA)
+    key_header = "authorization" if model.auth_header else "x-api-key"
+    if model.provider == "github-copilot":
+        key_header = "authorization"  # the Copilot token, as a bearer (pi)
+        extra["anthropic-dangerous-direct-browser-access"] = "true"
+    elif is_oauth_token(options.api_key):
+        key_header = "authorization"
+        betas[:0] = OAUTH_BETAS
+        extra.update(
+            {
+                "anthropic-dangerous-direct-browser-access": "true",
+                "user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}",
+                "x-app": "cli",
+            }
+        )
     if betas:
         extra["anthropic-beta"] = ",".join(betas)
-    key_header = "authorization" if model.auth_header else "x-api-key"
     return stream_headers(model, options, key_header, extra=extra)
 
 
@@ -338,8 +402,10 @@ class _WireBlock:
 class MessagesParser(ParserBase):
     """Messages stream events -> builder calls."""
 
-    def __init__(self, builder: MessageBuilder) -> None:
+    def __init__(self, builder: MessageBuilder, tool_names: Mapping[str, str] | None = None) -> None:
         self.builder = builder
+        self.tool_names = tool_names or {}
+        """Name in the answer -> our tool's name (a subscription request renames some tools)."""
         self.blocks: dict[int, _WireBlock | None] = {}  # wire index -> ours, None = skipped
         self.stop_reason: str | None = None
         self.started = False
@@ -476,7 +542,8 @@ class MessagesParser(ParserBase):
             builder.set_signature(index, _text(block, "data"))
             return _WireBlock(index, "thinking")
         if kind == "tool_use":
-            index = builder.toolcall_start(_text(block, "id"), _text(block, "name"))
+            name = _text(block, "name")
+            index = builder.toolcall_start(_text(block, "id"), self.tool_names.get(name, name))
             preset = block.get("input")
             return _WireBlock(
                 index, "toolCall", preset=preset if isinstance(preset, dict) and preset else None

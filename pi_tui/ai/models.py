@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pydantic import ValidationError
 
@@ -49,6 +49,9 @@ from pi_tui.ai.types import API_KINDS, Model, ModelCost, StreamOptions, Thinking
 from pi_tui.config.auth import AuthStore, auth_file
 from pi_tui.config.paths import agent_dir
 from pi_tui.config.pi_folder import pi_file
+
+if TYPE_CHECKING:
+    from pi_tui.ai.oauth.refresh import OAuthAuth
 
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
@@ -412,6 +415,9 @@ class ModelRegistry:
         the provider wins over the process environment."""
         if cli_key:
             return cli_key
+        login = self.oauth_auth(provider)  # a subscription login saved by pi or /login
+        if login is not None:
+            return login.api_key
         env = self.auth.env(provider)
         saved = self.auth.api_key(provider)
         if saved:
@@ -421,6 +427,15 @@ class ModelRegistry:
             return resolve_config_value(configured.api_key, f"{self.path}: providers.{provider}.apiKey", env)
         env_var = ENV_VARS.get(provider)
         return env_value(env_var, env) if env_var else None
+
+    def oauth_auth(self, provider: str) -> OAuthAuth | None:
+        """``provider``'s subscription login (auth.json ``"type": "oauth"``) ready for a request:
+        renewed first when it is about to expire, as pi does (pi_tui/ai/oauth/refresh.py); None
+        without one. A failed renewal is a :class:`ConfigError` (no silent fall back to another
+        key: pi's stored credential owns the provider too)."""
+        from pi_tui.ai.oauth.refresh import oauth_auth
+
+        return oauth_auth(self.auth, provider)
 
     def resolve_headers(self, model: Model) -> dict[str, str]:
         """The model's configured headers with every value resolved like ``apiKey``."""
@@ -470,7 +485,8 @@ class ModelRegistry:
         unspoken = unspoken_api_message(model)  # radius's pi-messages: listed, not spoken
         if unspoken is not None:
             raise ConfigError(unspoken)
-        key = result.api_key or self.resolve_api_key(model.provider, cli_key)
+        login = None if result.api_key or cli_key else self.oauth_auth(model.provider)
+        key = result.api_key or (login.api_key if login else self.resolve_api_key(model.provider, cli_key))
         if key is None and require_key and self.needs_key(model.provider):
             raise ConfigError(self.missing_key_message(model.provider))
         result.api_key = key
@@ -484,17 +500,28 @@ class ModelRegistry:
             from pi_tui.ai import google_vertex
 
             google_vertex.check(result)  # no project, location or credentials: say so now
-        headers = self.resolve_headers(model)
+        if model.api == "bedrock-converse-stream" and require_key:
+            from pi_tui.ai import bedrock
+
+            bedrock.check(model, result)  # no AWS credentials: say so now, in one line
+        headers = {**(login.headers if login else {}), **self.resolve_headers(model)}
+        if login is not None and login.base_url:
+            result.base_url = login.base_url  # Copilot: the API host its token names
         if model.auth_header is True and key:
             headers["Authorization"] = f"Bearer {key}"
         result.headers = {**headers, **result.headers}
         return result
 
     def missing_key_message(self, provider: str) -> str:
+        from pi_tui.ai.oauth.providers import oauth_provider_ids
+
         env_var = ENV_VARS.get(provider)
         where = f"set {env_var}, " if env_var else ""
+        login = (
+            f"log in with /login {provider}" if provider in oauth_provider_ids() else "save one with /login"
+        )
         return (
-            f'No API key for provider "{provider}": {where}pass --api-key, save one with /login, '
+            f'No API key for provider "{provider}": {where}pass --api-key, {login}, '
             f'or set "apiKey" for it in {self.path}'
         )
 
