@@ -212,6 +212,13 @@ class SigV4Signer:
         return sign("POST", url, headers.items(), payload, credentials, self.region, SERVICE)
 
 
+def check(model: Model, options: StreamOptions) -> None:
+    """Before a run: one-line :class:`ConfigError` when no credentials or no usable endpoint
+    can be found (the request would fail the same way, later and as a failed reply)."""
+    resolve_auth(options.api_key, options.provider_env)
+    endpoint(model, options.provider_env)
+
+
 class BedrockClient:
     api = API
 
