@@ -504,10 +504,6 @@ class ModelRegistry:
             from pi_tui.ai import bedrock
 
             bedrock.check(model, result)  # no AWS credentials: say so now, in one line
-        if model.api == "bedrock-converse-stream" and require_key:
-            from pi_tui.ai import bedrock
-
-            bedrock.check(model, result)  # no AWS credentials: say so now, in one line
         headers = {**(login.headers if login else {}), **self.resolve_headers(model)}
         if login is not None and login.base_url:
             result.base_url = login.base_url  # Copilot: the API host its token names
