@@ -242,6 +242,22 @@ async def test_throttling_before_output_is_retried_and_each_attempt_is_signed_ag
     assert len(server.requests) == 2 and all(r.auth_ok for r in server.requests)
 
 
+async def test_the_signature_covers_the_bytes_after_the_payload_transform() -> None:
+    """Secret hiding (the agent's transform_payload) changes the bytes after the body is built;
+    the server checks the signature over what it received, so it must be computed after."""
+
+    def hide(_body: Any, payload: bytes, _credentials: Any) -> bytes:
+        return payload.replace(b"hunter2", b"*******")
+
+    with BedrockServer([load_script("text.json")], keys=KEYS) as server:
+        options = StreamOptions(provider_env=key_env(KEYS), transform_payload=hide)
+        message, _ = await run(bedrock_model(server), ask("my password is hunter2"), options)
+    assert message.stop_reason == "stop", message.error_message
+    (request,) = server.requests
+    assert request.auth_ok, request.auth_problem
+    assert b"hunter2" not in request.body and b"my password is *******" in request.body
+
+
 async def test_a_validation_exception_is_not_retried() -> None:
     with BedrockServer([load_script("validation.json"), load_script("text.json")], keys=KEYS) as server:
         message, _ = await run(
