@@ -10,6 +10,8 @@ and error events mid-stream.
 
 from __future__ import annotations
 
+import functools
+import os
 from typing import Any
 
 import orjson
@@ -47,8 +49,68 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 
 def compat(model: Model, key: str, default: Any) -> Any:
+    """``model.compat[key]``, else what pi detects from the provider and base URL, else
+    ``default`` (pi's ``getCompat``: explicit values win key by key)."""
     value = model.compat.get(key)
+    if value is None:
+        value = detected_compat(model.provider, model.base_url, model.id).get(key)
     return default if value is None else value
+
+
+@functools.lru_cache(maxsize=512)
+def detected_compat(provider: str, base_url: str, model_id: str) -> dict[str, Any]:
+    """pi 1.5.2's ``detectCompat``: the switches a server is known to need, judged from the
+    provider name and the base URL, for models whose ``compat`` does not say.
+
+    "Non-standard" servers (DeepSeek, Z.ai, Moonshot, Together, NVIDIA, Cerebras, xAI, Chutes,
+    OpenCode, Cloudflare, Ant Ling) get no ``store`` and no ``developer`` role; some of them
+    want ``max_tokens``; the reasoning request takes each one's own form (``thinkingFormat``).
+    """
+    zai = provider in ("zai", "zai-coding-cn") or "api.z.ai" in base_url or "open.bigmodel.cn" in base_url
+    together = provider == "together" or "api.together.ai" in base_url or "api.together.xyz" in base_url
+    moonshot = provider in ("moonshotai", "moonshotai-cn") or "api.moonshot." in base_url
+    openrouter = provider == "openrouter" or "openrouter.ai" in base_url
+    workers_ai = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in base_url
+    ai_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in base_url
+    nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in base_url
+    ant_ling = provider == "ant-ling" or "api.ant-ling.com" in base_url
+    cerebras = provider == "cerebras" or "cerebras.ai" in base_url
+    deepseek = provider == "deepseek" or "deepseek.com" in base_url.lower()
+    grok = provider == "xai" or "api.x.ai" in base_url
+    chutes = "chutes.ai" in base_url
+    opencode = provider == "opencode" or "opencode.ai" in base_url
+    anthropic_model = model_id.startswith("anthropic/")
+    non_standard = (
+        nvidia or cerebras or grok or together or chutes or deepseek or zai or moonshot or opencode
+    ) or (workers_ai or ai_gateway or ant_ling)
+    max_tokens = chutes or deepseek or moonshot or ai_gateway or together or nvidia or ant_ling or zai
+    if deepseek:
+        thinking = "deepseek"
+    elif zai:
+        thinking = "zai"
+    elif together:
+        thinking = "together"
+    elif ant_ling:
+        thinking = "ant-ling"
+    elif openrouter:
+        thinking = "openrouter"
+    else:
+        thinking = "openai"
+    return {
+        "supportsStore": not non_standard,
+        "supportsDeveloperRole": (openrouter and model_id.startswith(("anthropic/", "openai/")))
+        or (not non_standard and not openrouter),
+        "supportsReasoningEffort": not (
+            grok or zai or moonshot or together or ai_gateway or nvidia or ant_ling
+        ),
+        "maxTokensField": "max_tokens" if max_tokens else "max_completion_tokens",
+        "requiresReasoningContentOnAssistantMessages": deepseek,
+        "thinkingFormat": thinking,
+        "cacheControlFormat": "anthropic" if provider == "openrouter" and anthropic_model else None,
+        "sendSessionAffinityHeaders": openrouter,
+        "sessionAffinityFormat": "openrouter" if openrouter else "openai",
+        "supportsLongCacheRetention": not (together or workers_ai or ai_gateway or nvidia or ant_ling),
+    }
 
 
 class OpenAICompletionsClient:
@@ -69,12 +131,99 @@ class OpenAICompletionsClient:
 
 
 def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    return stream_headers(model, options)
+    """The usual headers, plus the session as pi's affinity headers where ``compat`` asks for
+    them (``sendSessionAffinityHeaders``; detected for OpenRouter), so a conversation's
+    requests reach the same backend and its prompt cache. The request's own headers win."""
+    headers = stream_headers(model, options)
+    session = options.session_id
+    if session and compat(model, "sendSessionAffinityHeaders", False):
+        given = {name.lower() for name in options.headers}
+        for name in affinity_headers(model):
+            if name not in given:
+                headers[name] = session
+    return headers
+
+
+def affinity_headers(model: Model) -> tuple[str, ...]:
+    """``x-session-id`` for OpenRouter's format; the others' three names otherwise."""
+    form = compat(model, "sessionAffinityFormat", "openai")
+    if form == "openrouter":
+        return ("x-session-id",)
+    both = ("x-client-request-id", "x-session-affinity")
+    return ("session_id", *both) if form == "openai" else both
+
+
+def long_cache_retention(options: StreamOptions) -> bool:
+    """pi's ``PI_CACHE_RETENTION=long`` (auth.json's provider env, then the process's)."""
+    value = options.provider_env.get("PI_CACHE_RETENTION") or os.environ.get("PI_CACHE_RETENTION") or ""
+    return value.strip() == "long"
+
+
+PROMPT_CACHE_KEY_MAX = 64
+"""Characters of the session id OpenAI takes as ``prompt_cache_key``."""
+
+
+def _prompt_cache_fields(model: Model, options: StreamOptions, long_cache: bool) -> dict[str, Any]:
+    """``prompt_cache_key`` (the session id) where the server keys its cache by it (OpenAI; any
+    server with ``promptCacheKeyMode: "enabled"``; a long retention where it is supported) and
+    ``prompt_cache_retention: "24h"`` for a long retention (``supportsLongCacheRetention``)."""
+    fields: dict[str, Any] = {}
+    long_ok = long_cache and compat(model, "supportsLongCacheRetention", True)
+    mode = compat(model, "promptCacheKeyMode", "auto")
+    keyed = mode == "enabled" or (mode == "auto" and ("api.openai.com" in model.base_url or long_ok))
+    if keyed and options.session_id:
+        fields["prompt_cache_key"] = options.session_id[:PROMPT_CACHE_KEY_MAX]
+    if long_ok:
+        fields["prompt_cache_retention"] = "24h"
+    return fields
+
+
+def _cache_control(model: Model, long_cache: bool) -> dict[str, Any] | None:
+    """``compat.cacheControlFormat: "anthropic"`` (Claude behind OpenRouter): the breakpoint
+    marker, an hour long with a long retention where supported."""
+    if compat(model, "cacheControlFormat", None) != "anthropic":
+        return None
+    if long_cache and compat(model, "supportsLongCacheRetention", True):
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def apply_cache_control(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, control: dict[str, Any]
+) -> None:
+    """Anthropic's cache breakpoints where pi puts them: the system prompt, the last tool, and the
+    last user / assistant / tool message that has text (a string becomes one text part)."""
+    for message in messages:
+        if message.get("role") in ("system", "developer"):
+            _mark_text(message, control)
+            break
+    if tools:
+        tools[-1]["cache_control"] = control
+    for message in reversed(messages):
+        if message.get("role") in ("user", "assistant", "tool") and _mark_text(message, control):
+            return
+
+
+def _mark_text(message: dict[str, Any], control: dict[str, Any]) -> bool:
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content:
+            return False
+        message["content"] = [{"type": "text", "text": content, "cache_control": control}]
+        return True
+    if isinstance(content, list):
+        for part in reversed(content):
+            if isinstance(part, dict) and part.get("type") == "text":
+                part["cache_control"] = control
+                return True
+    return False
 
 
 def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context)}
     body["stream"] = True
+    long_cache = long_cache_retention(options)
+    body.update(_prompt_cache_fields(model, options, long_cache))
     if compat(model, "supportsUsageInStreaming", True):
         body["stream_options"] = {"include_usage": True}
     if compat(model, "supportsStore", True):
@@ -102,6 +251,9 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
             body["tool_stream"] = True
     elif compat(model, "requiresToolsWithToolHistory", False) and _has_tool_history(context):
         body["tools"] = []
+    control = _cache_control(model, long_cache)
+    if control is not None:
+        apply_cache_control(body["messages"], body.get("tools"), control)
     if compat(model, "vllmPriority", None) is not None:
         body["priority"] = model.compat["vllmPriority"]
     level = request_level(model, options.thinking)  # xhigh / max only where the model has them
