@@ -1,13 +1,15 @@
-"""``/login`` and ``/logout``: API keys saved in ``<agent dir>/auth.json`` from inside the app.
+"""``/login`` and ``/logout``: subscription logins and API keys, saved in ``<agent dir>/auth.json``.
 
-A newcomer who started on the offline demo adds a key without editing a file or the environment:
-pick the provider, paste the key (shown as dots), and the next message goes to that provider. The
-key is stored in pi's own format (:mod:`pi_tui.config.auth`), so pi uses it too, and the model
-registry reads it before models.json and the environment, as pi does.
+A newcomer who started on the offline demo signs in without editing a file or the environment.
+``/login`` lists pi's subscriptions first (Anthropic Claude Pro/Max, ChatGPT Plus/Pro through
+Codex, GitHub Copilot), then the providers an API key is for. A subscription runs pi's sign-in
+(:mod:`pi_tui.ai.oauth.login`) in a dialog (:mod:`pi_tui.tui.screens.login_dialog`): the URL to
+open (a browser is opened where one can show it), the redirect URL or code pasted when the
+browser is on another machine, or the device code to enter; Esc stops it and closes the callback
+server. An API key is pasted as dots. Either is stored in pi's own format
+(:mod:`pi_tui.config.auth`), so pi uses it too, and the model registry reads it first, as pi does.
 
-pi's subscription logins (Claude Pro/Max, ChatGPT Plus/Pro, GitHub Copilot) are OAuth flows in a
-browser with tokens that must be refreshed: pi-tui does not have them and says so when one is
-picked, instead of offering a login that cannot work.
+``/logout`` lists what ``/login`` (or ``pi-tui auth login``) saved, logins and keys alike.
 """
 
 from __future__ import annotations
@@ -38,14 +40,22 @@ DISPLAY_NAMES = {
 }
 """pi's names for the built-in providers pi-tui knows (what its /login list shows)."""
 
-SUBSCRIPTIONS = (
-    ("anthropic", "Anthropic (Claude Pro/Max)"),
-    ("openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"),
-    ("github-copilot", "GitHub Copilot"),
-)
-"""pi's OAuth logins, listed so that picking one gets a plain answer rather than silence."""
-
 _SUBSCRIPTION_PREFIX = "subscription:"
+
+
+def subscription_name(provider: str) -> str:
+    """pi's name of a subscription login ("Anthropic (Claude Pro/Max)")."""
+    from pi_tui.ai.oauth.providers import PROVIDERS as OAUTH_PROVIDERS
+
+    return next((entry.name for entry in OAUTH_PROVIDERS if entry.id == provider), provider)
+
+
+def subscription_status(registry: ModelRegistry, provider: str) -> str:
+    """Whether a login is saved for the subscription, as the /login list shows it."""
+    store = registry.auth
+    if store.oauth(provider) is None:
+        return "• not configured"
+    return "✓ logged in (saved by pi)" if store.saved_by_pi(provider) else "✓ logged in"
 
 
 def provider_name(registry: ModelRegistry, provider: str) -> str:
@@ -75,35 +85,33 @@ def key_status(registry: ModelRegistry, provider: str) -> str:
         return "✓ key in models.json"
     if origin.layer == "env":
         return f"✓ env: {origin.env_var}"
-    if origin.oauth_saved:
-        return "• subscription saved by pi (not usable here)"
+    if registry.auth.oauth(provider) is not None:
+        return "✓ subscription login"
     return "• not configured"
-
-
-def _subscription_answer(name: str) -> str:
-    return (
-        f"{name} is a subscription login: pi signs in to it in a browser (OAuth) and keeps "
-        "refreshing the token. pi-tui cannot do that. Use an API key instead (pick the provider "
-        "in /login), or sign in with pi itself."
-    )
 
 
 @COMMANDS.command("login")
 async def login(app: CommandHost, args: str) -> None:
+    from pi_tui.ai.oauth.login import SUBSCRIPTION_PROVIDERS
     from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 
     registry = started_parts(app).registry
     providers = sorted(key_providers(registry), key=lambda p: provider_name(registry, p).lower())
-    rows = [(p, f"{provider_name(registry, p)}  {key_status(registry, p)}") for p in providers]
-    rows += [(_SUBSCRIPTION_PREFIX + sid, f"{name}  • subscription (OAuth)") for sid, name in SUBSCRIPTIONS]
+    rows = [
+        (
+            _SUBSCRIPTION_PREFIX + sid,
+            f"{subscription_name(sid)} [subscription]  {subscription_status(registry, sid)}",
+        )
+        for sid in SUBSCRIPTION_PROVIDERS
+    ]
+    rows += [(p, f"{provider_name(registry, p)}  {key_status(registry, p)}") for p in providers]
     chosen = await app.push_screen_wait(
         ChoiceMenu("Select provider to configure:", rows, help_text="↑↓ move · enter choose · esc cancel")
     )
     if chosen is None:
         return
     if chosen.startswith(_SUBSCRIPTION_PREFIX):
-        name = dict(SUBSCRIPTIONS)[chosen.removeprefix(_SUBSCRIPTION_PREFIX)]
-        app.say(_subscription_answer(name), "warning")
+        await _sign_in(app, registry, chosen.removeprefix(_SUBSCRIPTION_PREFIX))
         return
     name = provider_name(registry, chosen)
     key = await app.push_screen_wait(
@@ -124,17 +132,83 @@ async def login(app: CommandHost, args: str) -> None:
     except AuthFileError as error:
         app.say(f"Failed to save API key for {name}: {error}", "error")
         return
-    done = f"Saved API key for {name}."
+    _saved(app, registry, chosen, f"Saved API key for {name}.")
+
+
+def _saved(app: CommandHost, registry: ModelRegistry, provider: str, done: str) -> None:
+    """Say what was saved; from the offline demo, switch to the provider just configured."""
     current = app.agent.model
     if current.provider == "offline" and not app.busy:
         # The demo model was only there for want of a key: the provider just configured is the
         # one the user wants to talk to (pi likewise picks it when no model was usable).
-        model = registry.provider_default(chosen)
+        model = registry.provider_default(provider)
         if model is not None:
             app.agent.set_model(model)
             done += f" Selected {model.provider}/{model.id}."
     app.say(f"{done} Credentials saved to {registry.auth.path}")
     app.refresh_footer()
+
+
+async def _sign_in(app: CommandHost, registry: ModelRegistry, provider: str) -> None:
+    """Run the subscription's sign-in in its dialog and save the login."""
+    import asyncio
+
+    from pi_tui.ai.oauth.login import METHODS, enterprise_domain, sign_in
+    from pi_tui.ai.oauth.login_errors import LoginCancelled, LoginError
+    from pi_tui.ai.oauth.providers import OAuthConfigError
+    from pi_tui.tui.screens.login_dialog import LoginDialog
+    from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
+
+    name = subscription_name(provider)
+    methods = METHODS[provider]
+    method = methods[0].id
+    if len(methods) > 1:
+        picked = await app.push_screen_wait(
+            ChoiceMenu(f"Select {name} login method:", [(m.id, m.label) for m in methods])
+        )
+        if picked is None:
+            return
+        method = picked
+    domain = None
+    if provider == "github-copilot":
+        typed = await app.push_screen_wait(
+            TextPrompt("GitHub Enterprise URL/domain (blank for github.com)", placeholder="company.ghe.com")
+        )
+        if typed is None:
+            return
+        try:
+            domain = enterprise_domain(typed)
+        except LoginError as error:
+            app.say(f"Login failed: {error}", "error")
+            return
+    dialog = LoginDialog(f"Login to {name}")
+    await app.push_screen(dialog)
+    paste = dialog.paste if method != "device" else None
+    flow = asyncio.ensure_future(sign_in(provider, method, dialog, paste, enterprise_domain=domain))
+    dialog.on_cancel = flow.cancel
+    try:
+        credential = await flow
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the app is stopping the command itself
+        app.say("Login cancelled.", "warning")
+        return
+    except LoginCancelled:
+        app.say("Login cancelled.", "warning")
+        return
+    except (LoginError, OAuthConfigError) as error:
+        app.say(f"Login failed: {error}", "error")
+        return
+    finally:
+        if dialog.is_attached:
+            dialog.dismiss(None)
+    try:
+        registry.auth.set_oauth(provider, credential)
+    except AuthFileError as error:
+        app.say(f"Login failed: {error}", "error")
+        return
+    _saved(app, registry, provider, f"Logged in to {name}.")
 
 
 @COMMANDS.command("logout")
@@ -158,8 +232,9 @@ async def logout(app: CommandHost, args: str) -> None:
         return
 
     def label(provider: str) -> str:
-        kind = "API key" if store.kind(provider) == "api_key" else "subscription (saved by pi)"
-        return f"{provider_name(registry, provider)}  • {kind}"
+        if store.kind(provider) == "api_key":
+            return f"{provider_name(registry, provider)}  • API key"
+        return f"{subscription_name(provider)}  • subscription"
 
     chosen = await app.push_screen_wait(
         ChoiceMenu(
@@ -170,8 +245,8 @@ async def logout(app: CommandHost, args: str) -> None:
     )
     if chosen is None:
         return
-    name = provider_name(registry, chosen)
     was_key = store.kind(chosen) == "api_key"
+    name = provider_name(registry, chosen) if was_key else subscription_name(chosen)
     try:
         store.remove(chosen)
     except AuthFileError as error:

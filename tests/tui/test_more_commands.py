@@ -88,17 +88,6 @@ async def test_login_saves_a_key_that_the_next_message_uses(project: Path, agent
             assert session_file is not None and SECRET not in session_file.read_text()
 
 
-async def test_login_says_plainly_subscriptions_are_not_here(project: Path, agent_dir: Path) -> None:
-    app = make_app(project)
-    async with app.run_test(size=SIZE) as pilot:
-        await type_command(pilot, app, "/login")
-        await choose(pilot, app, "Anthropic (Claude Pro/Max)")
-        said = infos(app)[-1]
-        assert said.level == "warning"
-        assert "OAuth" in said.text and "pi-tui cannot do that" in said.text
-        assert not (agent_dir / "auth.json").exists()
-
-
 async def test_login_cancelled_or_empty_saves_nothing(project: Path, agent_dir: Path) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
@@ -143,7 +132,7 @@ async def test_logout_removes_one_saved_key_and_keeps_the_rest(project: Path, ag
         await type_command(pilot, app, "/logout")
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
         assert [label for _v, label in menu.choices] == [
-            "Anthropic  • subscription (saved by pi)",
+            "Anthropic (Claude Pro/Max)  • subscription",
             "Groq  • API key",
         ]
         await choose(pilot, app, "Groq")
