@@ -173,7 +173,13 @@ def _container_auth(env: Mapping[str, str] | None) -> ContainerAuth | None:
             raise ConfigError(
                 f"Cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {token_file}: {error}"
             ) from None
-    return ContainerAuth(url, token)
+    key = (url, token)
+    if key not in _CONTAINER_AGENTS:  # one fetch serves every request until it nears expiry
+        _CONTAINER_AGENTS[key] = ContainerAuth(url, token)
+    return _CONTAINER_AGENTS[key]
+
+
+_CONTAINER_AGENTS: dict[tuple[str, str | None], ContainerAuth] = {}
 
 
 # --- shared config files ------------------------------------------------------------------------
