@@ -53,6 +53,8 @@ from pi_tui.config.pi_folder import pi_file
 if TYPE_CHECKING:
     from pi_tui.ai.oauth.refresh import OAuthAuth
 
+BEARER_ENV_VARS = frozenset({"ANTHROPIC_AUTH_TOKEN"})
+"""Variables whose value pi sends as ``Authorization: Bearer``, not as the provider's API key."""
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
@@ -425,8 +427,27 @@ class ModelRegistry:
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:
             return resolve_config_value(configured.api_key, f"{self.path}: providers.{provider}.apiKey", env)
-        env_var = ENV_VARS.get(provider)
-        return env_value(env_var, env) if env_var else None
+        found = self._env_key(provider, env)
+        return found[1] if found else None
+
+    def _env_key(self, provider: str, env: dict[str, str]) -> tuple[str, str] | None:
+        """(variable, value): the first of the provider's variables that is set, in pi's order
+        (Anthropic: ``ANTHROPIC_AUTH_TOKEN``, ``ANTHROPIC_OAUTH_TOKEN``, ``ANTHROPIC_API_KEY``)."""
+        single = ENV_VARS.get(provider)
+        for name in API_KEY_ENV_VARS.get(provider) or ((single,) if single else ()):
+            value = env_value(name, env)
+            if value:
+                return name, value
+        return None
+
+    def _from_env_bearer(self, provider: str, key: str) -> bool:
+        """``key`` came from a variable pi sends as ``Authorization: Bearer`` rather than as the
+        provider's API key (``ANTHROPIC_AUTH_TOKEN``: a gateway's or proxy's token)."""
+        configured = self.config.providers.get(provider)
+        if self.auth.api_key(provider) or (configured is not None and configured.api_key):
+            return False
+        found = self._env_key(provider, self.auth.env(provider))
+        return found is not None and found[0] in BEARER_ENV_VARS and found[1] == key
 
     def oauth_auth(self, provider: str) -> OAuthAuth | None:
         """``provider``'s subscription login (auth.json ``"type": "oauth"``) ready for a request:
@@ -485,7 +506,8 @@ class ModelRegistry:
         unspoken = unspoken_api_message(model)  # radius's pi-messages: listed, not spoken
         if unspoken is not None:
             raise ConfigError(unspoken)
-        login = None if result.api_key or cli_key else self.oauth_auth(model.provider)
+        given = result.api_key or cli_key  # the request's own key, --api-key: first, as in pi
+        login = None if given else self.oauth_auth(model.provider)
         key = result.api_key or (login.api_key if login else self.resolve_api_key(model.provider, cli_key))
         if key is None and require_key and self.needs_key(model.provider):
             raise ConfigError(self.missing_key_message(model.provider))
@@ -509,6 +531,9 @@ class ModelRegistry:
             result.base_url = login.base_url  # Copilot: the API host its token names
         if model.auth_header is True and key:
             headers["Authorization"] = f"Bearer {key}"
+        elif key and not given and not login and self._from_env_bearer(model.provider, key):
+            headers["Authorization"] = f"Bearer {key}"
+            result.api_key = None  # not the API key header (nor an Anthropic subscription request)
         result.headers = {**headers, **result.headers}
         return result
 

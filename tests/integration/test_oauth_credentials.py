@@ -46,10 +46,13 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     path.chmod(0o600)
 
 
-def run(tmp_path: Path, *args: str, endpoints: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed pi-tui, print mode, no key of any kind in its environment."""
+def run(
+    tmp_path: Path, *args: str, endpoints: Path | None = None, **variables: str
+) -> subprocess.CompletedProcess[str]:
+    """The installed pi-tui, print mode, no key in its environment but ``variables``."""
     env = {key: value for key, value in os.environ.items() if key not in KEY_ENV_VAR_NAMES}
     env = {key: value for key, value in env.items() if not key.endswith("_API_KEY")}
+    env.update(variables)
     env["HOME"] = str(tmp_path)
     if endpoints is not None:
         env[ENDPOINTS_ENV] = str(endpoints)
@@ -107,6 +110,30 @@ def test_a_pi_login_is_used_as_claude_code_is(tmp_path: Path, agent_dir: Path) -
     assistant, results = second.body["messages"][-2:]
     assert assistant["content"][-1]["name"] == "Read"
     assert "the notes say 42" in json.dumps(results["content"])
+
+
+def test_a_token_in_anthropic_oauth_token_is_sent_the_same_way(tmp_path: Path, agent_dir: Path) -> None:
+    with ModelServer() as server:
+        point_at(agent_dir, server, anthropic={})
+        done = run(tmp_path, "--provider", "anthropic", "-p", "hi", ANTHROPIC_OAUTH_TOKEN="sk-ant-oat01-env")
+        assert done.returncode == 0, done.stderr
+        sent_as_claude_code(server.requests[-1], "sk-ant-oat01-env")
+        # ANTHROPIC_AUTH_TOKEN comes first in pi's order, as a plain bearer (a gateway's token)
+        done = run(
+            tmp_path,
+            "--provider",
+            "anthropic",
+            "-p",
+            "hi",
+            ANTHROPIC_OAUTH_TOKEN="sk-ant-oat01-env",
+            ANTHROPIC_AUTH_TOKEN="gateway-token",
+        )
+        assert done.returncode == 0, done.stderr
+        request = server.requests[-1]
+    assert request.header("authorization") == "Bearer gateway-token"
+    assert request.header("x-api-key") is None
+    assert "oauth-2025-04-20" not in (request.header("anthropic-beta") or "")
+    assert CLAUDE_CODE_IDENTITY not in json.dumps(request.body.get("system", []))
 
 
 @pytest.mark.pi_interop
