@@ -10,6 +10,8 @@ import json
 import os
 import queue
 import re
+import signal
+import socket
 import stat
 import subprocess
 import threading
@@ -261,3 +263,44 @@ def test_real_pi_reads_the_login_pi_tui_saved(
         checked.stdout,
         checked.stderr,
     )
+
+
+def test_ctrl_c_stops_the_sign_in(
+    server: ProviderAuthServer, env: dict[str, str], agent_dir: Path, tmp_path: Path
+) -> None:
+    login = Login(["anthropic"], env, tmp_path)
+    url = login.line(r"^(http://\S+/anthropic/authorize\?\S+)$").group(1)
+    login.process.send_signal(signal.SIGINT)
+    code, _out, err = login.finish()
+    assert code == 1 and err.strip() == "pi-tui: auth login: Login cancelled", err
+    redirect = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", urlsplit(redirect).port), timeout=1):
+        pass
+    assert not (agent_dir / "auth.json").exists()
+
+
+def test_check_an_expired_login(
+    server: ProviderAuthServer, env: dict[str, str], agent_dir: Path, tmp_path: Path
+) -> None:
+    """Expired with a refresh token: ready without renewing (--no-refresh); renewed by a plain
+    check; invalid (exit 2, one line) when the provider refuses the renewal, the file kept."""
+    login = Login(["anthropic"], env, tmp_path)
+    assert browse(login.line(r"^(http://\S+/anthropic/authorize\?\S+)$").group(1)) == 200
+    assert login.finish()[0] == 0
+    stored = saved(agent_dir)
+    stored["anthropic"]["expires"] = 1
+    (agent_dir / "auth.json").write_text(json.dumps(stored))
+    quick = run("auth", "check", "anthropic", "--no-refresh", env=env, cwd=tmp_path)
+    assert (quick.returncode, quick.stdout) == (0, "ready\n"), quick.stderr
+    assert saved(agent_dir)["anthropic"]["expires"] == 1  # nothing renewed
+    renewed = run("auth", "check", "anthropic", env=env, cwd=tmp_path)
+    assert (renewed.returncode, renewed.stdout) == (0, "ready\n"), renewed.stderr
+    assert saved(agent_dir)["anthropic"]["access"] == server.issued["access"][-1]
+
+    stored = saved(agent_dir)
+    stored["anthropic"].update(expires=1, refresh="a-refresh-token-the-server-never-issued")
+    (agent_dir / "auth.json").write_text(json.dumps(stored))
+    refused = run("auth", "check", "anthropic", env=env, cwd=tmp_path)
+    assert (refused.returncode, refused.stdout) == (2, "invalid\n")
+    assert len(refused.stderr.strip().splitlines()) == 1 and "/login anthropic" in refused.stderr
+    assert saved(agent_dir) == stored
