@@ -2,8 +2,9 @@
 reading the key: one answer that ``/login``'s list and ``pi-tui auth check`` each put in words.
 
 The layers are the order requests resolve a key in (:meth:`ModelRegistry.resolve_api_key`):
-auth.json (ours, or pi's beneath it), models.json's ``apiKey``, the provider's environment
-variable (auth.json's ``env`` for that provider counts, as it does for requests).
+a subscription login saved in auth.json (``oauth``: its token is used and renewed, as pi does),
+an API key saved there (ours, or pi's beneath it), models.json's ``apiKey``, the provider's
+environment variable (auth.json's ``env`` for that provider counts, as it does for requests).
 """
 
 from __future__ import annotations
@@ -17,15 +18,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class KeyOrigin:
-    layer: Literal["auth.json", "models.json", "env", "none"]
+    layer: Literal["oauth", "auth.json", "models.json", "env", "none"]
     by_pi: bool = False
-    """auth.json: the key is in pi's file, read beneath ours."""
+    """oauth, auth.json: the login or key is in pi's file, read beneath ours."""
     command: bool = False
     """models.json: the ``apiKey`` is a ``!command``."""
     env_var: str | None = None
     """The provider's environment variable (None: a provider that needs no key)."""
-    oauth_saved: bool = False
-    """An OAuth login is saved for the provider, which pi-tui cannot use."""
 
 
 def key_origin(registry: ModelRegistry, provider: str) -> KeyOrigin:
@@ -33,6 +32,8 @@ def key_origin(registry: ModelRegistry, provider: str) -> KeyOrigin:
     from pi_tui.ai.catalogue import ENV_VARS
 
     store = registry.auth
+    if store.oauth(provider) is not None:
+        return KeyOrigin("oauth", by_pi=store.saved_by_pi(provider))
     if store.api_key(provider):
         return KeyOrigin("auth.json", by_pi=store.saved_by_pi(provider))
     configured = registry.config.providers.get(provider)
@@ -40,4 +41,4 @@ def key_origin(registry: ModelRegistry, provider: str) -> KeyOrigin:
         return KeyOrigin("models.json", command=configured.api_key.startswith("!"))
     env_var = ENV_VARS.get(provider)
     found = env_var is not None and registry.has_key(provider)  # the two layers above are empty
-    return KeyOrigin("env" if found else "none", env_var=env_var, oauth_saved=store.kind(provider) == "oauth")
+    return KeyOrigin("env" if found else "none", env_var=env_var)

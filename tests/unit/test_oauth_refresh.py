@@ -13,6 +13,7 @@ import pytest
 from pi_tui.ai.anthropic import CLAUDE_CODE_IDENTITY, AnthropicClient, MessagesParser
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.key_origin import key_origin
 from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.oauth.providers import ENDPOINTS_ENV
 from pi_tui.ai.oauth.refresh import oauth_auth
@@ -186,6 +187,8 @@ def test_request_options_use_the_login_after_the_command_line_key(
     assert registry.request_options(model).api_key == "sk-ant-oat01-ok"
     assert registry.request_options(model, cli_key="sk-cli").api_key == "sk-cli"
     assert registry.resolve_api_key("anthropic") == "sk-ant-oat01-ok"
+    origin = key_origin(registry, "anthropic")  # what /login and `auth check` say about it
+    assert (origin.layer, origin.by_pi) == ("oauth", False)
     claude = registry.provider_default("github-copilot")
     assert claude is not None
     options = registry.request_options(claude)
