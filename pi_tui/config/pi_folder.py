@@ -4,7 +4,8 @@ pi-tui keeps its own folder (``$PI_CODING_AGENT_DIR``, else ``~/.agent``), but a
 has sessions, models, keys and settings in pi's. So that they are found without configuration,
 pi's folder is read *beneath* ours: its sessions are listed, resumed and continued beside ours
 (a continued pi session grows in its own file), and its ``models.json``, ``auth.json`` and
-``settings.json`` fill in what ours do not say. pi-tui never writes pi's settings or keys.
+``settings.json`` fill in what ours do not say. pi-tui never writes pi's settings or keys; the
+one exception is a subscription login renewed in pi's auth.json (pi_tui/config/auth.py says why).
 
 When both names lead to the same folder (``PI_CODING_AGENT_DIR=~/.pi/agent``), there is only
 ours. ``$PI_TUI_PI_AGENT_DIR`` moves pi's folder (tests, benchmarks, an unusual install); set
