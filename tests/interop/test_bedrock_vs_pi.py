@@ -103,3 +103,55 @@ def test_pi_tui_sends_what_pi_sends(case: str, tmp_path: Path) -> None:
         shapes.append(shape(request))
     pi_shape, ours = shapes
     assert ours == pi_shape
+
+
+def _results_as_dots(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool results' texts are each program's own tool output: compare their shape only."""
+    out = []
+    for message in messages:
+        content = []
+        for block in message["content"]:
+            if "toolResult" in block:
+                result = dict(block["toolResult"])
+                result["content"] = [
+                    {"text": "..."} if "text" in part else part for part in result["content"]
+                ]
+                block = {"toolResult": result}
+            content.append(block)
+        out.append({**message, "content": content})
+    return out
+
+
+def test_a_tool_turn_goes_back_as_pi_sends_it(tmp_path: Path) -> None:
+    """Thinking with its signature, text and a tool call, then the tool's result: the second
+    request of the turn carries them back the same way from both programs."""
+    model_id = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+    args = ["-p", "--no-session", "--provider", "amazon-bedrock", "--model", model_id, "--thinking", "low"]
+    (tmp_path / "note.txt").write_text("the note\n")
+    seconds = []
+    for program in ("pi", "pi-tui"):
+        agent = tmp_path / program / "agent"
+        agent.mkdir(parents=True)
+        with BedrockServer([load_script("read_call.json"), load_script("text.json")], keys=KEYS) as server:
+            (agent / "models.json").write_text(
+                json.dumps({"providers": {"amazon-bedrock": {"baseUrl": server.base_url}}})
+            )
+            env = env_for(tmp_path / program / "home", {})
+            if program == "pi":
+                done = run_pi([*args, "read note.txt"], agent_dir=agent, cwd=tmp_path, env=env, pi="1.5.2")
+            else:
+                full = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+                full.update({k: v for k, v in env.items() if v}, PI_CODING_AGENT_DIR=str(agent))
+                done = subprocess.run(
+                    ["pi-tui", *args, "read note.txt"],
+                    env=full,
+                    cwd=tmp_path,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+        assert done.returncode == 0, f"{program}: {done.stderr[-2000:]}"
+        assert len(server.requests) == 2 and all(r.auth_ok for r in server.requests), program
+        second = server.requests[1].json
+        seconds.append((_results_as_dots(second["messages"]), second.get("additionalModelRequestFields")))
+    assert seconds[1] == seconds[0]
