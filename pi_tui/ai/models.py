@@ -393,9 +393,10 @@ class ModelRegistry:
         """Whether a key is configured (auth.json, models.json ``apiKey`` or one of the provider's
         variables), without running any ``!command``: a ``$VAR`` value counts only when the
         variable is set. Ambient credentials count (AWS for Bedrock, Google's ADC for Vertex, as
-        pi judges them). Keyless providers (Ollama, offline) count only with a configured key."""
+        pi judges them), and so does a saved subscription login (expired or not: it is renewed
+        when used). Keyless providers (Ollama, offline) count only with a configured key."""
         env = self.auth.env(provider)
-        if self.auth.api_key(provider):
+        if self.auth.api_key(provider) or self.auth.oauth(provider) is not None:
             return True
         configured = self.config.providers.get(provider)
         if configured is not None and configured.api_key:

@@ -112,6 +112,18 @@ def test_a_pi_login_is_used_as_claude_code_is(tmp_path: Path, agent_dir: Path) -
     assert "the notes say 42" in json.dumps(results["content"])
 
 
+def test_with_only_a_login_and_no_provider_chosen_the_login_is_the_one_used(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    write_json(tmp_path / "pi-agent" / "auth.json", {"anthropic": anthropic_login(now_ms() + HOUR_MS)})
+    with ModelServer() as server:
+        point_at(agent_dir, server, anthropic={})
+        done = run(tmp_path, "-p", "hello")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "echo: hello"  # not the offline demo model
+    sent_as_claude_code(server.requests[-1], "sk-ant-oat01-saved")
+
+
 def test_a_token_in_anthropic_oauth_token_is_sent_the_same_way(tmp_path: Path, agent_dir: Path) -> None:
     with ModelServer() as server:
         point_at(agent_dir, server, anthropic={})
