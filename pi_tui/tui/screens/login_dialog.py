@@ -44,8 +44,8 @@ class LoginDialog(ModalScreen[None]):
         with Vertical(id="picker", classes="login-dialog"):
             yield Static(plain(self.title_text), classes="picker-title")
             yield Static("", id="login-url")
-            yield Static("", id="login-instructions")
             yield Static("", id="login-code")
+            yield Static("", id="login-instructions")
             yield Static("", id="login-prompt")
             yield Input(id="login-input", placeholder="paste the redirect URL or code")
             yield Static("", id="login-progress")
@@ -53,6 +53,15 @@ class LoginDialog(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#login-input", Input).display = False
+        for name in ("url", "code", "instructions", "prompt", "progress"):
+            self._set(name, "")
+
+    def _set(self, name: str, text: str) -> None:
+        """Show ``text`` (outside text, drawn plain) in the ``login-<name>`` line; an empty one
+        takes no room."""
+        line = self.query_one(f"#login-{name}", Static)
+        line.update(plain(text))
+        line.display = bool(text)
 
     # --- LoginUI --------------------------------------------------------------------------------
 
@@ -64,27 +73,25 @@ class LoginDialog(ModalScreen[None]):
         where = "A browser was opened at:" if opened else "Open this URL in a browser to sign in:"
         if not opened and headless_reason():
             where = f"Open this URL in a browser ({headless_reason()} here):"
-        self.query_one("#login-url", Static).update(plain(f"{where}\n{url}"))
-        self.query_one("#login-instructions", Static).update(plain(instructions))
+        self._set("url", f"{where}\n{url}")
+        self._set("instructions", instructions)
         self._help("ctrl+y copy URL · esc cancel")
 
     def show_device_code(self, user_code: str, verification_uri: str) -> None:
         self.user_code = user_code
         self.url = verification_uri
-        self.query_one("#login-url", Static).update(
-            plain(f"Open this page in a browser:\n{verification_uri}")
-        )
-        self.query_one("#login-code", Static).update(plain(f"Enter code: {user_code}"))
-        self.query_one("#login-instructions", Static).update("Waiting for the code to be entered...")
+        self._set("url", f"Open this page in a browser:\n{verification_uri}")
+        self._set("code", f"Enter code: {user_code}")
+        self._set("instructions", "Waiting for the code to be entered...")
         self._help("ctrl+y copy the page's URL · esc cancel")
 
     def progress(self, text: str) -> None:
-        self.query_one("#login-progress", Static).update(plain(text))
+        self._set("progress", text)
 
     async def paste(self, prompt: str) -> str | None:
         """The line the user pastes (Enter); the browser's callback may come first."""
         self._answer = asyncio.get_running_loop().create_future()
-        self.query_one("#login-prompt", Static).update(plain(prompt))
+        self._set("prompt", prompt)
         field = self.query_one("#login-input", Input)
         field.display = True
         field.focus()
@@ -98,7 +105,7 @@ class LoginDialog(ModalScreen[None]):
             self._answer.set_result(event.value.strip())
             field = self.query_one("#login-input", Input)
             field.display = False
-            self.query_one("#login-prompt", Static).update(plain("> " + event.value.strip()))
+            self._set("prompt", "> " + event.value.strip())
 
     def on_key(self, event: events.Key) -> None:
         if event.key == "escape":
