@@ -6,7 +6,10 @@ providers answer them (real HTTP on 127.0.0.1, a thread; no mocks).
   token carrying the ChatGPT account id (:data:`ACCOUNT_ID`);
 - ``GET /github/copilot_internal/v2/token``: the GitHub token (as a bearer) exchanged for a
   Copilot token naming its API host in ``proxy-ep``;
-- ``POST /xai/token``: xAI's form grant without a new refresh token (xAI keeps it).
+- ``POST /xai/token``: xAI's form grant without a new refresh token (xAI keeps it);
+- ``POST /openai/api/accounts/oauth/token``: ChatGPT's form grant with the issued client id and
+  the resource, answered with the direct-use scope;
+- ``POST /meta/key``: Meta's key mint, the identity token as a bearer.
 
 :attr:`TokenServer.refuse` makes a provider answer 400 ``invalid_grant`` (401 for Copilot);
 every request is in :attr:`TokenServer.seen`. :meth:`TokenServer.endpoints_file` writes the
@@ -94,6 +97,8 @@ class TokenServer:
             "openai-codex": {"tokenUrl": f"{self.url}/openai/oauth/token"},
             "github-copilot": {"copilotTokenUrl": f"{self.url}/github/copilot_internal/v2/token"},
             "xai": {"tokenUrl": f"{self.url}/xai/token"},
+            "openai": {"tokenUrl": f"{self.url}/openai/api/accounts/oauth/token"},
+            "meta": {"mintUrl": f"{self.url}/meta/key"},
         }
         for provider, values in extra.items():
             data.setdefault(provider.replace("_", "-"), {}).update(values)
@@ -111,7 +116,7 @@ class TokenServer:
         n = self.issued
         status, answer = 200, {}
         if provider in self.refuse:
-            status = 401 if provider == "github" else 400
+            status = 401 if provider in ("github", "meta") else 400
             answer = {"error": "invalid_grant", "error_description": "Refresh token revoked"}
         elif path == "/anthropic/token":
             answer = {
@@ -127,6 +132,15 @@ class TokenServer:
                 "expires_in": 864000,
                 "id_token": "unused",
             }
+        elif path == "/openai/api/accounts/oauth/token":
+            answer = {
+                "access_token": f"chatgpt-renewed-{n}",
+                "refresh_token": f"chatgpt-rt-{n}",
+                "expires_in": 3600,
+                "scope": "openid offline_access resource.invoke chatgpt.tokens.use.direct",
+            }
+        elif path == "/meta/key":
+            answer = {"api_key": f"meta-key-{n}"}
         elif path == "/xai/token":
             answer = {"access_token": f"xai-renewed-{n}", "expires_in": 3600}
         elif path == "/github/copilot_internal/v2/token":

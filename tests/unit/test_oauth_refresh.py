@@ -170,6 +170,51 @@ def test_xai_keeps_its_refresh_token_when_the_answer_has_none(tmp_path: Path, to
     assert auth is not None and auth.api_key == "xai-renewed-1" and renewed["refresh"] == "xai-rt"
 
 
+def test_chatgpt_renews_with_the_client_id_it_was_issued(tmp_path: Path, tokens: TokenServer) -> None:
+    old = {
+        "type": "oauth",
+        "access": "a",
+        "refresh": "crt",
+        "expires": 5,
+        "clientId": "issued-1",
+        "scopes": [],
+    }
+    path, store = saved(tmp_path, {"openai": old})
+    auth = oauth_auth(store, "openai")
+    [grant] = tokens.seen
+    assert grant.body == {
+        "grant_type": "refresh_token",
+        "client_id": "issued-1",
+        "refresh_token": "crt",
+        "resource": "https://api.openai.com/v1",
+    }
+    renewed = json.loads(path.read_text())["openai"]
+    assert renewed["clientId"] == "issued-1" and "chatgpt.tokens.use.direct" in renewed["scopes"]
+    assert auth is not None and auth.api_key == "chatgpt-renewed-1"
+    del old["clientId"]
+    path.write_text(json.dumps({"openai": old}))
+    store.reload()
+    with pytest.raises(ConfigError, match="no issued client id"):
+        oauth_auth(store, "openai")
+
+
+def test_meta_mints_a_new_key_with_the_identity_token(tmp_path: Path, tokens: TokenServer) -> None:
+    old = {"type": "oauth", "refresh": "identity", "access": "meta-old", "expires": 5}
+    path, store = saved(tmp_path, {"meta": old})
+    auth = oauth_auth(store, "meta")
+    [mint] = tokens.seen
+    assert (mint.method, mint.path, mint.headers["authorization"]) == ("POST", "/meta/key", "Bearer identity")
+    assert mint.headers["x-api-version"] == "1.0.0"
+    renewed = json.loads(path.read_text())["meta"]
+    assert auth is not None and auth.api_key == "meta-key-1" == renewed["access"]
+    assert renewed["refresh"] == "identity" and renewed["expires"] > now_ms() + 23 * HOUR_MS
+    tokens.refuse.add("meta")
+    path.write_text(json.dumps({"meta": old}))
+    store.reload()
+    with pytest.raises(ConfigError, match=r"^Meta login expired .*\(Meta ended the session \(HTTP 401\)\)"):
+        oauth_auth(store, "meta")
+
+
 def test_request_options_use_the_login_after_the_command_line_key(
     tmp_path: Path, tokens: TokenServer
 ) -> None:
