@@ -243,7 +243,16 @@ def _profile_auth(profile: str, env: Mapping[str, str] | None) -> StaticAuth:
     raise ConfigError(f"{where} has no aws_access_key_id and aws_secret_access_key")
 
 
+_PROCESS_RESULTS: dict[str, tuple[Credentials, float]] = {}
+"""credential_process answers by command, kept until shortly before their ``Expiration`` (for
+the whole run when they have none, as the AWS SDKs keep them): the command may be slow or ask
+for a second factor, and every request resolves its credentials."""
+
+
 def _run_credential_process(command: str, where: str) -> Credentials:
+    kept = _PROCESS_RESULTS.get(command)
+    if kept is not None and time.time() < kept[1] - _EXPIRY_MARGIN:
+        return kept[0]
     try:
         done = subprocess.run(command, shell=True, capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -253,11 +262,14 @@ def _run_credential_process(command: str, where: str) -> Credentials:
         raise ConfigError(f"{where}: credential_process exited {done.returncode}: {detail}")
     try:
         data = orjson.loads(done.stdout)
-        return Credentials(data["AccessKeyId"], data["SecretAccessKey"], data.get("SessionToken"))
+        credentials = Credentials(data["AccessKeyId"], data["SecretAccessKey"], data.get("SessionToken"))
     except (orjson.JSONDecodeError, KeyError, TypeError):
         raise ConfigError(
             f"{where}: credential_process printed no AccessKeyId/SecretAccessKey JSON"
         ) from None
+    expires = _expiry(data["Expiration"]) if "Expiration" in data else float("inf")
+    _PROCESS_RESULTS[command] = (credentials, expires)
+    return credentials
 
 
 def profile_region(env: Mapping[str, str] | None) -> str | None:

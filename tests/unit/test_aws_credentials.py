@@ -141,3 +141,33 @@ def test_endpoint_and_region_as_pi_decides_them(home: Path, monkeypatch: pytest.
     write(home, config="[profile work]\nregion = sa-east-1\n")
     monkeypatch.setenv("AWS_PROFILE", "work")
     assert endpoint(_model(STANDARD), {}) == ("https://bedrock-runtime.sa-east-1.amazonaws.com", "sa-east-1")
+
+
+def test_a_credential_process_runs_once_until_its_answer_nears_expiry(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = home / "runs"
+    script = home / "once.py"
+    script.write_text(
+        "import json, pathlib, sys\n"
+        f"p = pathlib.Path({str(runs)!r}); p.write_text(p.read_text() + 'x' if p.exists() else 'x')\n"
+        "expiry = sys.argv[1]\n"
+        'answer = {"Version": 1, "AccessKeyId": "AKIDONCE", "SecretAccessKey": "s", "Expiration": expiry}\n'
+        "print(json.dumps(answer))\n"
+    )
+    write(
+        home,
+        config=(
+            f"[profile later]\ncredential_process = {sys.executable} {script} 2999-01-01T00:00:00Z\n\n"
+            f"[profile soon]\ncredential_process = {sys.executable} {script} 2000-01-01T00:00:00Z\n"
+        ),
+    )
+    monkeypatch.setenv("AWS_PROFILE", "later")
+    for _ in range(3):
+        auth = resolve_auth(None, {})
+        assert isinstance(auth, StaticAuth) and auth.credentials.access_key_id == "AKIDONCE"
+    assert runs.read_text() == "x"
+    monkeypatch.setenv("AWS_PROFILE", "soon")  # already expired: asked again every time
+    resolve_auth(None, {})
+    resolve_auth(None, {})
+    assert runs.read_text() == "xxx"
