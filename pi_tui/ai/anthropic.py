@@ -99,11 +99,7 @@ class AnthropicClient:
         headers = request_headers(model, options, has_tools=bool(context.tools))
         body = request_body(model, context, options)
         sent: dict[str, str] = {}
-        if model.provider == "github-copilot":
-            from pi_tui.ai.oauth.copilot import copilot_headers
-
-            headers = {**headers, **copilot_headers(context), **model.headers, **options.headers}
-        elif is_oauth_token(options.api_key):
+        if model.provider != "github-copilot" and is_oauth_token(options.api_key):
             sent = as_claude_code(body, context)
         _SENT_NAMES.set(sent)
         return HttpRequest(url=model.base_url.rstrip("/") + "/v1/messages", headers=headers, body=body)

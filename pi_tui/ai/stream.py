@@ -38,6 +38,7 @@ from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ConfigError, ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.http import IdleLimits, shared_client
+from pi_tui.ai.oauth.copilot import COPILOT_PROVIDER, copilot_headers
 from pi_tui.ai.protocol import ApiClient, HttpRequest, frame_decoder
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.surrogates import clean_context
@@ -359,6 +360,10 @@ class _Runner:
                 cleaned = clean_context(self.context)
                 if cleaned is not self.context:
                     request = client.build_request(self.model, cleaned, self.options)
+        if self.model.provider == COPILOT_PROVIDER:
+            # pi's per-request Copilot headers (X-Initiator...) on every API kind; the request's
+            # own (models.json's, the caller's) win.
+            request.headers = {**copilot_headers(self.context), **request.headers}
         if self.on_payload is not None:
             request.body = await self.on_payload(request.body)
             payload = None  # the extension may have changed it

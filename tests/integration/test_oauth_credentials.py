@@ -261,6 +261,39 @@ def test_copilot_renews_and_talks_to_the_api_its_token_names(tmp_path: Path, age
     assert CLAUDE_CODE_IDENTITY not in json.dumps(request.body.get("system", []))
 
 
+def test_copilot_chat_completions_say_who_asked(tmp_path: Path, agent_dir: Path) -> None:
+    login = {"type": "oauth", "refresh": "ghu_t", "access": "tid=1;proxy-ep=proxy.x.test", "expires": 10**14}
+    write_json(agent_dir / "auth.json", {"github-copilot": login})
+    model = {"id": "loop-gpt", "name": "Loop GPT", "api": "openai-completions"}
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "a.txt").write_text("alpha\n")
+    read = Scripted(tool_calls=[ToolCallSpec(name="read", arguments={"path": "a.txt"})])
+    with TokenServer() as tokens, ModelServer(read) as server:
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"github-copilot": {"models": [model]}}})
+        )
+        endpoints = tokens.endpoints_file(tmp_path, github_copilot={"copilotApiUrl": server.base_url})
+        done = run(
+            tmp_path,
+            "--provider",
+            "github-copilot",
+            "--model",
+            "loop-gpt",
+            "-p",
+            "read a",
+            endpoints=endpoints,
+        )
+        assert done.returncode == 0, done.stderr
+        assert tokens.seen == []  # the token is valid: nothing renewed
+    asked, followed = server.requests[:2]
+    assert asked.path.endswith("/chat/completions")
+    assert asked.header("authorization") == "Bearer tid=1;proxy-ep=proxy.x.test"
+    assert asked.header("copilot-integration-id") == "vscode-chat"
+    # the user asked first; the request after the tool result is the agent's own
+    assert (asked.header("x-initiator"), followed.header("x-initiator")) == ("user", "agent")
+    assert followed.header("openai-intent") == "conversation-edits"
+
+
 def test_codex_renews_and_sends_the_account_of_the_new_token(tmp_path: Path, agent_dir: Path) -> None:
     write_json(agent_dir / "auth.json", {"openai-codex": CODEX})
     with TokenServer() as tokens, ModelServer() as server:
