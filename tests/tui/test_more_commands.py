@@ -125,15 +125,16 @@ async def test_login_into_a_broken_auth_file_says_so_and_keeps_it(project: Path,
 
 async def test_logout_removes_one_saved_key_and_keeps_the_rest(project: Path, agent_dir: Path) -> None:
     oauth = {"type": "oauth", "refresh": "r", "access": "a", "expires": 1}
-    saved = {"groq": {"type": "api_key", "key": "gsk-123456"}, "anthropic": oauth}
+    # a login of a provider listed after groq: groq's key still chooses the model at start
+    saved = {"groq": {"type": "api_key", "key": "gsk-123456"}, "kimi-coding": oauth}
     (agent_dir / "auth.json").write_text(json.dumps(saved))
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await type_command(pilot, app, "/logout")
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
         assert [label for _v, label in menu.choices] == [
-            "Anthropic (Claude Pro/Max)  • subscription",
             "Groq  • API key",
+            "Kimi Code (subscription)  • subscription",
         ]
         await choose(pilot, app, "Groq")
         await settle(pilot, app)
@@ -143,7 +144,7 @@ async def test_logout_removes_one_saved_key_and_keeps_the_rest(project: Path, ag
         assert app.agent.model.provider == "groq"
         assert warning.level == "warning" and "has no API key now" in warning.text
         path = agent_dir / "auth.json"
-        assert json.loads(path.read_text()) == {"anthropic": oauth}
+        assert json.loads(path.read_text()) == {"kimi-coding": oauth}
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
