@@ -38,11 +38,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
+from xml.etree import ElementTree
 
 import httpx
 import orjson
 
-from pi_tui.ai.aws_sigv4 import Credentials
+from pi_tui.ai.aws_sigv4 import Credentials, sign
 from pi_tui.ai.errors import ConfigError, ProviderError
 
 ECS_HOST = "http://169.254.170.2"
@@ -83,16 +85,15 @@ class ContainerAuth:
     cached: Credentials | None = None
     expires: float = 0.0
 
-    async def credentials(self, http: httpx.AsyncClient | None = None) -> Credentials:
+    async def credentials(self, region: str = "") -> Credentials:
+        """The agent's credentials (``region`` plays no part: the same signature as
+        :meth:`RoleAuth.credentials`)."""
         if self.cached is not None and time.time() < self.expires - _EXPIRY_MARGIN:
             return self.cached
         headers = {"Authorization": self.token} if self.token else {}
         try:
-            if http is None:
-                async with httpx.AsyncClient(timeout=10.0) as client:
-                    response = await client.get(self.url, headers=headers)
-            else:
-                response = await http.get(self.url, headers=headers, timeout=10.0)
+            async with httpx.AsyncClient(timeout=10.0) as client:
+                response = await client.get(self.url, headers=headers)
         except httpx.HTTPError as error:
             raise ProviderError(
                 f"Cannot reach the container credentials endpoint {self.url}: {error}"
@@ -112,7 +113,96 @@ class ContainerAuth:
         return self.cached
 
 
-AwsAuth = BearerAuth | StaticAuth | ContainerAuth
+@dataclass(slots=True)
+class RoleAuth:
+    """A role's temporary credentials from AWS STS, asked for on first use and kept until
+    shortly before they expire: ``AssumeRole`` signed with the source credentials (a profile's
+    ``role_arn`` with ``source_profile`` or ``credential_source``), or
+    ``AssumeRoleWithWebIdentity`` with a token file (``AWS_WEB_IDENTITY_TOKEN_FILE`` and
+    ``AWS_ROLE_ARN``, EKS service accounts; or a profile's ``web_identity_token_file``), which
+    needs no signature. STS is asked in the request's region (``AWS_ENDPOINT_URL_STS`` or
+    ``AWS_ENDPOINT_URL`` moves it)."""
+
+    role_arn: str
+    session_name: str
+    source: StaticAuth | ContainerAuth | RoleAuth | None
+    """None: web identity."""
+    token_file: str | None = None
+    external_id: str | None = None
+    duration: str | None = None
+    endpoint: str | None = None
+    cached: Credentials | None = None
+    expires: float = 0.0
+
+    async def credentials(self, region: str) -> Credentials:
+        if self.cached is not None and time.time() < self.expires - _EXPIRY_MARGIN:
+            return self.cached
+        suffix = ".amazonaws.com.cn" if region.startswith("cn-") else ".amazonaws.com"
+        url = (self.endpoint or f"https://sts.{region}{suffix}").rstrip("/") + "/"
+        form = {"Version": "2011-06-15", "RoleArn": self.role_arn, "RoleSessionName": self.session_name}
+        if self.external_id:
+            form["ExternalId"] = self.external_id
+        if self.duration:
+            form["DurationSeconds"] = self.duration
+        if self.source is None:
+            form["Action"] = "AssumeRoleWithWebIdentity"
+            form["WebIdentityToken"] = _read_token(self.token_file or "")
+        else:
+            form["Action"] = "AssumeRole"
+        payload = urlencode(form).encode()
+        headers = {"content-type": "application/x-www-form-urlencoded; charset=utf-8"}
+        if self.source is not None:
+            source = self.source
+            keys = source.credentials if isinstance(source, StaticAuth) else await source.credentials(region)
+            headers.update(sign("POST", url, headers.items(), payload, keys, region, "sts"))
+        try:
+            async with httpx.AsyncClient(timeout=30.0) as client:
+                response = await client.post(url, content=payload, headers=headers)
+        except httpx.HTTPError as error:
+            raise ProviderError(
+                f"Cannot reach AWS STS at {url} to assume {self.role_arn}: {error}"
+            ) from error
+        self.cached, self.expires = _sts_credentials(response, self.role_arn)
+        return self.cached
+
+
+def _read_token(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ProviderError(f"Cannot read the web identity token file {path}: {error}") from None
+
+
+def _xml_text(root: ElementTree.Element | None, name: str) -> str:
+    """The text of the first element named ``name`` (any namespace) under ``root``."""
+    if root is None:
+        return ""
+    for node in root.iter():
+        if node.tag == name or node.tag.endswith("}" + name):
+            return "".join(node.itertext()).strip()
+    return ""
+
+
+def _sts_credentials(response: httpx.Response, role_arn: str) -> tuple[Credentials, float]:
+    """The ``Credentials`` of an STS answer, or its ``Error`` as one line."""
+    try:
+        root: ElementTree.Element | None = ElementTree.fromstring(response.content)
+    except ElementTree.ParseError:
+        root = None
+    if response.status_code != 200:
+        code, message = _xml_text(root, "Code"), _xml_text(root, "Message")
+        detail = (
+            f"{code}: {message}" if code and message else code or message or f"HTTP {response.status_code}"
+        )
+        raise ProviderError(f"AWS STS refused to let us assume {role_arn}: {' '.join(detail.split())[:300]}")
+    key_id, secret = _xml_text(root, "AccessKeyId"), _xml_text(root, "SecretAccessKey")
+    if not key_id or not secret:
+        raise ProviderError(f"AWS STS sent no credentials for {role_arn}")
+    token = _xml_text(root, "SessionToken") or None
+    return Credentials(key_id, secret, token), _expiry(_xml_text(root, "Expiration"))
+
+
+AwsAuth = BearerAuth | StaticAuth | ContainerAuth | RoleAuth
 
 
 def _expiry(value: Any) -> float:
@@ -143,18 +233,26 @@ def resolve_auth(api_key: str | None, env: Mapping[str, str] | None) -> AwsAuth:
     if profile is not None:
         return _profile_auth(profile, env)
     default = _profile_section("default", env)
-    if (
-        "aws_access_key_id" in default and "aws_secret_access_key" in default
-    ) or "credential_process" in default:
+    if any(name in default for name in ("aws_access_key_id", "credential_process", "role_arn")):
         return _profile_auth("default", env)
+    token_file = lookup("AWS_WEB_IDENTITY_TOKEN_FILE", env)
+    if token_file is not None:
+        role_arn = lookup("AWS_ROLE_ARN", env)
+        if role_arn is None:
+            raise ConfigError("AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not")
+        session = lookup("AWS_ROLE_SESSION_NAME", env)
+        return _role(
+            role_arn,
+            None,
+            token_file=token_file,
+            session_name=session,
+            external_id=None,
+            duration=None,
+            env=env,
+        )
     container = _container_auth(env)
     if container is not None:
         return container
-    if lookup("AWS_WEB_IDENTITY_TOKEN_FILE", env):
-        raise ConfigError(
-            "AWS_WEB_IDENTITY_TOKEN_FILE needs an STS call pi-tui does not make: "
-            "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) instead"
-        )
     raise ConfigError(NO_CREDENTIALS)
 
 
@@ -222,25 +320,118 @@ def _profile_section(profile: str, env: Mapping[str, str] | None) -> dict[str, s
     return merged
 
 
-def _profile_auth(profile: str, env: Mapping[str, str] | None) -> StaticAuth:
+def _profile_auth(
+    profile: str, env: Mapping[str, str] | None, seen: tuple[str, ...] = ()
+) -> StaticAuth | RoleAuth | ContainerAuth:
+    """A profile's credentials, as the SDK's ini provider reads them: a role first (``role_arn``
+    with a source or a web identity token file), then static keys, then ``credential_process``."""
     settings = _profile_section(profile, env)
     where = f'AWS profile "{profile}"'
+    if not settings:
+        credentials_path, config_path = _files(env)
+        raise ConfigError(f"{where} is not in {credentials_path} or {config_path}")
+    role_arn = settings.get("role_arn")
+    if role_arn:
+        return _profile_role(profile, role_arn, settings, env, seen)
     key_id, secret = settings.get("aws_access_key_id"), settings.get("aws_secret_access_key")
     if key_id and secret:
         return StaticAuth(Credentials(key_id, secret, settings.get("aws_session_token") or None), where)
     command = settings.get("credential_process")
     if command:
         return StaticAuth(_run_credential_process(command, where), where)
-    if not settings:
-        credentials_path, config_path = _files(env)
-        raise ConfigError(f"{where} is not in {credentials_path} or {config_path}")
-    needs = next((name for name in ("role_arn", "sso_session", "sso_start_url") if name in settings), None)
+    needs = next((name for name in ("sso_session", "sso_start_url") if name in settings), None)
     if needs is not None:
         raise ConfigError(
-            f"{where} uses {needs}, which needs an AWS call pi-tui does not make: give it "
-            "aws_access_key_id and aws_secret_access_key, or a credential_process"
+            f"{where} uses {needs} (AWS IAM Identity Center), which pi-tui cannot use: give it "
+            "aws_access_key_id and aws_secret_access_key, a credential_process, or a role_arn"
         )
     raise ConfigError(f"{where} has no aws_access_key_id and aws_secret_access_key")
+
+
+def _profile_role(
+    profile: str,
+    role_arn: str,
+    settings: Mapping[str, str],
+    env: Mapping[str, str] | None,
+    seen: tuple[str, ...],
+) -> RoleAuth:
+    where = f'AWS profile "{profile}"'
+    source: StaticAuth | ContainerAuth | RoleAuth | None
+    token_file = settings.get("web_identity_token_file")
+    source_profile = settings.get("source_profile")
+    credential_source = settings.get("credential_source")
+    if token_file:
+        source = None
+    elif source_profile:
+        if source_profile in seen:
+            raise ConfigError(f"{where}: source_profile {source_profile!r} leads back to itself")
+        if source_profile == profile:
+            # A profile that is its own source uses its own keys for the call (the SDKs allow it).
+            key_id, secret = settings.get("aws_access_key_id"), settings.get("aws_secret_access_key")
+            if not (key_id and secret):
+                raise ConfigError(f"{where} is its own source_profile but has no keys")
+            source = StaticAuth(Credentials(key_id, secret, settings.get("aws_session_token") or None), where)
+        else:
+            source = _profile_auth(source_profile, env, (*seen, profile))
+    elif credential_source == "Environment":
+        key_id, secret = lookup("AWS_ACCESS_KEY_ID", env), lookup("AWS_SECRET_ACCESS_KEY", env)
+        if not (key_id and secret):
+            raise ConfigError(f"{where}: credential_source Environment, but AWS_ACCESS_KEY_ID is not set")
+        source = StaticAuth(
+            Credentials(key_id, secret, lookup("AWS_SESSION_TOKEN", env)), "AWS_ACCESS_KEY_ID"
+        )
+    elif credential_source == "EcsContainer":
+        container = _container_auth(env)
+        if container is None:
+            raise ConfigError(
+                f"{where}: credential_source EcsContainer, but no container credentials are set"
+            )
+        source = container
+    else:
+        raise ConfigError(
+            f"{where} has role_arn but no source_profile, web_identity_token_file or usable credential_source"
+        )
+    return _role(
+        role_arn,
+        source,
+        token_file=token_file,
+        session_name=settings.get("role_session_name"),
+        external_id=settings.get("external_id"),
+        duration=settings.get("duration_seconds"),
+        env=env,
+    )
+
+
+def _role(
+    role_arn: str,
+    source: StaticAuth | ContainerAuth | RoleAuth | None,
+    *,
+    token_file: str | None,
+    session_name: str | None,
+    external_id: str | None,
+    duration: str | None,
+    env: Mapping[str, str] | None,
+) -> RoleAuth:
+    """The role's :class:`RoleAuth`, one per role and source for the run, so every request uses
+    the credentials STS gave until they near expiry."""
+    if isinstance(source, StaticAuth):
+        origin = source.credentials.access_key_id
+    elif isinstance(source, ContainerAuth):
+        origin = source.url
+    elif isinstance(source, RoleAuth):
+        origin = source.role_arn
+    else:
+        origin = token_file or ""
+    endpoint = lookup("AWS_ENDPOINT_URL_STS", env) or lookup("AWS_ENDPOINT_URL", env)
+    key = (role_arn, origin, external_id, duration, endpoint)
+    role = _ROLES.get(key)
+    if role is None:
+        name = session_name or f"pi-tui-{int(time.time() * 1000)}"
+        role = _ROLES[key] = RoleAuth(role_arn, name, source, token_file, external_id, duration, endpoint)
+    return role
+
+
+_ROLES: dict[tuple[str, str, str | None, str | None, str | None], RoleAuth] = {}
 
 
 _PROCESS_RESULTS: dict[str, tuple[Credentials, float]] = {}

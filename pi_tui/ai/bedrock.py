@@ -40,6 +40,7 @@ from pi_tui.ai.aws_credentials import (
     AwsAuth,
     BearerAuth,
     ContainerAuth,
+    RoleAuth,
     StaticAuth,
     lookup,
     profile_region,
@@ -202,12 +203,13 @@ def endpoint(model: Model, env: Mapping[str, str] | None) -> tuple[str, str]:
 class SigV4Signer:
     """Signs each attempt (the runner's ``request.signer``) with the request's AWS credentials."""
 
-    auth: StaticAuth | ContainerAuth
+    auth: StaticAuth | ContainerAuth | RoleAuth
     region: str
 
     async def __call__(self, url: str, headers: dict[str, str], payload: bytes) -> dict[str, str]:
+        auth = self.auth
         credentials = (
-            self.auth.credentials if isinstance(self.auth, StaticAuth) else await self.auth.credentials()
+            auth.credentials if isinstance(auth, StaticAuth) else await auth.credentials(self.region)
         )
         return sign("POST", url, headers.items(), payload, credentials, self.region, SERVICE)
 

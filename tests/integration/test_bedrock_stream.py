@@ -22,7 +22,7 @@ import pytest
 from pi_tui.ai.stream import RetryInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
-from tests.support.bedrock_server import BedrockServer, HttpError, Keys, load_script
+from tests.support.bedrock_server import BedrockServer, FakeSts, HttpError, Keys, load_script
 from tests.support.builders import tool_result, user
 
 KEYS = Keys("AKIDLOOPBACKTEST", "loopback/secret+key/EXAMPLE", region="eu-west-3")
@@ -351,6 +351,69 @@ async def test_container_credentials_are_fetched_from_the_full_uri() -> None:
         agent.server_close()
     assert message.stop_reason == "stop", message.error_message
     assert seen == ["agent-token"] and server.requests[0].auth_ok
+
+
+ROLE_KEYS = Keys("ASIAROLEGRANTED", "role/secret", session_token="role-session-token", region="eu-west-3")
+
+
+async def test_a_role_profile_is_assumed_through_sts_with_the_source_keys(tmp_path: Path) -> None:
+    source = Keys("AKIDSOURCE", "source/secret", region="eu-west-3")
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile base]\n"
+        f"aws_access_key_id = {source.access_key_id}\naws_secret_access_key = {source.secret_access_key}\n\n"
+        "[profile admin]\nrole_arn = arn:aws:iam::123456789012:role/Admin\nsource_profile = base\n"
+        "external_id = ext-1\nrole_session_name = pi-tui-test\n"
+    )
+    with FakeSts(ROLE_KEYS, source=source) as sts:
+        env = {
+            "AWS_PROFILE": "admin",
+            "AWS_CONFIG_FILE": str(config),
+            "AWS_REGION": "eu-west-3",
+            "AWS_ENDPOINT_URL_STS": sts.url,
+        }
+        with BedrockServer([load_script("text.json"), load_script("text.json")], keys=ROLE_KEYS) as server:
+            for _ in range(2):
+                message, _ = await run(bedrock_model(server), ask(), StreamOptions(provider_env=env))
+                assert message.stop_reason == "stop", message.error_message
+    assert [request.auth_ok for request in server.requests] == [True, True]
+    assert server.requests[0].headers["x-amz-security-token"] == "role-session-token"
+    (call,) = sts.calls  # the role's credentials serve the second request too
+    assert call["Action"] == "AssumeRole" and call["RoleArn"] == "arn:aws:iam::123456789012:role/Admin"
+    assert call["ExternalId"] == "ext-1" and call["RoleSessionName"] == "pi-tui-test"
+
+
+async def test_a_web_identity_token_is_exchanged_for_role_credentials(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("eyJhbGciOi.service-account-token\n")
+    with FakeSts(ROLE_KEYS, web_token="eyJhbGciOi.service-account-token") as sts:
+        env = {
+            "AWS_WEB_IDENTITY_TOKEN_FILE": str(token_file),
+            "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/eks-pod",
+            "AWS_REGION": "eu-west-3",
+            "AWS_ENDPOINT_URL_STS": sts.url,
+        }
+        with BedrockServer([load_script("text.json")], keys=ROLE_KEYS) as server:
+            message, _ = await run(bedrock_model(server), ask(), StreamOptions(provider_env=env))
+    assert message.stop_reason == "stop", message.error_message
+    assert server.requests[0].auth_ok
+    assert sts.calls[0]["Action"] == "AssumeRoleWithWebIdentity"
+
+
+async def test_sts_refusing_the_role_is_one_line() -> None:
+    with FakeSts(ROLE_KEYS, web_token="the-right-one") as sts, BedrockServer([], keys=ROLE_KEYS) as server:
+        env = {
+            "AWS_WEB_IDENTITY_TOKEN_FILE": __file__,  # a file whose text is not the token
+            "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/other",
+            "AWS_REGION": "eu-west-3",
+            "AWS_ENDPOINT_URL_STS": sts.url,
+        }
+        message, _ = await run(bedrock_model(server), ask(), StreamOptions(provider_env=env))
+    assert message.error_message == (
+        "AWS STS refused to let us assume arn:aws:iam::123456789012:role/other: "
+        "AccessDenied: wrong web identity token"
+    )
+    assert server.requests == []
 
 
 async def test_no_credentials_is_one_line_naming_what_to_set() -> None:

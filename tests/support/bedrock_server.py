@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote
 
 from pi_tui.ai.aws_eventstream import encode_event, encode_exception
 
@@ -83,14 +83,17 @@ class Recorded:
         return json.loads(self.body)
 
 
-def verify_sigv4(method: str, path: str, headers: dict[str, str], body: bytes, keys: Keys) -> str:
-    """'' when the request's SigV4 signature is right for ``keys``; else what is wrong."""
+def verify_sigv4(
+    method: str, path: str, headers: dict[str, str], body: bytes, keys: Keys, service: str = "bedrock"
+) -> str:
+    """'' when the request's SigV4 signature is right for ``keys`` and ``service``; else what is
+    wrong."""
     match = _AUTH.match(headers.get("authorization", ""))
     if match is None:
         return f"not a SigV4 Authorization header: {headers.get('authorization', '')[:60]!r}"
     if match["key"] != keys.access_key_id:
         return f"wrong access key id {match['key']}"
-    if match["region"] != keys.region or match["service"] != "bedrock":
+    if match["region"] != keys.region or match["service"] != service:
         return f"wrong scope {match['region']}/{match['service']}"
     stamp = headers.get("x-amz-date", "")
     if not stamp.startswith(match["date"]):
@@ -112,10 +115,10 @@ def verify_sigv4(method: str, path: str, headers: dict[str, str], body: bytes, k
             hashlib.sha256(body).hexdigest(),
         ]
     )
-    scope = f"{match['date']}/{keys.region}/bedrock/aws4_request"
+    scope = f"{match['date']}/{keys.region}/{service}/aws4_request"
     to_sign = f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
     key = ("AWS4" + keys.secret_access_key).encode()
-    for part in (match["date"], keys.region, "bedrock", "aws4_request"):
+    for part in (match["date"], keys.region, service, "aws4_request"):
         key = hmac.new(key, part.encode(), hashlib.sha256).digest()
     expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
     return "" if hmac.compare_digest(expected, match["signature"]) else "signature mismatch"
@@ -206,3 +209,85 @@ class BedrockServer:
 def _pieces(data: bytes, size: int) -> Iterator[bytes]:
     for start in range(0, len(data), size):
         yield data[start : start + size]
+
+
+@dataclass
+class FakeSts:
+    """A loopback AWS STS (``AWS_ENDPOINT_URL_STS``): ``AssumeRole`` must be signed with
+    ``source`` (service ``sts``); ``AssumeRoleWithWebIdentity`` must carry ``web_token``. Both
+    answer with ``grants`` as STS's XML, or ``AccessDenied`` as STS's error XML."""
+
+    grants: Keys
+    source: Keys | None = None
+    web_token: str | None = None
+    calls: list[dict[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeSts:
+        sts = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                status, text = sts._answer(self.path, headers, body)
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("content-type", "text/xml")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def _answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str]:
+        form = dict(parse_qsl(body.decode()))
+        self.calls.append(form)
+        action = form.get("Action", "")
+        problem = ""
+        if action == "AssumeRole":
+            problem = (
+                "no source keys"
+                if self.source is None
+                else verify_sigv4("POST", path, headers, body, self.source, "sts")
+            )
+        elif action == "AssumeRoleWithWebIdentity":
+            problem = "" if form.get("WebIdentityToken") == self.web_token else "wrong web identity token"
+        else:
+            problem = f"unknown action {action}"
+        if problem:
+            return 403, (
+                '<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>'
+                f"<Code>AccessDenied</Code><Message>{problem}</Message></Error>"
+                "<RequestId>0000</RequestId></ErrorResponse>"
+            )
+        keys = self.grants
+        return 200, (
+            f'<{action}Response xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><{action}Result>'
+            f"<Credentials><AccessKeyId>{keys.access_key_id}</AccessKeyId>"
+            f"<SecretAccessKey>{keys.secret_access_key}</SecretAccessKey>"
+            f"<SessionToken>{keys.session_token or ''}</SessionToken>"
+            "<Expiration>2099-01-01T00:00:00Z</Expiration></Credentials>"
+            f"<AssumedRoleUser><Arn>{form.get('RoleArn', '')}/x</Arn></AssumedRoleUser>"
+            f"</{action}Result></{action}Response>"
+        )

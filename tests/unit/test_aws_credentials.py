@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.ai.aws_credentials import BearerAuth, ContainerAuth, StaticAuth, resolve_auth
+from pi_tui.ai.aws_credentials import BearerAuth, ContainerAuth, RoleAuth, StaticAuth, resolve_auth
 from pi_tui.ai.aws_sigv4 import Credentials
 from pi_tui.ai.bedrock import endpoint
 from pi_tui.ai.errors import ConfigError
@@ -84,7 +84,10 @@ def test_profiles_from_the_config_file_and_a_credential_process(
             "[default]\nregion = eu-central-1\n\n"
             "[profile cfg]\naws_access_key_id = AKIDCFG\naws_secret_access_key = cfg-secret\n\n"
             f"[profile proc]\ncredential_process = {sys.executable} {script}\n\n"
-            "[profile role]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = cfg\n"
+            "[profile role]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = cfg\n\n"
+            "[profile sso]\nsso_session = corp\nsso_account_id = 1\n\n"
+            "[profile loop]\nrole_arn = arn:aws:iam::1:role/a\nsource_profile = loop2\n\n"
+            "[profile loop2]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = loop\n"
         ),
     )
     monkeypatch.setenv("AWS_PROFILE", "cfg")
@@ -93,7 +96,15 @@ def test_profiles_from_the_config_file_and_a_credential_process(
     auth = resolve_auth(None, {})
     assert isinstance(auth, StaticAuth) and auth.credentials == Credentials("AKIDPROCESS", "s", "t")
     monkeypatch.setenv("AWS_PROFILE", "role")
-    with pytest.raises(ConfigError, match='AWS profile "role" uses role_arn'):
+    role = resolve_auth(None, {})
+    assert isinstance(role, RoleAuth) and role.role_arn == "arn:aws:iam::1:role/x"
+    assert role.source == StaticAuth(Credentials("AKIDCFG", "cfg-secret"), 'AWS profile "cfg"')
+    assert resolve_auth(None, {}) is role  # one per role for the run: STS is asked once
+    monkeypatch.setenv("AWS_PROFILE", "sso")
+    with pytest.raises(ConfigError, match='AWS profile "sso" uses sso_session'):
+        resolve_auth(None, {})
+    monkeypatch.setenv("AWS_PROFILE", "loop")
+    with pytest.raises(ConfigError, match="leads back to itself"):
         resolve_auth(None, {})
     monkeypatch.setenv("AWS_PROFILE", "missing")
     with pytest.raises(ConfigError, match='AWS profile "missing" is not in'):
