@@ -24,12 +24,14 @@ class KeyOrigin:
     command: bool = False
     """models.json: the ``apiKey`` is a ``!command``."""
     env_var: str | None = None
-    """The provider's environment variable (None: a provider that needs no key)."""
+    """The provider's variable that is set, else the one holding its plain API key (None: a
+    provider that reads none)."""
 
 
 def key_origin(registry: ModelRegistry, provider: str) -> KeyOrigin:
     """The first layer that has a key for ``provider``, or ``none``."""
-    from pi_tui.ai.catalogue import ENV_VARS
+    from pi_tui.ai.catalogue import API_KEY_ENV_VARS, ENV_VARS
+    from pi_tui.ai.config_values import env_value
 
     store = registry.auth
     if store.oauth(provider) is not None:
@@ -39,6 +41,8 @@ def key_origin(registry: ModelRegistry, provider: str) -> KeyOrigin:
     configured = registry.config.providers.get(provider)
     if configured is not None and configured.api_key:
         return KeyOrigin("models.json", command=configured.api_key.startswith("!"))
-    env_var = ENV_VARS.get(provider)
+    env = store.env(provider)
+    set_vars = [name for name in API_KEY_ENV_VARS.get(provider, ()) if env_value(name, env)]
+    env_var = set_vars[0] if set_vars else ENV_VARS.get(provider)  # anthropic: maybe its OAuth token
     found = env_var is not None and registry.has_key(provider)  # the two layers above are empty
     return KeyOrigin("env" if found else "none", env_var=env_var)

@@ -366,7 +366,8 @@ class ModelRegistry:
         if not ranked:
             return None
         ranked.sort(key=lambda item: _collation_key(item[1].id), reverse=True)  # stable: ties keep
-        ranked.sort(key=lambda item: (item[0], self._availability(item[1].provider), _is_dated(item[1].id)))
+        availability = {p: self._availability(p) for p in {model.provider for _, model in ranked}}
+        ranked.sort(key=lambda item: (item[0], availability[item[1].provider], _is_dated(item[1].id)))
         return ranked[0][1]  # catalogue order, so the same id on several providers goes to pi's first
 
     def _availability(self, provider: str) -> int:
