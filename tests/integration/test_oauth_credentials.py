@@ -148,8 +148,10 @@ def test_a_token_in_anthropic_oauth_token_is_sent_the_same_way(tmp_path: Path, a
     assert CLAUDE_CODE_IDENTITY not in json.dumps(request.body.get("system", []))
 
 
-@pytest.mark.pi_interop
-def test_an_expired_login_is_renewed_into_pis_file_and_pi_reads_it(tmp_path: Path, agent_dir: Path) -> None:
+def renew_in_pis_file(tmp_path: Path, agent_dir: Path) -> Path:
+    """pi's auth.json with an expired Anthropic login among other entries, renewed by one
+    ``pi-tui -p`` run; checks what the token server and model server saw and what the file now
+    holds. Returns pi's auth.json."""
     pi_auth = tmp_path / "pi-agent" / "auth.json"
     write_json(pi_auth, {"groq": GROQ, "anthropic": anthropic_login(now_ms() - 1000), "openai-codex": CODEX})
     pi_auth.chmod(0o644)
@@ -181,6 +183,16 @@ def test_an_expired_login_is_renewed_into_pis_file_and_pi_reads_it(tmp_path: Pat
     assert stat.S_IMODE(pi_auth.stat().st_mode) == 0o600
     assert not pi_auth.with_name("auth.json.lock").exists()
     assert ours.read_bytes() == ours_before
+    return pi_auth
+
+
+def test_an_expired_login_is_renewed_into_pis_own_file(tmp_path: Path, agent_dir: Path) -> None:
+    renew_in_pis_file(tmp_path, agent_dir)
+
+
+@pytest.mark.pi_interop
+def test_pi_reads_the_login_pi_tui_renewed(tmp_path: Path, agent_dir: Path) -> None:
+    pi_auth = renew_in_pis_file(tmp_path, agent_dir)
     # pi itself takes the renewed token from its file, without renewing it again
     pi = run_pi(
         ["auth", "print-bearer-token", "--provider", "anthropic"],
