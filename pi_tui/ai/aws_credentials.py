@@ -15,21 +15,26 @@ Order (:func:`resolve_auth`):
    ambient keys (pi #6957);
 4. ``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``);
 5. ``AWS_PROFILE`` (else ``default``) in ``~/.aws/credentials`` and ``~/.aws/config``
-   (``AWS_SHARED_CREDENTIALS_FILE`` / ``AWS_CONFIG_FILE``): static keys, or a
-   ``credential_process`` whose JSON output carries them;
-6. container credentials: ``AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`` (on the ECS agent's
+   (``AWS_SHARED_CREDENTIALS_FILE`` / ``AWS_CONFIG_FILE``): a role (``role_arn`` with
+   ``source_profile``, ``credential_source`` or ``web_identity_token_file``: AWS STS), static
+   keys, a ``credential_process`` whose JSON output carries them, or an IAM Identity Center
+   (SSO) login cached by ``aws sso login``;
+6. ``AWS_WEB_IDENTITY_TOKEN_FILE`` with ``AWS_ROLE_ARN`` (EKS service accounts): AWS STS;
+7. container credentials: ``AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`` (on the ECS agent's
    address) or ``AWS_CONTAINER_CREDENTIALS_FULL_URI``, with ``AWS_CONTAINER_AUTHORIZATION_TOKEN``
-   (or ``_FILE``) as its Authorization; fetched when the request is signed, and kept until
-   shortly before they expire.
+   (or ``_FILE``) as its Authorization.
 
-Nothing found: :class:`~pi_tui.ai.errors.ConfigError` with one line naming what to set. Profiles
-that need an AWS service call of their own (``role_arn``, ``sso_*``, web identity) are named as
-such in that line: pi-tui does not call STS or SSO.
+Credentials that take a call (STS, the SSO portal, the container agent) are fetched when the
+first request is signed and kept for the run until shortly before they expire;
+``AWS_ENDPOINT_URL_STS`` / ``AWS_ENDPOINT_URL_SSO`` (or ``AWS_ENDPOINT_URL``) move those services.
+Nothing found: :class:`~pi_tui.ai.errors.ConfigError` with one line naming what to set. Not
+done: renewing an expired SSO login (``aws sso login`` does that) and EC2 instance metadata.
 """
 
 from __future__ import annotations
 
 import configparser
+import hashlib
 import os
 import subprocess
 import time
@@ -125,7 +130,7 @@ class RoleAuth:
 
     role_arn: str
     session_name: str
-    source: StaticAuth | ContainerAuth | RoleAuth | None
+    source: StaticAuth | ContainerAuth | RoleAuth | SsoAuth | None
     """None: web identity."""
     token_file: str | None = None
     external_id: str | None = None
@@ -202,7 +207,61 @@ def _sts_credentials(response: httpx.Response, role_arn: str) -> tuple[Credentia
     return Credentials(key_id, secret, token), _expiry(_xml_text(root, "Expiration"))
 
 
-AwsAuth = BearerAuth | StaticAuth | ContainerAuth | RoleAuth
+@dataclass(slots=True)
+class SsoAuth:
+    """An IAM Identity Center (SSO) profile: the access token ``aws sso login`` cached in
+    ``~/.aws/sso/cache/`` buys the role's credentials from the SSO portal
+    (``GetRoleCredentials``, no signature), kept until shortly before they expire. An expired
+    login is one line asking for ``aws sso login`` (pi-tui does not renew it)."""
+
+    profile: str
+    cache_file: Path
+    region: str
+    account_id: str
+    role_name: str
+    endpoint: str | None = None
+    cached: Credentials | None = None
+    expires: float = 0.0
+
+    async def credentials(self, region: str = "") -> Credentials:
+        if self.cached is not None and time.time() < self.expires - _EXPIRY_MARGIN:
+            return self.cached
+        login = f"aws sso login --profile {self.profile}"
+        try:
+            cached = orjson.loads(self.cache_file.read_bytes())
+            token, expires_at = cached["accessToken"], _expiry(cached.get("expiresAt"))
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+            raise ProviderError(f'No AWS SSO login for profile "{self.profile}": run {login}') from None
+        if time.time() >= expires_at:
+            raise ProviderError(f'The AWS SSO login for profile "{self.profile}" has expired: run {login}')
+        url = (self.endpoint or f"https://portal.sso.{self.region}.amazonaws.com").rstrip("/")
+        query = urlencode({"account_id": self.account_id, "role_name": self.role_name})
+        try:
+            async with httpx.AsyncClient(timeout=30.0) as client:
+                response = await client.get(
+                    f"{url}/federation/credentials?{query}", headers={"x-amz-sso_bearer_token": token}
+                )
+        except httpx.HTTPError as error:
+            raise ProviderError(f"Cannot reach the AWS SSO portal at {url}: {error}") from error
+        if response.status_code != 200:
+            if response.status_code == 401:
+                raise ProviderError(
+                    f'The AWS SSO portal refused the login of profile "{self.profile}": run {login}'
+                )
+            raise ProviderError(
+                f"The AWS SSO portal answered HTTP {response.status_code} for {self.role_name}"
+            )
+        try:
+            role = orjson.loads(response.content)["roleCredentials"]
+            self.cached = Credentials(role["accessKeyId"], role["secretAccessKey"], role.get("sessionToken"))
+            expiration = role.get("expiration")
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise ProviderError("The AWS SSO portal sent no role credentials") from None
+        self.expires = expiration / 1000 if isinstance(expiration, int | float) else time.time() + 3600.0
+        return self.cached
+
+
+AwsAuth = BearerAuth | StaticAuth | ContainerAuth | RoleAuth | SsoAuth
 
 
 def _expiry(value: Any) -> float:
@@ -322,9 +381,10 @@ def _profile_section(profile: str, env: Mapping[str, str] | None) -> dict[str, s
 
 def _profile_auth(
     profile: str, env: Mapping[str, str] | None, seen: tuple[str, ...] = ()
-) -> StaticAuth | RoleAuth | ContainerAuth:
+) -> StaticAuth | RoleAuth | ContainerAuth | SsoAuth:
     """A profile's credentials, as the SDK's ini provider reads them: a role first (``role_arn``
-    with a source or a web identity token file), then static keys, then ``credential_process``."""
+    with a source or a web identity token file), then static keys, then ``credential_process``,
+    then an SSO login."""
     settings = _profile_section(profile, env)
     where = f'AWS profile "{profile}"'
     if not settings:
@@ -339,13 +399,42 @@ def _profile_auth(
     command = settings.get("credential_process")
     if command:
         return StaticAuth(_run_credential_process(command, where), where)
-    needs = next((name for name in ("sso_session", "sso_start_url") if name in settings), None)
-    if needs is not None:
-        raise ConfigError(
-            f"{where} uses {needs} (AWS IAM Identity Center), which pi-tui cannot use: give it "
-            "aws_access_key_id and aws_secret_access_key, a credential_process, or a role_arn"
-        )
+    if "sso_session" in settings or "sso_start_url" in settings:
+        return _sso(profile, settings, env)
     raise ConfigError(f"{where} has no aws_access_key_id and aws_secret_access_key")
+
+
+def _sso(profile: str, settings: Mapping[str, str], env: Mapping[str, str] | None) -> SsoAuth:
+    """The profile's SSO settings (its ``[sso-session NAME]`` section, or the legacy
+    ``sso_start_url`` / ``sso_region`` in the profile) and the token cache file the AWS CLI
+    names after them (SHA-1 of the session name, or of the start URL)."""
+    where = f'AWS profile "{profile}"'
+    session = settings.get("sso_session")
+    merged = dict(settings)
+    if session:
+        config = _read(_files(env)[1])
+        section = f"sso-session {session}"
+        if not config.has_section(section):
+            raise ConfigError(f"{where} names sso_session {session!r}, which has no [{section}] section")
+        merged = {**dict(config.items(section)), **settings}
+    region, account, role = (
+        merged.get("sso_region"),
+        merged.get("sso_account_id"),
+        merged.get("sso_role_name"),
+    )
+    if not (region and account and role):
+        raise ConfigError(f"{where} needs sso_region, sso_account_id and sso_role_name")
+    key = session or merged.get("sso_start_url", "")
+    cache = Path.home() / ".aws" / "sso" / "cache" / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
+    endpoint = lookup("AWS_ENDPOINT_URL_SSO", env) or lookup("AWS_ENDPOINT_URL", env)
+    identity = (profile, str(cache), account, role, endpoint)
+    found = _SSO.get(identity)
+    if found is None:
+        found = _SSO[identity] = SsoAuth(profile, cache, region, account, role, endpoint)
+    return found
+
+
+_SSO: dict[tuple[str, str, str, str, str | None], SsoAuth] = {}
 
 
 def _profile_role(
@@ -356,7 +445,7 @@ def _profile_role(
     seen: tuple[str, ...],
 ) -> RoleAuth:
     where = f'AWS profile "{profile}"'
-    source: StaticAuth | ContainerAuth | RoleAuth | None
+    source: StaticAuth | ContainerAuth | RoleAuth | SsoAuth | None
     token_file = settings.get("web_identity_token_file")
     source_profile = settings.get("source_profile")
     credential_source = settings.get("credential_source")
@@ -404,7 +493,7 @@ def _profile_role(
 
 def _role(
     role_arn: str,
-    source: StaticAuth | ContainerAuth | RoleAuth | None,
+    source: StaticAuth | ContainerAuth | RoleAuth | SsoAuth | None,
     *,
     token_file: str | None,
     session_name: str | None,
@@ -420,6 +509,8 @@ def _role(
         origin = source.url
     elif isinstance(source, RoleAuth):
         origin = source.role_arn
+    elif isinstance(source, SsoAuth):
+        origin = f"{source.account_id}/{source.role_name}"
     else:
         origin = token_file or ""
     endpoint = lookup("AWS_ENDPOINT_URL_STS", env) or lookup("AWS_ENDPOINT_URL", env)

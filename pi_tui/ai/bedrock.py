@@ -41,6 +41,7 @@ from pi_tui.ai.aws_credentials import (
     BearerAuth,
     ContainerAuth,
     RoleAuth,
+    SsoAuth,
     StaticAuth,
     lookup,
     profile_region,
@@ -203,7 +204,7 @@ def endpoint(model: Model, env: Mapping[str, str] | None) -> tuple[str, str]:
 class SigV4Signer:
     """Signs each attempt (the runner's ``request.signer``) with the request's AWS credentials."""
 
-    auth: StaticAuth | ContainerAuth | RoleAuth
+    auth: StaticAuth | ContainerAuth | RoleAuth | SsoAuth
     region: str
 
     async def __call__(self, url: str, headers: dict[str, str], payload: bytes) -> dict[str, str]:

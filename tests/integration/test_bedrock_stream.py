@@ -10,6 +10,7 @@ message (and be retried where AWS says so); a bearer token must go out as ``Bear
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 from pi_tui.ai.stream import RetryInfo, stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
-from tests.support.bedrock_server import BedrockServer, FakeSts, HttpError, Keys, load_script
+from tests.support.bedrock_server import BedrockServer, FakeSsoPortal, FakeSts, HttpError, Keys, load_script
 from tests.support.builders import tool_result, user
 
 KEYS = Keys("AKIDLOOPBACKTEST", "loopback/secret+key/EXAMPLE", region="eu-west-3")
@@ -414,6 +415,49 @@ async def test_sts_refusing_the_role_is_one_line() -> None:
         "AccessDenied: wrong web identity token"
     )
     assert server.requests == []
+
+
+def _sso_setup(tmp_path: Path, expires_at: str) -> Path:
+    """An ``[sso-session]`` profile and the token cache ``aws sso login`` would have written."""
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile dev]\nsso_session = corp\nsso_account_id = 123456789012\nsso_role_name = Developer\n\n"
+        "[sso-session corp]\nsso_region = eu-west-1\nsso_start_url = https://corp.awsapps.com/start\n"
+    )
+    cache = Path(os.environ["HOME"]) / ".aws" / "sso" / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha1(b"corp").hexdigest()
+    (cache / f"{name}.json").write_text(
+        json.dumps({"accessToken": "sso-access-token", "expiresAt": expires_at})
+    )
+    return config
+
+
+async def test_an_sso_login_buys_the_role_credentials_from_the_portal(tmp_path: Path) -> None:
+    config = _sso_setup(tmp_path, "2099-01-01T00:00:00Z")
+    with FakeSsoPortal(ROLE_KEYS, token="sso-access-token") as portal:
+        env = {"AWS_PROFILE": "dev", "AWS_CONFIG_FILE": str(config), "AWS_ENDPOINT_URL_SSO": portal.url}
+        env["AWS_REGION"] = ROLE_KEYS.region
+        with BedrockServer([load_script("text.json")], keys=ROLE_KEYS) as server:
+            message, _ = await run(bedrock_model(server), ask(), StreamOptions(provider_env=env))
+    assert message.stop_reason == "stop", message.error_message
+    assert server.requests[0].auth_ok
+    assert portal.calls == [{"account_id": "123456789012", "role_name": "Developer"}]
+
+
+async def test_an_expired_sso_login_asks_for_aws_sso_login(tmp_path: Path) -> None:
+    config = _sso_setup(tmp_path, "2001-01-01T00:00:00Z")
+    with (
+        FakeSsoPortal(ROLE_KEYS, token="sso-access-token") as portal,
+        BedrockServer([], keys=ROLE_KEYS) as server,
+    ):
+        env = {"AWS_PROFILE": "dev", "AWS_CONFIG_FILE": str(config), "AWS_ENDPOINT_URL_SSO": portal.url}
+        message, _ = await run(bedrock_model(server), ask(), StreamOptions(provider_env=env))
+    assert (
+        message.error_message
+        == 'The AWS SSO login for profile "dev" has expired: run aws sso login --profile dev'
+    )
+    assert portal.calls == [] and server.requests == []
 
 
 async def test_no_credentials_is_one_line_naming_what_to_set() -> None:

@@ -291,3 +291,68 @@ class FakeSts:
             f"<AssumedRoleUser><Arn>{form.get('RoleArn', '')}/x</Arn></AssumedRoleUser>"
             f"</{action}Result></{action}Response>"
         )
+
+
+@dataclass
+class FakeSsoPortal:
+    """A loopback AWS SSO portal (``AWS_ENDPOINT_URL_SSO``): ``GET /federation/credentials``
+    with the right ``x-amz-sso_bearer_token`` answers ``grants`` as ``roleCredentials``; anything
+    else is 401."""
+
+    grants: Keys
+    token: str
+    calls: list[dict[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeSsoPortal:
+        portal = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                path, _, query = self.path.partition("?")
+                portal.calls.append(dict(parse_qsl(query)))
+                ok = (
+                    path == "/federation/credentials"
+                    and self.headers.get("x-amz-sso_bearer_token") == portal.token
+                )
+                keys = portal.grants
+                answer: dict[str, Any] = (
+                    {
+                        "roleCredentials": {
+                            "accessKeyId": keys.access_key_id,
+                            "secretAccessKey": keys.secret_access_key,
+                            "sessionToken": keys.session_token,
+                            "expiration": 4070908800000,
+                        }
+                    }
+                    if ok
+                    else {"message": "Session token not found or invalid"}
+                )
+                data = json.dumps(answer).encode()
+                self.send_response(200 if ok else 401)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()

@@ -101,7 +101,9 @@ def test_profiles_from_the_config_file_and_a_credential_process(
     assert role.source == StaticAuth(Credentials("AKIDCFG", "cfg-secret"), 'AWS profile "cfg"')
     assert resolve_auth(None, {}) is role  # one per role for the run: STS is asked once
     monkeypatch.setenv("AWS_PROFILE", "sso")
-    with pytest.raises(ConfigError, match='AWS profile "sso" uses sso_session'):
+    with pytest.raises(
+        ConfigError, match=r'AWS profile "sso" names sso_session .corp., which has no \[sso-session corp\]'
+    ):
         resolve_auth(None, {})
     monkeypatch.setenv("AWS_PROFILE", "loop")
     with pytest.raises(ConfigError, match="leads back to itself"):
