@@ -151,15 +151,16 @@ async def test_copilot_device_flow_in_the_dialog(
         assert infos(app)[-1].text.startswith("Logged in to GitHub Copilot.")
 
 
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
 async def test_escape_cancels_and_closes_the_callback(
-    project: Path, agent_dir: Path, auth_server: ProviderAuthServer
+    project: Path, agent_dir: Path, auth_server: ProviderAuthServer, key: str
 ) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         dialog = await open_dialog(pilot, app, "Anthropic (Claude Pro/Max)", "Browser login")
         url = await wait_until(pilot, lambda: dialog.url, "the authorization URL")
         port = urlsplit(parse_qs(urlsplit(url).query)["redirect_uri"][0]).port
-        await pilot.press("escape")
+        await pilot.press(key)
         await wait_until(
             pilot, lambda: infos(app) and infos(app)[-1].text == "Login cancelled.", "the notice"
         )
