@@ -21,6 +21,10 @@ def model_matches(model: Model, query: str) -> bool:
     return all(word in haystack for word in query.lower().split())
 
 
+MAX_SHOWN = 200
+"""Rows the picker lays out at once; the rest are reached by typing."""
+
+
 def _window(tokens: int) -> str:
     if tokens >= 1_000_000:
         return f"{tokens / 1_000_000:g}M"
@@ -66,16 +70,27 @@ class ModelPicker(ModalScreen[tuple[Model, bool] | None]):
 
     def _fill(self, query: str) -> None:
         options = self.query_one(OptionList)
-        options.clear_options()
-        self._shown = [model for model in self.models if model_matches(model, query)]
+        matches = [model for model in self.models if model_matches(model, query)]
+        # pi's catalogue has 1,643 models: laying out every row at each keystroke takes seconds,
+        # so the first MAX_SHOWN are shown (the current model among them) and typing narrows.
+        here = (self.current.provider, self.current.id)
+        self._shown = matches[:MAX_SHOWN]
+        pinned = next((m for m in matches[MAX_SHOWN:] if (m.provider, m.id) == here), None)
+        if pinned is not None:
+            self._shown.insert(0, pinned)
+        rows: list[Option] = []
         for model in self._shown:
-            mark = "● " if (model.provider, model.id) == (self.current.provider, self.current.id) else "  "
+            mark = "● " if (model.provider, model.id) == here else "  "
             thinking = " thinking" if model.reasoning else ""
             name = for_terminal(f"{mark}{model.provider}/{model.id}  ")  # from models.json: any text
             size = Content.styled(f"{_window(model.context_window)}{thinking}", "dim")
-            options.add_option(Option(Content.assemble(name, size)))
+            rows.append(Option(Content.assemble(name, size)))
+        hidden = len(matches) - len(self._shown)
+        if hidden > 0:
+            rows.append(Option(Content.styled(f"… {hidden:,} more: type to narrow", "dim"), disabled=True))
         if not self._shown:
-            options.add_option(Option(Content(for_terminal(f"No model matches “{query}”")), disabled=True))
+            rows.append(Option(Content(for_terminal(f"No model matches “{query}”")), disabled=True))
+        options.set_options(rows)  # one layout, not one per row
         current = next(
             (
                 i
