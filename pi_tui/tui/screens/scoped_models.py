@@ -65,14 +65,15 @@ class ScopedModelsScreen(ModalScreen[ScopeChoice | None]):
 
     def _draw(self, highlighted: int | None) -> None:
         options = self.query_one(OptionList)
-        options.clear_options()
-        on = set(self.enabled)
+        places = {key: number for number, key in enumerate(self.enabled, 1)}
+        rows: list[Option] = []
         for key in self.order:
-            mark = "[x]" if key in on else "[ ]"
-            position = f" {self.enabled.index(key) + 1}" if key in on else ""
-            options.add_option(
+            mark = "[x]" if key in places else "[ ]"
+            position = f" {places[key]}" if key in places else ""
+            rows.append(
                 Option(Content.assemble(f"{mark} ", for_terminal(key), Content.styled(position, "$pi-muted")))
             )
+        options.set_options(rows)  # one layout for pi's hundreds of models, not one per row
         if self.order:
             options.highlighted = min(highlighted or 0, len(self.order) - 1)
         count = len(self.enabled)
