@@ -34,9 +34,10 @@ from urllib.parse import quote, urlsplit
 from pi_tui.ai import google_adc
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ConfigError, ProviderError
-from pi_tui.ai.google import GoogleParser, request_body, requires_tool_call_id
+from pi_tui.ai.google import GoogleParser, google_level, request_body, requires_tool_call_id
 from pi_tui.ai.protocol import HttpRequest
-from pi_tui.ai.types import Context, Model, StreamOptions
+from pi_tui.ai.thinking import clamp_level, request_level
+from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.ai.wire import stream_headers
 
 API = "google-vertex"
@@ -148,6 +149,101 @@ def model_path(model_id: str) -> str:
     return f"publishers/google/models/{model_id}"
 
 
+def vertex_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """Gemini's body as pi 1.5.2 sends it to Vertex (checked against the real pi in
+    tests/interop/test_google_vertex_vs_pi.py): tools as ``parametersJsonSchema`` (the whole JSON
+    schema, ``const`` as a one-value ``enum``), a thinking model asked not to think told so,
+    and no call ids on Gemini's parts."""
+    body = request_body(model, context, options)
+    if not requires_tool_call_id(model.id):
+        _drop_call_ids(body["contents"])
+    if context.tools:
+        body["tools"] = [{"functionDeclarations": [json_schema_declaration(tool) for tool in context.tools]}]
+    if model.reasoning and request_level(model, options.thinking) is None:
+        body["generationConfig"]["thinkingConfig"] = disabled_thinking(model)
+    return body
+
+
+def json_schema_declaration(tool: Tool) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parametersJsonSchema": const_as_enum(tool.parameters),
+    }
+
+
+_NAME_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+_SUBSCHEMAS = frozenset(
+    {
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
+
+
+def const_as_enum(schema: Any, names: bool = False) -> Any:
+    """String and number ``const`` values as one-value ``enum``s, at every schema level (Gemini
+    ignores ``const`` in a JSON schema but honours ``enum``); property names are left alone."""
+    if isinstance(schema, list):
+        return [const_as_enum(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if names or key in _SUBSCHEMAS:
+            result[key] = const_as_enum(value)
+        elif key in _NAME_MAPS:
+            result[key] = const_as_enum(value, names=True)
+        else:
+            result[key] = value
+    if not names and "const" in result and "enum" not in result:
+        value = result["const"]
+        if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
+            del result["const"]
+            result["enum"] = [value]
+    return result
+
+
+_LEVEL_MODELS = re.compile(r"gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)|gemma-?4")
+
+
+def uses_thinking_level(model_id: str) -> bool:
+    """Gemini 3 Pro/Flash, Gemini 4 on, Gemma 4 and the ``-latest`` Flash aliases take a
+    ``thinkingLevel`` instead of a token budget (pi's ``usesGoogleThinkingLevel``)."""
+    lowered = model_id.lower()
+    return bool(_LEVEL_MODELS.search(lowered)) or lowered in (
+        "gemini-flash-latest",
+        "gemini-flash-lite-latest",
+    )
+
+
+def disabled_thinking(model: Model) -> dict[str, Any]:
+    """What pi sends a thinking model at ``off``: a zero budget, or, for a level model that
+    cannot stop thinking, its weakest level."""
+    if not uses_thinking_level(model.id):
+        return {"thinkingBudget": 0}
+    weakest = clamp_level(model, "off")
+    if weakest == "off":
+        return {"thinkingBudget": 0}
+    return {"thinkingLevel": google_level(model, weakest).upper()}
+
+
 def _drop_call_ids(contents: list[dict[str, Any]]) -> None:
     """Vertex refuses ``id`` in ``functionCall`` / ``functionResponse`` parts of Gemini models;
     pi sends ids only to the models that need them (Claude, gpt-oss), and so does this."""
@@ -174,10 +270,7 @@ class GoogleVertexClient:
                 headers = stream_headers(model, options.model_copy(update={"api_key": None}), extra=extra)
         except ConfigError as error:  # the message ends with this one line, not a class name
             raise ProviderError(str(error)) from None
-        body = request_body(model, context, options)
-        if not requires_tool_call_id(model.id):
-            _drop_call_ids(body["contents"])
-        return HttpRequest(url=where.url, headers=headers, body=body)
+        return HttpRequest(url=where.url, headers=headers, body=vertex_body(model, context, options))
 
     def parser(self, builder: MessageBuilder) -> GoogleParser:
         return GoogleParser(builder)

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from pi_tui.ai.errors import ConfigError
-from pi_tui.ai.google_vertex import endpoint, model_path
-from pi_tui.ai.types import Model, StreamOptions
+from pi_tui.ai.google_vertex import CLIENT, endpoint, model_path
+from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
+from pi_tui.messages import UserMessage
 
 ADC = {"GOOGLE_CLOUD_PROJECT": "proj", "GOOGLE_CLOUD_LOCATION": "us-central1"}
 TAIL = "publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -93,3 +94,53 @@ def test_model_paths() -> None:
 def test_missing_project_is_a_config_error_naming_the_variables() -> None:
     with pytest.raises(ConfigError, match=r"^Google Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT"):
         url({"GOOGLE_CLOUD_LOCATION": "us-central1"})
+
+
+# --- the body: what pi sends Vertex beyond Gemini's shared builder ------------------------------
+
+
+def body(target: Model, level: ThinkingLevel, tools: list[Tool] | None = None) -> dict[str, Any]:
+    context = Context(messages=[UserMessage(content="hi")], tools=tools or [])
+    options = StreamOptions(api_key="k", thinking=level)
+    return CLIENT.build_request(target, context, options).body
+
+
+def test_tools_go_as_the_whole_json_schema_with_const_as_enum() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "mode": {"const": "fast"},
+            "const": {"type": "string"},  # a property named "const" stays a property
+            "items": {"type": "array", "items": {"anyOf": [{"const": 1}, {"const": True}]}},
+        },
+        "additionalProperties": False,
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+    }
+    sent = body(model(), "high", [Tool(name="pick", description="Pick", parameters=schema)])
+    (declaration,) = sent["tools"][0]["functionDeclarations"]
+    assert "parameters" not in declaration
+    assert declaration["parametersJsonSchema"] == {
+        "type": "object",
+        "properties": {
+            "mode": {"enum": ["fast"]},
+            "const": {"type": "string"},
+            "items": {"type": "array", "items": {"anyOf": [{"enum": [1]}, {"const": True}]}},
+        },
+        "additionalProperties": False,
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+    }
+    empty = body(model(), "high", [Tool(name="now", description="Time")])
+    assert empty["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"] == {
+        "type": "object",
+        "properties": {},
+    }
+
+
+def test_a_thinking_model_at_off_is_told_not_to_think() -> None:
+    flash = model(reasoning=True)
+    assert body(flash, "off")["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 0}
+    # a level model that cannot stop thinking gets its weakest level
+    pro = model(id="gemini-3-pro-preview", reasoning=True, thinking_level_map={"off": None, "minimal": None})
+    assert body(pro, "off")["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "LOW"}
+    plain = model(reasoning=False)
+    assert "thinkingConfig" not in body(plain, "off")["generationConfig"]

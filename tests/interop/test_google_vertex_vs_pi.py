@@ -1,0 +1,77 @@
+"""Google Vertex AI: pi-tui sends the request pi 1.5.2 (through Google's SDK) sends.
+
+Both run ``-p hello`` on google-vertex with a Vertex API key (express mode) and
+``GOOGLE_VERTEX_BASE_URL`` pointing at the loopback model server (the variable Google's SDK
+reads); the path, the key header and the body must agree, the system prompt's and tools' texts
+aside (each program has its own). The ADC path cannot be compared this way: Google's auth
+library asks Google's own token endpoint, which a test cannot stand in for; its requests differ
+from these only in the URL's project path and the Bearer header (tests/integration/
+test_google_vertex.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.test_pi_reads_exports import SCRIPT
+from tests.support.model_server import ModelServer, RecordedRequest
+from tests.support.real_pi import run_pi
+
+pytestmark = pytest.mark.pi_interop
+
+
+def shape(request: RecordedRequest) -> dict[str, Any]:
+    body = dict(request.body)
+    system = body.pop("systemInstruction", None)
+    tools = body.pop("tools", None) or []
+    return {
+        "path": request.path,
+        "query": request.query,
+        "key": request.headers.get("x-goog-api-key"),
+        "authorization": request.headers.get("authorization"),
+        "body": body,
+        "system parts": [sorted(part) for part in (system or {}).get("parts", [])],
+        "tool groups": [sorted(group) for group in tools],
+        "tool fields": sorted(
+            {key for group in tools for d in group.get("functionDeclarations", []) for key in d}
+        ),
+    }
+
+
+@pytest.mark.parametrize("level", ["high", "off"])
+def test_express_mode_request_matches_pi(level: str, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    ours_dir, pis_dir = tmp_path / "ours", tmp_path / "pis"
+    for folder in (ours_dir, pis_dir):
+        folder.mkdir()
+    args = ["--provider", "google-vertex", "--model", "gemini-2.5-flash", "--thinking", level, "-p", "hello"]
+    with ModelServer() as server:
+        env = {
+            "HOME": str(tmp_path),
+            "GOOGLE_CLOUD_API_KEY": "test-key",
+            "GOOGLE_VERTEX_BASE_URL": server.base_url,
+        }
+        done = run_pi(args, agent_dir=pis_dir, cwd=project, env=env, pi="1.5.2")
+        assert done.returncode == 0, done.stderr
+        theirs = server.requests[-1]
+        full = {
+            k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("GOOGLE_")
+        }
+        full.update({"PI_CODING_AGENT_DIR": str(ours_dir), **env})
+        ours_run = subprocess.run(
+            [SCRIPT, *args], cwd=project, env=full, capture_output=True, text=True, timeout=120
+        )
+        assert ours_run.returncode == 0, ours_run.stderr
+        assert ours_run.stdout.strip() == "echo: hello"
+        ours = server.requests[-1]
+    assert shape(ours) == shape(theirs)
+    assert shape(ours)["path"] == "/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+    assert shape(ours)["query"] == {"alt": "sse"} and shape(ours)["key"] == "test-key"
+    if level == "off":  # pi's "do not think" for a budget model
+        assert ours.body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 0}
