@@ -27,10 +27,9 @@ def format_model_list(models: list[Model]) -> str:
 
 
 def _tokens(count: int) -> str:
-    if count >= 1_000_000 and count % 1_000_000 == 0:
-        return f"{count // 1_000_000}M"
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.1f}M"
-    if count >= 1000:
-        return f"{round(count / 1000)}K"
+    """As pi writes a size in the same table: whole thousands or millions bare, else one
+    decimal (65,535 -> ``65.5K``; 1,048,576 -> ``1.0M``)."""
+    for unit, size in (("M", 1_000_000), ("K", 1000)):
+        if count >= size:
+            return f"{count // size}{unit}" if count % size == 0 else f"{count / size:.1f}{unit}"
     return str(count)

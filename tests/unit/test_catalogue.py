@@ -14,6 +14,7 @@ import pytest
 
 from pi_tui.ai.catalogue import CATALOGUE, KEY_ENV_VAR_NAMES, PROVIDERS, builtin_models
 from pi_tui.ai.errors import ConfigError
+from pi_tui.ai.model_list import format_model_list
 from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
 from pi_tui.ai.types import Model
@@ -208,3 +209,21 @@ def test_list_models_search_and_scoped_globs(monkeypatch: pytest.MonkeyPatch) ->
     # "deepseek/*" also names OpenRouter's deepseek/... ids (a glob matches the bare id too, as
     # in pi), already in the scope; deepseek's own are not offered without its key.
     assert scope.unmatched == [] and not any(s.model.provider == "deepseek" for s in scope.models)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "shown"),
+    [
+        (999, "999"),
+        (200_000, "200K"),
+        (65_535, "65.5K"),
+        (131_072, "131.1K"),
+        (2_000_000, "2M"),
+        (1_048_576, "1.0M"),
+    ],
+)
+def test_list_models_writes_sizes_as_pi_does(tokens: int, shown: str) -> None:
+    """pi's --list-models table: whole units bare, else one decimal (pi-tui rounded 65,535 to
+    66K, a size no model has)."""
+    model = Model(id="m", api="openai-completions", provider="p", context_window=tokens, max_tokens=tokens)
+    assert format_model_list([model]).splitlines()[1].split()[2:4] == [shown, shown]
