@@ -39,15 +39,26 @@ def server() -> Iterator[ProviderAuthServer]:
 
 
 @pytest.fixture
-def env(server: ProviderAuthServer, tmp_path: Path) -> dict[str, str]:
-    """No provider key, no display (so no browser is started), the endpoints on the server."""
+def env(server: ProviderAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """No provider key, no display (so no browser is started), the endpoints on the server: for
+    the installed script (the returned environment) and for :func:`cli` in this process."""
     endpoints = server.write_endpoints(tmp_path / "endpoints.json")
-    kept = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.endswith("_API_KEY") and name not in ("DISPLAY", "WAYLAND_DISPLAY")
-    }
-    return {**kept, "PI_TUI_OAUTH_ENDPOINTS": str(endpoints)}
+    for name in list(os.environ):
+        if name.endswith("_API_KEY") or name in ("DISPLAY", "WAYLAND_DISPLAY"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PI_TUI_OAUTH_ENDPOINTS", str(endpoints))
+    return dict(os.environ)
+
+
+def cli(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """A command after the login, through the installed script's entry point in this process
+    (each run of the script costs a second of start-up; the logins themselves run the script)."""
+    from pi_tui.cli import main
+
+    capfd.readouterr()
+    code = main(list(args))
+    out, err = capfd.readouterr()
+    return code, out, err
 
 
 class Login:
@@ -145,7 +156,11 @@ def saved(agent_dir: Path) -> dict[str, Any]:
 
 
 def test_anthropic_login_in_the_browser_then_check_print_and_logout(
-    server: ProviderAuthServer, env: dict[str, str], agent_dir: Path, tmp_path: Path
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     (agent_dir / "auth.json").write_text(json.dumps({"groq": {"type": "api_key", "key": "gsk-kept"}}))
     login = Login(["anthropic"], env, tmp_path)
@@ -161,22 +176,21 @@ def test_anthropic_login_in_the_browser_then_check_print_and_logout(
     assert credential["access"] == server.issued["access"][-1]
     assert credential["access"] not in out + err
 
-    checked = run("auth", "check", "anthropic", "--json", env=env, cwd=tmp_path)
-    assert checked.returncode == 0 and json.loads(checked.stdout)["authType"] == "oauth", checked.stderr
-    printed = run("auth", "print-bearer-token", "anthropic", env=env, cwd=tmp_path)
-    assert (printed.returncode, printed.stdout) == (0, f"{credential['access']}\n"), printed.stderr
-    refused = run("auth", "print-api-key", "anthropic", env=env, cwd=tmp_path)
-    assert refused.returncode == 1 and "configured with OAuth" in refused.stderr
+    code, out, err = cli(capfd, "auth", "check", "anthropic", "--json")
+    assert code == 0 and json.loads(out)["authType"] == "oauth", err
+    assert cli(capfd, "auth", "print-bearer-token", "anthropic")[:2] == (0, f"{credential['access']}\n")
+    code, out, err = cli(capfd, "auth", "print-api-key", "anthropic")
+    assert code == 1 and "configured with OAuth" in err
 
     # a token that must last two hours more is renewed first, and the renewal is saved
-    renewed = run("auth", "print-bearer-token", "anthropic", "--min-expiry", "2h", env=env, cwd=tmp_path)
-    assert renewed.returncode == 0, renewed.stderr
-    assert renewed.stdout.strip() == server.issued["access"][-1] != credential["access"]
+    code, out, err = cli(capfd, "auth", "print-bearer-token", "anthropic", "--min-expiry", "2h")
+    assert code == 0, err
+    assert out.strip() == server.issued["access"][-1] != credential["access"]
     assert server.log.token_requests[-1]["grant_type"] == "refresh_token"
     assert saved(agent_dir)["anthropic"]["access"] == server.issued["access"][-1]
 
-    removed = run("auth", "logout", "anthropic", env=env, cwd=tmp_path)
-    assert removed.returncode == 0 and "Removed" in removed.stdout
+    code, out, err = cli(capfd, "auth", "logout", "anthropic")
+    assert code == 0 and "Removed" in out
     assert saved(agent_dir) == {"groq": {"type": "api_key", "key": "gsk-kept"}}
 
 
@@ -280,7 +294,11 @@ def test_ctrl_c_stops_the_sign_in(
 
 
 def test_check_an_expired_login(
-    server: ProviderAuthServer, env: dict[str, str], agent_dir: Path, tmp_path: Path
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     """Expired with a refresh token: ready without renewing (--no-refresh); renewed by a plain
     check; invalid (exit 2, one line) when the provider refuses the renewal, the file kept."""
@@ -290,17 +308,15 @@ def test_check_an_expired_login(
     stored = saved(agent_dir)
     stored["anthropic"]["expires"] = 1
     (agent_dir / "auth.json").write_text(json.dumps(stored))
-    quick = run("auth", "check", "anthropic", "--no-refresh", env=env, cwd=tmp_path)
-    assert (quick.returncode, quick.stdout) == (0, "ready\n"), quick.stderr
+    assert cli(capfd, "auth", "check", "anthropic", "--no-refresh")[:2] == (0, "ready\n")
     assert saved(agent_dir)["anthropic"]["expires"] == 1  # nothing renewed
-    renewed = run("auth", "check", "anthropic", env=env, cwd=tmp_path)
-    assert (renewed.returncode, renewed.stdout) == (0, "ready\n"), renewed.stderr
+    assert cli(capfd, "auth", "check", "anthropic")[:2] == (0, "ready\n")
     assert saved(agent_dir)["anthropic"]["access"] == server.issued["access"][-1]
 
     stored = saved(agent_dir)
     stored["anthropic"].update(expires=1, refresh="a-refresh-token-the-server-never-issued")
     (agent_dir / "auth.json").write_text(json.dumps(stored))
-    refused = run("auth", "check", "anthropic", env=env, cwd=tmp_path)
-    assert (refused.returncode, refused.stdout) == (2, "invalid\n")
-    assert len(refused.stderr.strip().splitlines()) == 1 and "/login anthropic" in refused.stderr
+    code, out, err = cli(capfd, "auth", "check", "anthropic")
+    assert (code, out) == (2, "invalid\n")
+    assert len(err.strip().splitlines()) == 1 and "/login anthropic" in err
     assert saved(agent_dir) == stored
