@@ -50,9 +50,9 @@ def _strings(value: Any) -> Iterator[str]:
 def recorded_environment(manager: SessionManager) -> tuple[dict[str, str], dict[str, str]]:
     """``(credentials, secrets)``: value -> where, from every ``NAME=value`` line of the session.
     Credentials are the values of providers' key variables (hidden whatever the setting)."""
-    from pi_tui.ai.catalogue import ENV_VARS
+    from pi_tui.ai.catalogue import KEY_ENV_VAR_NAMES
 
-    key_names = set(ENV_VARS.values())
+    key_names = KEY_ENV_VAR_NAMES  # every provider's, anthropic's bearer tokens too
     credentials: dict[str, str] = {}
     found: dict[str, str] = {}
     for raw in manager.iter_raw_entries():

@@ -148,7 +148,7 @@ def known_credentials(
     registry: ModelRegistry | None, cli_key: str | None, environ: Mapping[str, str]
 ) -> dict[str, str]:
     """Value -> where it came from, for every credential pi-tui knows of (>= 8 characters)."""
-    from pi_tui.ai.catalogue import ENV_VARS
+    from pi_tui.ai.catalogue import KEY_ENV_VAR_NAMES
 
     found: dict[str, str] = {}
 
@@ -158,7 +158,7 @@ def known_credentials(
                 found.setdefault(value, where)
 
     add([cli_key or ""], "--api-key")
-    add((environ.get(name, "") for name in ENV_VARS.values()), "provider environment variables")
+    add((environ.get(name, "") for name in sorted(KEY_ENV_VAR_NAMES)), "provider environment variables")
     add([environ.get("PI_TUI_SERVE_TOKEN", "")], "PI_TUI_SERVE_TOKEN")  # whoever has it drives the server
     if registry is not None:
         for provider in registry.auth.providers():

@@ -227,3 +227,12 @@ def test_list_models_writes_sizes_as_pi_does(tokens: int, shown: str) -> None:
     66K, a size no model has)."""
     model = Model(id="m", api="openai-completions", provider="p", context_window=tokens, max_tokens=tokens)
     assert format_model_list([model]).splitlines()[1].split()[2:4] == [shown, shown]
+
+
+def test_every_credential_variable_of_the_catalogue_is_hidden_as_a_credential() -> None:
+    """Not only each provider's API key variable: anthropic's bearer tokens too."""
+    from pi_tui.secrets.sources import known_credentials
+
+    environ = {"ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-abcdefgh", "HF_TOKEN": "hf_abcdefghijk"}
+    found = known_credentials(None, None, environ)
+    assert set(found) == set(environ.values())
