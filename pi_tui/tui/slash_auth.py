@@ -105,9 +105,19 @@ async def login(app: CommandHost, args: str) -> None:
         for sid in SUBSCRIPTION_PROVIDERS
     ]
     rows += [(p, f"{provider_name(registry, p)}  {key_status(registry, p)}") for p in providers]
-    chosen = await app.push_screen_wait(
-        ChoiceMenu("Select provider to configure:", rows, help_text="↑↓ move · enter choose · esc cancel")
-    )
+    wanted = args.strip().lower()
+    if wanted:  # /login <provider>: pi's shortcut past the list (a subscription when it is one)
+        chosen: str | None = next(
+            (value for value, _label in rows if value.removeprefix(_SUBSCRIPTION_PREFIX).lower() == wanted),
+            None,
+        )
+        if chosen is None:
+            app.say(f'Unknown provider "{args.strip()}": /login lists the providers.', "error")
+            return
+    else:
+        chosen = await app.push_screen_wait(
+            ChoiceMenu("Select provider to configure:", rows, help_text="↑↓ move · enter choose · esc cancel")
+        )
     if chosen is None:
         return
     if chosen.startswith(_SUBSCRIPTION_PREFIX):

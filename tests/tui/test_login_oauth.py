@@ -207,3 +207,23 @@ async def test_logout_lists_logins_and_keys(project: Path, agent_dir: Path) -> N
             said
         )
         assert saved(agent_dir) == {"groq": {"type": "api_key", "key": "gsk-1"}}
+
+
+async def test_login_with_a_provider_named_skips_the_list(
+    project: Path, agent_dir: Path, auth_server: ProviderAuthServer
+) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_command(pilot, app, "/login github-copilot")
+        await wait_for_screen(pilot, app, TextPrompt)  # the Enterprise question, no provider list
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await type_command(pilot, app, "/login groq")
+        prompt = await wait_for_screen(pilot, app, TextPrompt)
+        assert prompt.title_text == "Enter API key for Groq:"
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await type_command(pilot, app, "/login nope")
+        await settle(pilot, app)
+        said = infos(app)[-1]
+        assert said.level == "error" and said.text.startswith('Unknown provider "nope"')
