@@ -17,8 +17,9 @@ Tokens live in memory only (never written to disk), keyed by the file's path and
 are fetched again five minutes before they expire (Google's library uses the same margin). The
 token endpoint comes from the file, so tests point it at a loopback server.
 
-The fetch is a short synchronous POST: request builders are synchronous, and it happens about
-once an hour per credential.
+:func:`access_token` is synchronous (one short POST about once an hour per credential); the
+Vertex client calls it from a worker thread as the request's signer
+(:class:`pi_tui.ai.google_vertex.AdcSigner`), so the event loop never waits on it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ Each variable is looked up in the request's provider environment (auth.json's ``
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Mapping
@@ -255,22 +256,40 @@ def _drop_call_ids(contents: list[dict[str, Any]]) -> None:
                     inner.pop("id", None)
 
 
+class AdcSigner:
+    """Adds the ADC Bearer token (and ``x-goog-user-project``) to each attempt, as the runner's
+    ``request.signer``: the token is fetched, when the cache has none fresh, in a worker thread,
+    so the event loop never waits on Google's token endpoint; a retry takes a renewed token.
+    Headers the request already carries (a models.json ``Authorization``) are left as they are."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = dict(env)
+
+    async def __call__(self, url: str, headers: dict[str, str], payload: bytes) -> dict[str, str]:
+        try:
+            token = await asyncio.to_thread(google_adc.access_token, self.env)
+        except ConfigError as error:
+            raise ProviderError(str(error)) from None
+        given = {name.lower() for name in headers}
+        added = {**token.headers, "authorization": f"Bearer {token.token}"}
+        return {name: value for name, value in added.items() if name not in given}
+
+
 class GoogleVertexClient:
     api = API
 
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
         try:
             where = endpoint(model, options)
-            key = api_key(options)
-            if key is not None:
-                headers = stream_headers(model, options.model_copy(update={"api_key": key}), "x-goog-api-key")
-            else:
-                token = google_adc.access_token(options.provider_env)
-                extra = {**token.headers, "authorization": f"Bearer {token.token}"}
-                headers = stream_headers(model, options.model_copy(update={"api_key": None}), extra=extra)
         except ConfigError as error:  # the message ends with this one line, not a class name
             raise ProviderError(str(error)) from None
-        return HttpRequest(url=where.url, headers=headers, body=vertex_body(model, context, options))
+        key = api_key(options)
+        body = vertex_body(model, context, options)
+        if key is not None:
+            headers = stream_headers(model, options.model_copy(update={"api_key": key}), "x-goog-api-key")
+            return HttpRequest(url=where.url, headers=headers, body=body)
+        headers = stream_headers(model, options.model_copy(update={"api_key": None}))
+        return HttpRequest(url=where.url, headers=headers, body=body, signer=AdcSigner(options.provider_env))
 
     def parser(self, builder: MessageBuilder) -> GoogleParser:
         return GoogleParser(builder)

@@ -60,6 +60,7 @@ class VertexServer:
     public_key: rsa.RSAPublicKey | None = None
     api_key: str = "AIza-test-vertex-key"
     expires_in: int = 3599
+    token_delay: float = 0.0
     replies: list[str] = field(default_factory=list)
     token_requests: list[dict[str, str]] = field(default_factory=list)
     model_requests: list[Seen] = field(default_factory=list)
@@ -112,6 +113,7 @@ class VertexServer:
     def token(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         form = {key: values[0] for key, values in parse_qs(raw.decode()).items()}
         self.token_requests.append(form)
+        time.sleep(self.token_delay)  # a slow token endpoint (the server is threaded)
         grant = form.get("grant_type")
         if grant == "refresh_token":
             expected = (self.client_id, self.client_secret, self.refresh_token)
@@ -340,6 +342,42 @@ def test_authorized_user_adc_is_refreshed_once_and_streams_text(server: VertexSe
     assert len(server.token_requests) == 1
     assert server.model_requests[1].headers["authorization"] == "Bearer ya29.test-token-1"
     assert "ya29" not in credentials.read_text()  # never written to disk
+
+
+def test_a_slow_token_endpoint_does_not_hold_up_the_event_loop(server: VertexServer, tmp_path: Path) -> None:
+    """The token is fetched in a worker thread (the request's signer), so a UI on the same loop
+    keeps drawing while Google's endpoint takes its time."""
+    server.token_delay = 1.0
+    server.replies.append("text.sse")
+    env = adc_env(server, authorized_user_file(tmp_path, server))
+
+    async def main() -> tuple[AssistantMessage, float]:
+        loop = asyncio.get_running_loop()
+        gaps: list[float] = []
+
+        async def ticker() -> None:
+            last = loop.time()
+            while True:
+                await asyncio.sleep(0.01)
+                now = loop.time()
+                gaps.append(now - last)
+                last = now
+
+        task = loop.create_task(ticker())
+        try:
+            options = StreamOptions(provider_env=env, max_retries=0)
+            stream = stream_message(vertex_model(), Context(messages=[user("capital of France?")]), options)
+            async for _event in stream:
+                pass
+            return await stream.result(), max(gaps)
+        finally:
+            task.cancel()
+            await close_shared_client()
+
+    message, longest = asyncio.run(asyncio.wait_for(main(), 20))
+    assert text_of(message) == "The capital of France is Paris.", message.error_message
+    assert len(server.token_requests) == 1
+    assert longest < 0.5, f"the loop stood still for {longest:.2f} s"
 
 
 def test_a_token_close_to_expiry_is_fetched_again(server: VertexServer, tmp_path: Path) -> None:
