@@ -26,6 +26,7 @@ import orjson
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.offline import DEMO_MODEL
 from pi_tui.ai.types import Model, ModelCost
+from pi_tui.gc_control import paused_gc
 
 KNOWN_APIS: tuple[str, ...] = (
     "anthropic-messages",
@@ -104,7 +105,8 @@ _OWN_PROVIDERS: dict[str, dict[str, Any]] = {
 @functools.cache
 def catalogue_document() -> dict[str, Any]:
     """The generated catalogue file, parsed once per process."""
-    document: dict[str, Any] = orjson.loads(CATALOGUE_FILE.read_bytes())
+    with paused_gc():  # ~40k acyclic objects: no cycle scans while they are made
+        document: dict[str, Any] = orjson.loads(CATALOGUE_FILE.read_bytes())
     return document
 
 
@@ -169,6 +171,11 @@ def _catalogue_models() -> tuple[Model, ...]:
     """The catalogue's models, built without validation from the file pi's generator wrote
     (the tests check every one equals its validated twin, and the file against pi's own
     catalogue): ``model_construct`` would cost about 30 ms at every start, this about 5."""
+    with paused_gc():
+        return tuple(_build_models())
+
+
+def _build_models() -> list[Model]:
     models: list[Model] = []
     for provider, entry in _all_providers().items():
         api, base_url = entry["api"], entry["baseUrl"]
@@ -200,7 +207,7 @@ def _catalogue_models() -> tuple[Model, ...]:
                 "thinking_level_map": dict(thinking_map) if thinking_map else None,
             }
             models.append(_built(Model, values))
-    return tuple(models)
+    return models
 
 
 _NO_COST = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
