@@ -144,7 +144,7 @@ class HistoryMixin:
                 result = _given_compaction(given, preparation)
             else:
                 given = None
-                options = self._request_options(self.model)
+                options = await asyncio.to_thread(self._request_options, self.model)
                 options.thinking = self.thinking_level  # type: ignore[assignment]
                 result = await compact(preparation, self.model, options, custom_instructions)
         except (CompactionError, ConfigError) as error:
@@ -221,7 +221,7 @@ class HistoryMixin:
         elif summarize and old_leaf is not None:
             entries = collect_entries_for_branch_summary(self.manager, old_leaf, target_id)
             try:
-                options = self._request_options(self.model)
+                options = await asyncio.to_thread(self._request_options, self.model)
                 result = await summarize_branch(
                     entries,
                     self.model,

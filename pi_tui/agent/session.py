@@ -602,7 +602,9 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         if self.mcp is not None:  # the first prompt waits (10 s at most) for direct MCP tools
             await self.mcp.wait_for_direct()
         try:
-            options = self._request_options(self.model)
+            # Off the event loop: a saved login may be renewed here (one HTTP POST, pi's lock on
+            # auth.json) and a models.json ``!command`` key runs a process.
+            options = await asyncio.to_thread(self._request_options, self.model)
         except ConfigError as error:
             return await self._failed_message(str(error))
         options.thinking = self.thinking_level  # type: ignore[assignment]
