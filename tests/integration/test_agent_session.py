@@ -366,6 +366,37 @@ def test_missing_key_is_a_clear_failed_message(tmp_path: Path) -> None:
         assert not server.requests
 
 
+def test_request_options_are_resolved_while_the_event_loop_keeps_running(tmp_path: Path) -> None:
+    """A saved login renewed before a turn (an HTTP POST under auth.json's lock) must not freeze
+    the front end: the resolver runs off the loop, which keeps serving other tasks meanwhile."""
+    import threading
+
+    with ModelServer() as server:
+        server.queue(Scripted(text="ok"))
+        agent, _events = make_agent(server, tmp_path)
+        resolved = threading.Event()
+        release = threading.Event()
+        plain = agent._request_options
+
+        def slow_renewal(model: Any) -> StreamOptions:
+            resolved.set()
+            assert release.wait(10), "the loop never got to release the resolver"
+            return plain(model)
+
+        agent._request_options = slow_renewal
+
+        async def scenario() -> str:
+            turn = asyncio.create_task(agent.prompt("hi"))
+            while not resolved.is_set():  # the loop is free: this task runs while it waits
+                await asyncio.sleep(0.005)
+            release.set()
+            final = await turn
+            return final.stop_reason
+
+        assert run(scenario) == "stop"
+        assert len(server.requests) == 1
+
+
 def test_images_are_sent_with_the_prompt(tmp_path: Path) -> None:
     from pi_tui.messages import ImageContent
 
