@@ -112,10 +112,13 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         registry.request_options(model, cli_key=options.api_key)  # fail now, not mid-run
     except ConfigError as error:
         manager.close()
-        raise StartupError(
-            f"{error}. (With no provider chosen and no key anywhere, the interactive mode uses the "
-            "offline demo model instead.)"
-        ) from None
+        line = str(error)
+        if line.startswith("No API key"):  # not for an expired login, a missing endpoint, ...
+            line += (
+                ". (With no provider chosen and no key anywhere, the interactive mode uses the "
+                "offline demo model instead.)"
+            )
+        raise StartupError(line) from None
     for problem in install_secrets(settings, options, registry):
         print(f"pi-tui: warning: {problem}", file=sys.stderr)
     selection = select_tools(options, settings, frozenset(extensions.runner.tools))
