@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.system_prompt import build_system_prompt
-from pi_tui.ai.catalogue import ENV_VARS
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
@@ -460,7 +459,7 @@ def choose_model(
             if match is not None and match.model.provider == "offline" and not options.demo_fallback:
                 match = None  # a script continuing a demo session names the demo, or gets a real model
             if match is not None and (
-                match.model.provider not in ENV_VARS or registry.has_key(match.model.provider)
+                not registry.needs_key(match.model.provider) or registry.has_key(match.model.provider)
             ):
                 thinking = options.thinking or context.thinking_level
                 return match.model, thinking, None

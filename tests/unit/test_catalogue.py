@@ -19,6 +19,7 @@ from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
 from pi_tui.ai.types import Model
 from pi_tui.cli import main
+from tests.support.model_server import ModelServer
 
 AMBIENT = (
     "AWS_PROFILE",
@@ -236,3 +237,36 @@ def test_every_credential_variable_of_the_catalogue_is_hidden_as_a_credential() 
     environ = {"ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-abcdefgh", "HF_TOKEN": "hf_abcdefghijk"}
     found = known_credentials(None, None, environ)
     assert set(found) == set(environ.values())
+
+
+def test_a_resumed_session_on_a_provider_without_credentials_moves_to_one_with_a_key(
+    agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """openai-codex reads no variable (a ChatGPT login only): with no login, a session that used
+    it continues on a model that has a key, as one whose provider's variable is unset does."""
+    codex = PROVIDERS["openai-codex"]
+    assert codex.env_vars == () and codex.default_model is not None
+    session = tmp_path / "codex.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "0b5e7a1c-1d2e-4f00-8a00-000000000001",
+        "timestamp": "2026-11-21T20:11:57.309Z",
+        "cwd": str(tmp_path),
+    }
+    change = {
+        "type": "model_change",
+        "id": "a1b2c3d4",
+        "parentId": None,
+        "timestamp": "2026-11-21T20:11:57.335Z",
+        "provider": "openai-codex",
+        "modelId": codex.default_model,
+    }
+    session.write_text(json.dumps(header) + "\n" + json.dumps(change) + "\n")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    with ModelServer() as server:
+        write_models(agent_dir, server.models_json())
+        code = main(["--session", str(session), "-p", "carry on"])
+        out, err = capfd.readouterr()
+    assert (code, out) == (0, "echo: carry on\n"), err
+    assert f"openai-codex/{codex.default_model}, which has no API key here" in err
