@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import platform
+import re
 import sys
 from typing import Any
 
@@ -73,6 +74,10 @@ class CodexClient:
             headers=request_headers(model, options, token, account, session),
             body=request_body(model, context, options, session),
         )
+
+    def http_error(self, error: ProviderError, body: str) -> ProviderError:
+        """A usage limit in pi's words; one that cannot lift within a retry is not retried."""
+        return usage_limit_error(error, body) or error
 
     def parser(self, builder: MessageBuilder) -> CodexParser:
         return CodexParser(builder)
@@ -225,6 +230,49 @@ def _codex_error(payload: dict[str, Any]) -> ProviderError:
     message = payload.get("message") if isinstance(payload.get("message"), str) else nested.get("message")
     text = message or code or orjson.dumps(payload).decode()
     return ProviderError(f"Codex error: {text}", retryable=code in RETRYABLE_CODES)
+
+
+_LIMIT_CODES = re.compile(r"usage_limit_reached|usage_not_included|rate_limit_exceeded", re.IGNORECASE)
+_LASTING_LIMIT_CODES = re.compile(r"usage_limit_reached|usage_not_included", re.IGNORECASE)
+_LASTING_LIMIT_TEXT = re.compile(
+    r"GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached|available balance"
+    r"|insufficient_quota|out of budget|quota exceeded|billing",
+    re.IGNORECASE,
+)
+"""What pi 1.5.2 treats as a limit a retry cannot get past (a plan's quota, billing)."""
+
+
+def usage_limit_error(error: ProviderError, body: str, now: float | None = None) -> ProviderError | None:
+    """The ChatGPT usage limit in pi's words ("You have hit your ChatGPT usage limit (plus plan).
+    Try again in ~42 min."), from an HTTP 429 or a limit code in the body; None for other errors.
+
+    A subscription's limit lasts until ``resets_at`` (hours, often), so a usage limit and a
+    quota or billing refusal are final; a plain rate limit is retried as any 429."""
+    import time
+
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    nested = data.get("error") if isinstance(data, dict) else None
+    detail: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    code = str(detail.get("code") or detail.get("type") or "")
+    if error.status != 429 and not _LIMIT_CODES.search(code):
+        return None
+    plan_type = detail.get("plan_type")
+    plan = f" ({plan_type.lower()} plan)" if isinstance(plan_type, str) and plan_type else ""
+    when = ""
+    resets_at = detail.get("resets_at")
+    if isinstance(resets_at, int | float) and not isinstance(resets_at, bool):
+        minutes = max(0, round((resets_at - (time.time() if now is None else now)) / 60))
+        when = f" Try again in ~{minutes} min."
+    lasting = bool(_LASTING_LIMIT_CODES.search(code) or _LASTING_LIMIT_TEXT.search(body))
+    return ProviderError(
+        f"You have hit your ChatGPT usage limit{plan}.{when}",
+        status=error.status,
+        retryable=error.retryable and not lasting,
+        retry_after=error.retry_after,
+    )
 
 
 CLIENT = CodexClient()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_tui.ai.builder import MessageBuilder
+from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.sse import Sink, SSEDecoder, SSEEvent
 from pi_tui.ai.types import Context, Model, StreamOptions
 
@@ -60,7 +61,9 @@ class ParserBase:
 
 class ApiClient(Protocol):
     """A client may also define ``frame_decoder() -> FrameDecoder`` when its responses are not
-    SSE (Bedrock's AWS event stream); :func:`frame_decoder` falls back to SSE."""
+    SSE (Bedrock's AWS event stream; :func:`frame_decoder` falls back to SSE), and
+    ``http_error(error, body) -> ProviderError`` to reword an HTTP error answer or decide
+    whether it is retried (:func:`refine_http_error`; the Codex backend's usage limit)."""
 
     api: str
 
@@ -73,3 +76,10 @@ def frame_decoder(client: ApiClient) -> FrameDecoder:
     """The client's own response decoder, else SSE (every client but Bedrock)."""
     make: Callable[[], FrameDecoder] | None = getattr(client, "frame_decoder", None)
     return make() if make is not None else SSEDecoder()
+
+
+def refine_http_error(client: ApiClient, error: ProviderError, body: str) -> ProviderError:
+    """The client's own reading of an HTTP error answer (its wording, whether to retry), else
+    the runner's generic one: a backend may say in its body what a status code cannot."""
+    refine: Callable[[ProviderError, str], ProviderError] | None = getattr(client, "http_error", None)
+    return refine(error, body) if refine is not None else error

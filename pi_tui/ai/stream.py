@@ -39,7 +39,7 @@ from pi_tui.ai.errors import ConfigError, ProviderError, is_context_overflow
 from pi_tui.ai.events import StreamEvent
 from pi_tui.ai.http import IdleLimits, shared_client
 from pi_tui.ai.oauth.copilot import COPILOT_PROVIDER, copilot_headers
-from pi_tui.ai.protocol import ApiClient, HttpRequest, frame_decoder
+from pi_tui.ai.protocol import ApiClient, HttpRequest, frame_decoder, refine_http_error
 from pi_tui.ai.registry import get_client
 from pi_tui.ai.surrogates import clean_context
 from pi_tui.ai.types import Context, Model, StreamOptions
@@ -473,7 +473,8 @@ class _Runner:
                     # error is shown, saved and printed, so those values never appear in it.
                     known = _credential_values({**request.headers, **signed})
                     body = redact_secrets(body, known=known)
-                    raise http_error(response.status_code, body, response.headers)
+                    error = http_error(response.status_code, body, response.headers)
+                    raise refine_http_error(client, error, body)
                 pipeline = WirePipeline(client, self.builder)
                 push = self.stream._push
                 try:

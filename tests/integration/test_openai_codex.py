@@ -26,7 +26,7 @@ from pi_tui.ai.stream import stream_message
 from pi_tui.ai.types import Context, Model, StreamOptions, Tool
 from pi_tui.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from tests.support.builders import tool_result, user
-from tests.support.model_server import ModelServer, Recording
+from tests.support.model_server import HttpError, ModelServer, Recording
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "openai_codex"
 SCRIPT = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
@@ -197,6 +197,31 @@ def test_error_event_is_the_message_error() -> None:
         message = stream(codex_model(server), Context(messages=[user("x")]))
     assert message.stop_reason == "error"
     assert message.error_message == "Codex error: Your input exceeds the context window of this model."
+
+
+def test_a_usage_limit_is_said_in_pis_words_and_not_retried() -> None:
+    """The subscription's limit lifts at ``resets_at`` (hours away): one request, pi's sentence."""
+    resets_at = int(time.time()) + 42 * 60
+    body = {"error": {"code": "usage_limit_reached", "plan_type": "PLUS", "resets_at": resets_at}}
+    with ModelServer() as server:
+        server.queue(HttpError(429, body=body), HttpError(429, body=body))
+        message = stream(codex_model(server), Context(messages=[user("x")]), options(max_retries=2))
+        sent = len(server.requests)
+    assert message.stop_reason == "error"
+    assert message.error_message in (
+        f"You have hit your ChatGPT usage limit (plus plan). Try again in ~{minutes} min."
+        for minutes in (41, 42)
+    )
+    assert sent == 1
+
+
+def test_a_passing_rate_limit_is_retried_and_then_the_answer_streams() -> None:
+    with ModelServer() as server:
+        limited = HttpError(429, body={"error": {"code": "rate_limit_exceeded", "message": "slow down"}})
+        server.queue(limited, Recording(DATA / "text.sse"))
+        message = stream(codex_model(server), Context(messages=[user("x")]), options(max_retries=2))
+        sent = len(server.requests)
+    assert message.stop_reason == "stop" and sent == 2
 
 
 def test_configured_headers_cannot_replace_the_credentials() -> None:
