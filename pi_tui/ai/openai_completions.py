@@ -36,6 +36,7 @@ from pi_tui.messages import (
 
 TOOL_IMAGES_NOTE = "Attached image(s) from tool result:"
 IMAGE_ONLY_RESULT = "(see attached image)"
+NO_OUTPUT_RESULT = "(no tool output)"
 BRIDGE_TEXT = "I have processed the tool results."
 """What pi puts between tool results and a user message for servers that need an assistant turn."""
 FINISH_REASONS = {
@@ -455,9 +456,11 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
 
 def _tool_result(model: Model, message: ToolResultMessage) -> dict[str, Any]:
     text = text_of(message.content)
+    if not text.strip():  # pi's placeholders: an image-only result, or no output at all
+        text = IMAGE_ONLY_RESULT if images_of(message.content) else NO_OUTPUT_RESULT
     converted: dict[str, Any] = {
         "role": "tool",
-        "content": text or IMAGE_ONLY_RESULT,
+        "content": text,
         "tool_call_id": message.tool_call_id,
     }
     if compat(model, "requiresToolResultName", False) and message.tool_name:
@@ -660,12 +663,29 @@ class CompletionsParser(ParserBase):
             self.builder.toolcall_delta(block, arguments)
 
     def _usage(self, usage: dict[str, Any]) -> None:
+        """Cache hits where each server puts them (OpenAI / OpenRouter: ``prompt_tokens_details.
+        cached_tokens``; DeepSeek: ``prompt_cache_hit_tokens``; Kimi: ``cached_tokens``) and
+        OpenRouter's separate ``cache_write_tokens``, both out of the input count, as pi does."""
         prompt = int(usage.get("prompt_tokens") or 0)
         details = usage.get("prompt_tokens_details") or {}
-        cached = int(details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0)
-        self.builder.set_usage(
-            input=max(prompt - cached, 0), output=int(usage.get("completion_tokens") or 0), cache_read=cached
+        cached = _first_count(
+            details.get("cached_tokens"), usage.get("prompt_cache_hit_tokens"), usage.get("cached_tokens")
         )
+        written = int(details.get("cache_write_tokens") or 0)
+        self.builder.set_usage(
+            input=max(prompt - cached - written, 0),
+            output=int(usage.get("completion_tokens") or 0),
+            cache_read=cached,
+            cache_write=written,
+        )
+
+
+def _first_count(*values: Any) -> int:
+    """The first value that is present (a 0 counts, as JavaScript's ``??`` takes it)."""
+    for value in values:
+        if value is not None:
+            return int(value)
+    return 0
 
 
 def _error_text(error: Any) -> str:

@@ -12,6 +12,7 @@ system prompt and one tool list, so for it they change nothing and are not teste
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -433,3 +434,52 @@ def test_anthropic_cache_control_behind_openrouter() -> None:
     assert request(bare)[0]["tools"][-1]["cache_control"] == marker
     other = model("openrouter", "openai/gpt-5.4", "https://openrouter.ai/api/v1", {})
     assert "cache_control" not in str(request(other)[0])
+
+
+# --- what pi does for every server alike: usage fields, empty tool results ----------------------
+
+
+def usage_of(usage: dict[str, Any]) -> tuple[float, float, float, float]:
+    from pi_tui.ai.builder import MessageBuilder
+
+    builder = MessageBuilder(model("p", "m", "http://127.0.0.1:1/v1", {}))
+    parser = CLIENT.parser(builder)
+    parser.on_event("", json.dumps({"id": "c1", "choices": [{"index": 0, "delta": {"content": "ok"}}]}))
+    parser.on_event("", json.dumps({"id": "c1", "choices": [], "usage": usage}))
+    parser.end()
+    (done,) = [event for event in builder.take_events() if event.type == "done"]
+    assert done.message is not None and done.message.usage is not None
+    found = done.message.usage
+    return found.input, found.output, found.cache_read, found.cache_write
+
+
+def test_cache_hits_wherever_the_server_reports_them_and_openrouters_cache_writes() -> None:
+    # OpenRouter: hits and separate writes, both out of the input
+    openrouter = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 20,
+        "prompt_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 300},
+    }
+    assert usage_of(openrouter) == (100, 20, 600, 300)
+    # Kimi: a top-level cached_tokens on the last usage chunk
+    assert usage_of({"prompt_tokens": 500, "completion_tokens": 5, "cached_tokens": 400}) == (100, 5, 400, 0)
+    # DeepSeek
+    assert usage_of({"prompt_tokens": 50, "completion_tokens": 5, "prompt_cache_hit_tokens": 30}) == (
+        20,
+        5,
+        30,
+        0,
+    )
+
+
+def test_an_empty_tool_result_is_sent_as_pis_placeholder() -> None:
+    local = model("p", "m", "http://127.0.0.1:1/v1", {})
+    call = ToolCall(id="call_9", name="bash", arguments={"command": "true"})
+    reply = AssistantMessage(
+        content=[call], api="openai-completions", provider="p", model="m", stop_reason="toolUse"
+    )
+    empty = ToolResultMessage(tool_call_id="call_9", tool_name="bash", content=[TextContent(text="  \n")])
+    context = Context(messages=[UserMessage(content="run it"), reply, empty])
+    body = CLIENT.build_request(local, context, StreamOptions(api_key="k")).body
+    (result,) = [message for message in body["messages"] if message["role"] == "tool"]
+    assert result == {"role": "tool", "content": "(no tool output)", "tool_call_id": "call_9"}
