@@ -606,6 +606,46 @@ def test_print_mode_with_a_models_json_base_url_override(
     assert request.headers["authorization"] == "Bearer ya29.test-token-1"
 
 
+def test_print_mode_with_the_settings_pis_login_saves_in_auth_json(
+    server: VertexServer, tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's ``/login`` for Vertex ("Service account credentials file" or ADC) saves no key, only
+    ``env`` (project, location, credentials file) under ``google-vertex`` in auth.json: with
+    nothing in the process environment, pi-tui finds all three there."""
+    credentials = service_account_file(tmp_path, server)
+    login = {
+        "google-vertex": {
+            "type": "api_key",
+            "env": {
+                "GOOGLE_CLOUD_PROJECT": PROJECT,
+                "GOOGLE_CLOUD_LOCATION": LOCATION,
+                "GOOGLE_APPLICATION_CREDENTIALS": str(credentials),
+                "GOOGLE_VERTEX_BASE_URL": server.url,
+            },
+        }
+    }
+    (agent_dir / "auth.json").write_text(json.dumps(login))
+    (agent_dir / "auth.json").chmod(0o600)
+    server.replies.append("text.sse")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("GOOGLE_", "GCLOUD_"))}
+    env.update(PI_CODING_AGENT_DIR=str(agent_dir), HOME=str(tmp_path))
+    done = subprocess.run(
+        ["pi-tui", "--provider", "google-vertex", "--model", "gemini-2.5-flash", "-p", "capital of France?"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "The capital of France is Paris."
+    assert server.errors == []
+    (grant,) = server.token_requests
+    assert grant["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    (request,) = server.model_requests
+    assert urlsplit(request.path).path.startswith(f"/v1/projects/{PROJECT}/locations/{LOCATION}/")
+
+
 def test_print_mode_without_a_location_fails_at_startup_in_one_line(tmp_path: Path, agent_dir: Path) -> None:
     agent = agent_dir
     (tmp_path / "adc.json").write_text(json.dumps({"type": "authorized_user"}))
