@@ -17,9 +17,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pi_tui.ai.oauth.login import codex_account_id, enterprise_domain, sign_in
+from pi_tui.ai.oauth.login import enterprise_domain, sign_in
 from pi_tui.ai.oauth.login_errors import LoginCancelled, LoginError
 from pi_tui.ai.oauth.providers import ENDPOINTS_ENV
+from pi_tui.ai.oauth.tokens import codex_account_id
 from tests.support.provider_auth_server import ACCOUNT_ID, ProviderAuthServer, running_auth_server
 
 
@@ -275,3 +276,135 @@ def test_small_readers() -> None:
     with pytest.raises(LoginError):
         enterprise_domain("not a host")
     assert codex_account_id("a.b") is None
+
+
+# --- the other sign-ins pi 1.5.2 has --------------------------------------------------------
+
+
+async def test_chatgpt_browser_login_registers_this_installation(
+    server: ProviderAuthServer, agent_dir: Path
+) -> None:
+    seen: list[tuple[int, str]] = []
+    credential = await sign_in("openai", "browser", UI(on_url=lambda url: seen.append(browse(url))), None)
+    assert seen and seen[0][0] == 200
+    assert credential["clientId"] == server.issued_client  # the client OpenAI issued, for renewals
+    assert "chatgpt.tokens.use.direct" in credential["scopes"]
+    assert credential["access"] == server.issued["access"][-1]
+    expected = time.time() * 1000 + (3600 - 180) * 1000  # pi's three-minute margin
+    assert abs(credential["expires"] - expected) < 10_000
+    query = server.log.authorize[-1]
+    device_id = json.loads((agent_dir / "settings.json").read_text())["deviceId"]
+    assert query["ext_agent_host_id"] == f"urn:uuid:{device_id}"
+    assert query["client_id"] == "dynamic_agent_client" and query["resource"] == "https://api.openai.com/v1"
+    assert query["nonce"] and query["state"] and query["code_challenge_method"] == "S256"
+    token = server.log.token_requests[-1]
+    assert token["client_id"] == server.issued_client and token["resource"] == "https://api.openai.com/v1"
+
+    # the next sign-in is the same installation to OpenAI
+    await sign_in("openai", "browser", UI(on_url=browse), None)
+    assert server.log.authorize[-1]["ext_agent_host_id"] == f"urn:uuid:{device_id}"
+
+
+async def test_chatgpt_takes_pi_s_device_id_and_a_pasted_redirect_url(
+    server: ProviderAuthServer, agent_dir: Path, tmp_path: Path
+) -> None:
+    pi_id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    (tmp_path / "pi-agent").mkdir()
+    (tmp_path / "pi-agent" / "settings.json").write_text(json.dumps({"deviceId": pi_id}))
+    ui = UI()
+
+    async def paste(prompt: str) -> str | None:
+        while not ui.urls:
+            await asyncio.sleep(0)
+        return await asyncio.to_thread(location, ui.urls[-1])
+
+    credential = await sign_in("openai", "browser", ui, paste)
+    assert credential["clientId"] == server.issued_client
+    assert server.log.authorize[-1]["ext_agent_host_id"] == f"urn:uuid:{pi_id}"
+    assert not (agent_dir / "settings.json").exists()  # pi's id was used, none made up
+
+    async def without_client(prompt: str) -> str | None:
+        while not ui.urls:
+            await asyncio.sleep(0)
+        redirect = await asyncio.to_thread(location, ui.urls[-1])
+        return redirect.split("&client_id=")[0]
+
+    ui = UI()
+    with pytest.raises(LoginError, match="no issued client id"):
+        await sign_in("openai", "browser", ui, without_client)
+
+
+async def test_openrouter_login_gives_a_lasting_key(server: ProviderAuthServer) -> None:
+    statuses: list[int] = []
+
+    def browser(url: str) -> None:
+        callback = parse_qs(urlsplit(url).query)["callback_url"][0]
+        stray = callback.rsplit("/", 1)[0] + "/guessed?code=forged"
+        statuses.append(browse(stray)[0])  # a guessed path is not the sign-in's
+        statuses.append(browse(url)[0])
+
+    ui = UI(on_url=browser)
+    credential = await sign_in("openrouter", "browser", ui, None)
+    assert credential == {
+        "type": "oauth",
+        "access": server.issued["access"][-1],
+        "refresh": "",
+        "expires": 2**53 - 1,
+    }
+    assert statuses == [404, 200]
+    query = server.log.authorize[-1]
+    assert "state" not in query and query["code_challenge_method"] == "S256"
+    assert urlsplit(query["callback_url"]).hostname == "127.0.0.1"
+    exchange = server.log.token_requests[-1]
+    assert (
+        exchange["_content_type"].startswith("application/json")
+        and exchange["code_challenge_method"] == "S256"
+    )
+
+
+@pytest.mark.parametrize("provider", ["kimi-coding", "xai"])
+async def test_kimi_and_xai_device_sign_ins(server: ProviderAuthServer, provider: str) -> None:
+    server.slow_down_once = True
+    ui = UI(on_code=server.approve)
+    credential = await sign_in(provider, "device", ui, None)
+    assert list(credential) == ["type", "refresh", "access", "expires"]
+    assert credential["access"] == server.issued["access"][-1]
+    assert credential["refresh"] == server.issued["refresh"][-1]
+    margin = 300 if provider == "xai" else 0  # pi stores xAI's five minutes short, Kimi's as said
+    assert abs(credential["expires"] - (time.time() * 1000 + (3600 - margin) * 1000)) < 10_000
+    user_code, page = ui.codes[0]
+    assert page.endswith(f"?user_code={user_code}")  # the page with the code filled in, as pi shows
+    start = server.log.device_starts[-1]
+    assert start["_content_type"].startswith("application/x-www-form-urlencoded")
+    if provider == "xai":
+        assert start["referrer"] == "pi" and "grok-cli:access" in start["scope"]
+        assert page.startswith("https://")
+    else:
+        assert start["client_id"] == "17e5f671-d194-4dfb-9706-5516cb48c098"
+    assert server.log.device_polls.count(user_code) >= 2  # one slow_down, then the token
+
+
+async def test_meta_device_sign_in_mints_a_model_api_key(server: ProviderAuthServer) -> None:
+    ui = UI(on_code=server.approve)
+    credential = await sign_in("meta", "device", ui, None)
+    assert credential["refresh"].startswith("meta-identity-")  # the identity token, as pi stores it
+    assert credential["access"] == server.issued["access"][-1] and credential["access"].startswith(
+        "meta-key-"
+    )
+    assert abs(credential["expires"] - (time.time() * 1000 + 24 * 3600 * 1000)) < 10_000
+    assert server.log.key_mints == [credential["refresh"]]
+    assert "Enabling Meta Model API access..." in ui.steps
+
+    server.meta_mint_status = 403
+    with pytest.raises(LoginError, match=r"^Meta sign-in failed: Meta ended the session \(HTTP 403\)$"):
+        await sign_in("meta", "device", UI(on_code=server.approve), None)
+
+
+async def test_device_refusals_are_one_line(server: ProviderAuthServer) -> None:
+    with pytest.raises(LoginError, match=r"^The xAI device code expired: run the login again$"):
+        await sign_in("xai", "device", UI(on_code=lambda code: server.expire()), None)
+
+
+async def test_radius_is_refused_with_its_reason(server: ProviderAuthServer) -> None:
+    with pytest.raises(LoginError, match="pi-messages"):
+        await sign_in("radius", "browser", UI(), None)

@@ -17,6 +17,16 @@ under one prefix per provider, so the tests point pi-tui at it with the endpoint
   :attr:`slow_down_once`, ``expired_token`` after :meth:`expire`), and
   ``GET /github/copilot_internal/v2/token`` exchanging the GitHub token for a Copilot token.
 
+- OpenAI (ChatGPT subscription, ``openai``): ``GET /chatgpt/authorize`` registers a client and
+  redirects with ``code``, ``state`` and the issued ``client_id``; ``POST /chatgpt/token`` takes a
+  form with that client id and the ``resource``, and answers with an ``id_token`` and the
+  granted ``scope``.
+- OpenRouter: ``GET /openrouter/auth`` redirects to the ``callback_url`` with a ``code`` (no
+  state); ``POST /openrouter/api/v1/auth/keys`` (JSON, PKCE checked) answers with a ``key``.
+- Kimi, xAI, Meta (RFC 8628, form-encoded): ``POST /<provider>/device`` and
+  ``POST /<provider>/token`` (``authorization_pending`` with HTTP 400 until :meth:`approve`);
+  Meta's token is an identity token that ``POST /meta/muse-code/key`` turns into an API key.
+
 What the server saw is in :attr:`log` for the tests to assert on. Nothing sleeps: the device
 endpoints answer at once, with an interval the tests choose (``interval``).
 """
@@ -27,6 +37,7 @@ import base64
 import hashlib
 import json
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +48,17 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 ACCOUNT_ID = "acct-test-0001"
+RFC8628_PROVIDERS = ("kimi-coding", "xai")
+"""Device sign-ins answered by the generic RFC 8628 endpoints (Meta's are there too, with its mint)."""
+DEVICE_PROVIDERS = (*RFC8628_PROVIDERS, "meta")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 """The ChatGPT account id inside the OpenAI access tokens this server issues."""
 
 
@@ -84,6 +106,10 @@ class Log:
     """Each token request's body (JSON or form), with ``_provider`` and ``_content_type``."""
     device_polls: list[str] = field(default_factory=list)
     """The user code of each device poll."""
+    device_starts: list[dict[str, Any]] = field(default_factory=list)
+    """Each device authorization request's form, with ``_provider``."""
+    key_mints: list[str] = field(default_factory=list)
+    """The identity token of each Meta key mint."""
     copilot_exchanges: list[str] = field(default_factory=list)
     """The GitHub token of each Copilot token request."""
     paths: list[str] = field(default_factory=list)
@@ -109,6 +135,12 @@ class ProviderAuthServer:
         ]
         """What ``/copilot/models`` lists: one usable, one its policy disables, one not for chat."""
         self.issued: dict[str, list[str]] = {"access": [], "refresh": []}
+        self.issued_client = f"app_issued_{secrets.token_hex(4)}"
+        """The client id the ChatGPT authorize step registers (named on the redirect)."""
+        self.chatgpt_redirect = f"http://127.0.0.1:{_free_port()}/auth/callback"
+        """ChatGPT's registered redirect: 127.0.0.1:1455 for real, a free port here."""
+        self.meta_mint_status = 200
+        """What Meta's key mint answers (401: the identity token is refused)."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -163,6 +195,27 @@ class ProviderAuthServer:
                 "copilotTokenUrl": f"{base}/github/copilot_internal/v2/token",
                 "copilotApiUrl": f"{base}/copilot",
             },
+            "openai": {
+                "authorizeUrl": f"{base}/chatgpt/authorize",
+                "tokenUrl": f"{base}/chatgpt/token",
+                "redirectUri": self.chatgpt_redirect,
+            },
+            "openrouter": {
+                "authorizeUrl": f"{base}/openrouter/auth",
+                "tokenUrl": f"{base}/openrouter/api/v1/auth/keys",
+            },
+            **{
+                provider: {
+                    "deviceCodeUrl": f"{base}/{provider}/device",
+                    "tokenUrl": f"{base}/{provider}/token",
+                }
+                for provider in RFC8628_PROVIDERS
+            },
+            "meta": {
+                "deviceCodeUrl": f"{base}/meta/device",
+                "tokenUrl": f"{base}/meta/token",
+                "mintUrl": f"{base}/meta/muse-code/key",
+            },
         }
 
     def write_endpoints(self, path: Any) -> Any:
@@ -181,7 +234,15 @@ class ProviderAuthServer:
         refresh = f"{provider}-refresh-{serial}-{secrets.token_hex(4)}"
         self.issued["access"].append(access)
         self.issued["refresh"].append(refresh)
-        return {"access_token": access, "refresh_token": refresh, "expires_in": self.expires_in}
+        answer: dict[str, Any] = {
+            "access_token": access,
+            "refresh_token": refresh,
+            "expires_in": self.expires_in,
+        }
+        if provider == "openai":
+            answer["id_token"] = fake_jwt({"sub": "user-1"})
+            answer["scope"] = "openid profile email offline_access resource.invoke chatgpt.tokens.use.direct"
+        return answer
 
     # --- the HTTP side ------------------------------------------------------------------------
 
@@ -218,7 +279,11 @@ class ProviderAuthServer:
                 parts = urlsplit(self.path)
                 server.log.paths.append(parts.path)
                 query = {name: values[0] for name, values in parse_qs(parts.query).items()}
-                if parts.path in ("/anthropic/authorize", "/openai/oauth/authorize"):
+                if parts.path in ("/chatgpt/authorize", "/openrouter/auth"):
+                    provider = "openai" if parts.path.startswith("/chatgpt") else "openrouter"
+                    server.log.authorize.append({"_provider": provider, **query})
+                    self._authorize(provider, query)
+                elif parts.path in ("/anthropic/authorize", "/openai/oauth/authorize"):
                     provider = "anthropic" if parts.path.startswith("/anthropic") else "openai-codex"
                     server.log.authorize.append({"_provider": provider, **query})
                     self._authorize(provider, query)
@@ -243,16 +308,19 @@ class ProviderAuthServer:
                     self._send(404, {"error": "not_found"})
 
             def _authorize(self, provider: str, query: dict[str, str]) -> None:
-                redirect = query.get("redirect_uri", "")
+                redirect = query.get("redirect_uri") or query.get("callback_url", "")
                 state = query.get("state")
+                client = server.issued_client if provider == "openai" else query.get("client_id", "")
                 if server.deny:
                     params = {"error": "access_denied", "error_description": "The user said no"}
                 else:
                     code = f"code-{secrets.token_hex(6)}"
                     server.grants[code] = Grant(
-                        provider, query.get("client_id", ""), redirect, query.get("code_challenge", ""), state
+                        provider, client, redirect, query.get("code_challenge", ""), state
                     )
                     params = {"code": code}
+                    if provider == "openai":
+                        params["client_id"] = client
                 if state is not None:
                     params["state"] = state
                 self._send(302, None, {"Location": f"{redirect}?{urlencode(params)}"})
@@ -270,6 +338,16 @@ class ProviderAuthServer:
                         self._codex_device_start(body)
                     elif parts.path == "/openai/api/accounts/deviceauth/token":
                         self._codex_device_poll(body)
+                    elif parts.path == "/chatgpt/token":
+                        self._token("openai", body)
+                    elif parts.path == "/openrouter/api/v1/auth/keys":
+                        self._openrouter_key(body)
+                    elif parts.path == "/meta/muse-code/key":
+                        self._meta_mint()
+                    elif parts.path.endswith("/device") and parts.path.split("/")[1] in DEVICE_PROVIDERS:
+                        self._rfc8628_start(parts.path.split("/")[1], body)
+                    elif parts.path.endswith("/token") and parts.path.split("/")[1] in DEVICE_PROVIDERS:
+                        self._rfc8628_token(parts.path.split("/")[1], body)
                     elif parts.path == "/github/login/device/code":
                         self._github_device_start(body)
                     elif parts.path == "/github/login/oauth/access_token":
@@ -302,10 +380,95 @@ class ProviderAuthServer:
                         400, {"error": "invalid_grant", "error_description": "code, verifier or redirect"}
                     )
                     return
+                if provider == "openai" and body.get("resource") != "https://api.openai.com/v1":
+                    self._send(400, {"error": "invalid_target"})
+                    return
                 if provider == "anthropic" and body.get("state") != grant.state:
                     self._send(400, {"error": "invalid_grant", "error_description": "state"})
                     return
                 self._send(200, server._tokens(provider))
+
+            def _openrouter_key(self, body: dict[str, Any]) -> None:
+                server.log.token_requests.append({"_provider": "openrouter", **body})
+                grant = server.grants.pop(str(body.get("code")), None)
+                verifier = str(body.get("code_verifier") or "")
+                if (
+                    grant is None
+                    or grant.provider != "openrouter"
+                    or grant.challenge != challenge_of(verifier)
+                ):
+                    self._send(400, {"error": {"message": "Invalid code or verifier", "code": 400}})
+                    return
+                key = f"sk-or-v1-{secrets.token_hex(8)}"
+                server.issued["access"].append(key)
+                self._send(200, {"key": key, "user_id": "user-1"})
+
+            def _rfc8628_start(self, provider: str, body: dict[str, Any]) -> None:
+                server.log.device_starts.append({"_provider": provider, **body})
+                device = Device(
+                    provider, f"{provider}-dev-{secrets.token_hex(6)}", f"U{secrets.token_hex(3).upper()}"
+                )
+                device.client_id = str(body.get("client_id"))
+                server.devices[device.device_code] = device
+                # xAI's page must be https (pi refuses another); it is only shown, never fetched
+                page = (
+                    "https://accounts.x.ai/device"
+                    if provider == "xai"
+                    else f"{server.base_url}/{provider}/verify"
+                )
+                self._send(
+                    200,
+                    {
+                        "device_code": device.device_code,
+                        "user_code": device.user_code,
+                        "verification_uri": page,
+                        "verification_uri_complete": f"{page}?user_code={device.user_code}",
+                        "interval": server.interval,
+                        "expires_in": 600,
+                    },
+                )
+
+            def _rfc8628_token(self, provider: str, body: dict[str, Any]) -> None:
+                if body.get("grant_type") == "refresh_token":
+                    self._token(provider, body)
+                    return
+                device = server.devices.get(str(body.get("device_code")))
+                if (
+                    device is None
+                    or device.provider != provider
+                    or body.get("grant_type") != "urn:ietf:params:oauth:grant-type:device_code"
+                    or body.get("client_id") != device.client_id
+                ):
+                    self._send(400, {"error": "invalid_grant"})
+                    return
+                server.log.device_polls.append(device.user_code)
+                device.polls += 1
+                if device.expired:
+                    self._send(400, {"error": "expired_token"})
+                    return
+                if server.slow_down_once and device.polls == 1:
+                    self._send(400, {"error": "slow_down", "interval": server.interval})
+                    return
+                if not device.approved:
+                    self._send(400, {"error": "authorization_pending"})
+                    return
+                server.devices.pop(device.device_code)
+                if provider == "meta":  # an identity token only: the key mint gives the API key
+                    identity = f"meta-identity-{secrets.token_hex(6)}"
+                    server.issued["refresh"].append(identity)
+                    self._send(200, {"access_token": identity, "token_type": "bearer"})
+                    return
+                self._send(200, server._tokens(provider))
+
+            def _meta_mint(self) -> None:
+                token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+                server.log.key_mints.append(token)
+                if server.meta_mint_status != 200 or token not in server.issued["refresh"]:
+                    self._send(server.meta_mint_status if server.meta_mint_status != 200 else 401, {})
+                    return
+                key = f"meta-key-{secrets.token_hex(6)}"
+                server.issued["access"].append(key)
+                self._send(200, {"api_key": key})
 
             def _codex_device_start(self, body: dict[str, Any]) -> None:
                 user_code = f"CDX-{secrets.token_hex(2).upper()}"

@@ -20,7 +20,7 @@ import html
 import os
 import socket
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -40,6 +40,8 @@ class Pasted:
 
     code: str | None
     state: str | None
+    params: dict[str, str] = field(default_factory=dict)
+    """Every query parameter of a pasted URL or query string."""
 
 
 def parse_pasted(text: str) -> Pasted:
@@ -51,14 +53,18 @@ def parse_pasted(text: str) -> Pasted:
     parts = urlsplit(value)
     if parts.scheme in ("http", "https") and parts.netloc:
         query = parse_qs(parts.query)
-        return Pasted(_first(query, "code"), _first(query, "state"))
+        return Pasted(_first(query, "code"), _first(query, "state"), _flat(query))
     if "#" in value:
         code, _, state = value.partition("#")
         return Pasted(code or None, state or None)
     if "code=" in value:
         query = parse_qs(value.lstrip("?"))
-        return Pasted(_first(query, "code"), _first(query, "state"))
+        return Pasted(_first(query, "code"), _first(query, "state"), _flat(query))
     return Pasted(value, None)
+
+
+def _flat(query: dict[str, list[str]]) -> dict[str, str]:
+    return {name: values[0] for name, values in query.items() if values}
 
 
 def _first(query: dict[str, list[str]], name: str) -> str | None:
@@ -94,10 +100,12 @@ class LoopbackCallback:
     """The callback server of one sign-in; close it when the sign-in ends (``with``)."""
 
     def __init__(
-        self, host: str, port: int, path: str, state: str, provider_name: str, redirect_host: str
+        self, host: str, port: int, path: str, state: str | None, provider_name: str, redirect_host: str
     ) -> None:
         self.path = path
         self.state = state
+        self.params: dict[str, str] = {}
+        """The query of the response that was accepted (ChatGPT's names the issued client id)."""
         self.provider_name = provider_name
         self._loop = asyncio.get_running_loop()
         self._future: asyncio.Future[str] = self._loop.create_future()
@@ -170,6 +178,7 @@ class LoopbackCallback:
                 if code is None:
                     self._reply(400, "Missing authorization code", "The response has no code.")
                     return
+                callback.params = _flat(query)
                 callback._deliver(code)
                 self._reply(200, "Signed in", f"Signed in to {name}. You may close this page.")
 
@@ -189,10 +198,18 @@ class LoopbackCallback:
 
 
 def start_callback(
-    port: int, path: str, state: str, provider_name: str, *, any_port: bool, redirect_host: str = "localhost"
+    port: int,
+    path: str,
+    state: str | None,
+    provider_name: str,
+    *,
+    any_port: bool,
+    redirect_host: str = "localhost",
 ) -> LoopbackCallback | None:
     """The callback server on ``port`` (or, with ``any_port``, a free port when that one is
-    taken); None when none can listen, and the sign-in goes on with the pasted URL alone."""
+    taken); None when none can listen, and the sign-in goes on with the pasted URL alone. A
+    ``state`` of None takes responses without one (OpenRouter sends none; its callback path ends
+    in a random id instead)."""
     host = callback_host()
     tries = [port, 0] if any_port and port != 0 else [port]
     for candidate in tries:

@@ -1,8 +1,9 @@
-"""Subscription sign-ins as pi has them: the browser with a loopback callback (or the pasted
-redirect URL / code), Anthropic's copy-code login, and the device flows (GitHub Copilot, the
-OpenAI Codex device code). Each ends with a credential in pi's shape for
-:meth:`~pi_tui.config.auth.AuthStore.set_oauth`, so pi refreshes what pi-tui obtained and the
-other way round.
+"""Account sign-ins as pi has them: the browser with a loopback callback (or the pasted
+redirect URL / code) for Anthropic, OpenAI Codex, ChatGPT (``openai``) and OpenRouter;
+Anthropic's copy-code login; the device flows of GitHub Copilot and the OpenAI Codex device code
+here, and those of Kimi Code, xAI and Meta in :mod:`.login_device`. Each ends with a credential
+in pi's shape for :meth:`~pi_tui.config.auth.AuthStore.set_oauth`, so pi refreshes what pi-tui
+obtained and the other way round; a token answer is read by :mod:`.tokens`, as a renewal reads it.
 
 The facts (client ids, URLs, ports, scopes) are :mod:`.providers`'; this module is the steps.
 It draws nothing: the front end (``pi-tui auth login``, ``/login``) passes a :class:`LoginUI`
@@ -17,34 +18,66 @@ import asyncio
 import base64
 import hashlib
 import json
+import math
 import secrets
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
 
 import httpx
 
-from pi_tui.ai.oauth.callback import LoopbackCallback, parse_pasted, start_callback
+from pi_tui.ai.oauth.callback import LoopbackCallback, callback_host, parse_pasted, start_callback
 from pi_tui.ai.oauth.device import DevicePoll, poll_device_flow
+from pi_tui.ai.oauth.login_device import (
+    DEVICE_CODE_GRANT,
+    DEVICE_SIGN_INS,
+    poll_for_token,
+    request_device_code,
+)
 from pi_tui.ai.oauth.login_errors import LoginCancelled, LoginError
 from pi_tui.ai.oauth.providers import OAuthProvider, copilot_urls, oauth_provider
+from pi_tui.ai.oauth.tokens import (
+    COPILOT_HEADERS,
+    TokenAnswerError,
+    answer_json,
+    copilot_base_url,
+    oauth_error,
+    token_credential,
+    with_chatgpt_grant,
+    with_codex_account,
+)
 
 REQUEST_TIMEOUT = 30.0
 """Seconds one request to an authorization server may take (pi's limit)."""
 CODEX_DEVICE_SECONDS = 15 * 60
 """How long a Codex device code stays valid (pi's figure; the server does not say)."""
-COPILOT_HEADERS = {
-    "User-Agent": "GitHubCopilotChat/0.35.0",
-    "Editor-Version": "vscode/1.107.0",
-    "Editor-Plugin-Version": "copilot-chat/0.35.0",
-    "Copilot-Integration-Id": "vscode-chat",
-}
-"""What pi sends to GitHub's Copilot endpoints (they answer only editors they know)."""
 COPILOT_API_VERSION = "2026-06-01"
-SUBSCRIPTION_PROVIDERS = ("anthropic", "openai-codex", "github-copilot")
-"""The subscriptions pi-tui signs in to, in pi's /login order."""
+SUBSCRIPTION_PROVIDERS = (
+    "openrouter",
+    "anthropic",
+    "github-copilot",
+    "kimi-coding",
+    "meta",
+    "openai",
+    "openai-codex",
+    "xai",
+)
+"""The account sign-ins pi-tui has, in pi 1.5.2's /login order: its preferred provider
+(OpenRouter) first, then by the provider's name (Anthropic, GitHub Copilot, Kimi For Coding, Meta,
+OpenAI, OpenAI Codex, xAI)."""
+NOT_SUBSCRIPTIONS = frozenset({"openrouter"})
+"""Sign-ins pi labels an account rather than a subscription (OpenRouter's gives an API key)."""
+UNSUPPORTED = {
+    "radius": (
+        "Radius signs in to pi's own service, whose API (pi-messages) pi-tui does not speak: "
+        "use pi for Radius"
+    ),
+}
+"""Sign-ins pi has that pi-tui leaves out, and why (said in one line when one is asked for)."""
 
 
 class LoginUI(Protocol):
@@ -83,6 +116,11 @@ METHODS: dict[str, tuple[Method, ...]] = {
         Method("device", "Device code login (headless)"),
     ),
     "github-copilot": (Method("device", "Device code login"),),
+    "openai": (Method("browser", "Sign in with ChatGPT (browser)"),),
+    "openrouter": (Method("browser", "Sign in with OpenRouter (browser)"),),
+    "kimi-coding": (Method("device", "Device code login"),),
+    "meta": (Method("device", "Device code login"),),
+    "xai": (Method("device", "Device code login"),),
 }
 """pi's login methods per subscription, default first; ``--no-browser`` takes the last."""
 
@@ -102,6 +140,8 @@ def _now_ms() -> int:
 
 
 def _facts(provider: str) -> OAuthProvider:
+    if provider in UNSUPPORTED:
+        raise LoginError(UNSUPPORTED[provider])
     facts = oauth_provider(provider)
     if facts is None or provider not in SUBSCRIPTION_PROVIDERS:
         raise LoginError(f"pi-tui has no subscription login for {provider}")
@@ -132,7 +172,15 @@ async def sign_in(
                 if method == "device":
                     return await _codex_device(client, facts, ui)
                 return await _codex_browser(client, facts, ui, paste)
-            return await _copilot_device(client, facts, ui, enterprise_domain)
+            if provider == "github-copilot":
+                return await _copilot_device(client, facts, ui, enterprise_domain)
+            if provider == "openai":
+                return await _chatgpt_browser(client, facts, ui, paste)
+            if provider == "openrouter":
+                return await _openrouter_browser(client, facts, ui, paste)
+            return await DEVICE_SIGN_INS[provider](client, facts, ui)
+        except TokenAnswerError as error:
+            raise LoginError(f"{facts.name}: the token request failed ({error})") from None
         except httpx.HTTPError as error:
             raise LoginError(f"{facts.name}: cannot reach the sign-in server: {_why(error)}") from None
 
@@ -148,9 +196,10 @@ def _why(error: httpx.HTTPError) -> str:
 
 
 async def _answer(
-    callback: LoopbackCallback | None, paste: Paste | None, prompt: str, state: str
-) -> tuple[str, str | None]:
-    """(code, state) from whichever comes first: the browser's callback or the user's paste.
+    callback: LoopbackCallback | None, paste: Paste | None, prompt: str, state: str | None
+) -> tuple[str, str | None, dict[str, str]]:
+    """(code, state, every query parameter) from whichever comes first: the browser's callback
+    or the user's paste.
 
     A paste with another state is refused (pi: "OAuth state mismatch"); the callback server
     already checked the state of what it accepted.
@@ -169,7 +218,7 @@ async def _answer(
                 kind = waits.pop(task)
                 result = task.result()
                 if kind == "callback":
-                    return str(result), state
+                    return str(result), state, callback.params if callback is not None else {}
                 if result is None:  # nothing can be pasted: the callback alone remains
                     if not waits:
                         raise LoginError("no redirect URL or code was pasted")
@@ -181,7 +230,7 @@ async def _answer(
                     raise LoginError("OAuth state mismatch: the pasted URL belongs to another sign-in")
                 if pasted.code is None:
                     raise LoginError("Missing authorization code in what was pasted")
-                return pasted.code, pasted.state or state
+                return pasted.code, pasted.state or state, pasted.params
         raise LoginError("no authorization response arrived")
     finally:
         for task in waits:
@@ -189,6 +238,28 @@ async def _answer(
 
 
 BROWSER_PROMPT = "Complete login in your browser, or paste the authorization code / redirect URL here:"
+REMOTE_HINT = (
+    "Complete login in your browser. If the browser is on another machine, paste the final redirect URL here."
+)
+
+
+async def _browser_answer(
+    ui: LoginUI,
+    url: str,
+    instructions: str,
+    callback: LoopbackCallback | None,
+    paste: Paste | None,
+    prompt: str,
+    state: str | None,
+) -> tuple[str, str | None, dict[str, str]]:
+    """Show the authorization URL and wait for :func:`_answer`; the callback server is closed
+    however the wait ends (an answer, a refusal, Esc)."""
+    try:
+        ui.show_url(url, instructions)
+        return await _answer(callback, paste, prompt, state)
+    finally:
+        if callback is not None:
+            callback.close()
 
 
 # --- Anthropic ------------------------------------------------------------------------------
@@ -214,17 +285,11 @@ async def _anthropic_browser(
     verifier, challenge = pkce_pair()
     port = facts.callback_port or 0
     callback = start_callback(port, facts.callback_path, verifier, "Anthropic", any_port=True)
-    try:
-        redirect_uri = callback.redirect_uri if callback is not None else facts.redirect_uri
-        ui.show_url(
-            _anthropic_url(facts, redirect_uri, challenge, verifier),
-            "Complete login in your browser. If the browser is on another machine, paste the final "
-            "redirect URL here.",
-        )
-        code, state = await _answer(callback, paste, BROWSER_PROMPT, verifier)
-    finally:
-        if callback is not None:
-            callback.close()
+    redirect_uri = callback.redirect_uri if callback is not None else facts.redirect_uri
+    url = _anthropic_url(facts, redirect_uri, challenge, verifier)
+    code, state, _params = await _browser_answer(
+        ui, url, REMOTE_HINT, callback, paste, BROWSER_PROMPT, verifier
+    )
     ui.progress("Exchanging authorization code for tokens...")
     return await _anthropic_exchange(client, facts, code, state or verifier, verifier, redirect_uri)
 
@@ -240,7 +305,9 @@ async def _anthropic_copy_code(
         _anthropic_url(facts, redirect_uri, challenge, verifier),
         "Complete login in your browser, then copy the code Anthropic shows and paste it here.",
     )
-    code, state = await _answer(None, paste, "Paste the code Anthropic shows after you sign in:", verifier)
+    code, state, _params = await _answer(
+        None, paste, "Paste the code Anthropic shows after you sign in:", verifier
+    )
     ui.progress("Exchanging authorization code for tokens...")
     return await _anthropic_exchange(client, facts, code, state or verifier, verifier, redirect_uri)
 
@@ -262,13 +329,7 @@ async def _anthropic_exchange(
         "code_verifier": verifier,
     }
     response = await client.post(facts.token_url, json=body, headers={"Accept": "application/json"})
-    data = _token_json(response, facts.name)
-    return {
-        "type": "oauth",
-        "refresh": _text(data, "refresh_token", facts.name),
-        "access": _text(data, "access_token", facts.name),
-        "expires": _now_ms() + int(_number(data, "expires_in", facts.name) * 1000) - facts.expiry_margin_ms,
-    }
+    return token_credential(answer_json(response), facts.expiry_margin_ms)
 
 
 # --- OpenAI Codex ---------------------------------------------------------------------------
@@ -294,16 +355,10 @@ async def _codex_browser(
         "state": state,
         **facts.authorize_params,
     }
-    try:
-        ui.show_url(
-            f"{facts.authorize_url}?{urlencode(query)}",
-            "Complete login in your browser. If the browser is on another machine, paste the final "
-            "redirect URL here.",
-        )
-        code, _state = await _answer(callback, paste, BROWSER_PROMPT, state)
-    finally:
-        if callback is not None:
-            callback.close()
+    url = f"{facts.authorize_url}?{urlencode(query)}"
+    code, _state, _params = await _browser_answer(
+        ui, url, REMOTE_HINT, callback, paste, BROWSER_PROMPT, state
+    )
     ui.progress("Exchanging authorization code for tokens...")
     return await _codex_exchange(client, facts, code, verifier, redirect_uri)
 
@@ -319,34 +374,7 @@ async def _codex_exchange(
         "redirect_uri": redirect_uri,
     }
     response = await client.post(facts.token_url, data=form)
-    data = _token_json(response, "OpenAI Codex")
-    access = _text(data, "access_token", "OpenAI Codex")
-    account = codex_account_id(access)
-    if account is None:
-        raise LoginError("OpenAI Codex: the access token names no ChatGPT account")
-    return {
-        "type": "oauth",
-        "access": access,
-        "refresh": _text(data, "refresh_token", "OpenAI Codex"),
-        "expires": _now_ms()
-        + int(_number(data, "expires_in", "OpenAI Codex") * 1000)
-        - facts.expiry_margin_ms,
-        "accountId": account,
-    }
-
-
-def codex_account_id(access_token: str) -> str | None:
-    """The ChatGPT account id in the access token's claims (pi stores it as ``accountId``)."""
-    parts = access_token.split(".")
-    if len(parts) != 3:
-        return None
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    auth = payload.get("https://api.openai.com/auth") if isinstance(payload, dict) else None
-    account = auth.get("chatgpt_account_id") if isinstance(auth, dict) else None
-    return account if isinstance(account, str) and account else None
+    return with_codex_account(token_credential(answer_json(response), facts.expiry_margin_ms))
 
 
 async def _codex_device(client: httpx.AsyncClient, facts: OAuthProvider, ui: LoginUI) -> dict[str, Any]:
@@ -376,19 +404,168 @@ async def _codex_device(client: httpx.AsyncClient, facts: OAuthProvider, ui: Log
             return DevicePoll("complete", value=(code, verifier))
         if answer.status_code in (403, 404):
             return DevicePoll("pending")
-        error = _error_code(answer)
+        error = oauth_error(_json_or_none(answer))
         if error == "deviceauth_authorization_pending":
             return DevicePoll("pending")
         if error == "slow_down":
             return DevicePoll("slow_down")
+        detail = f": {error}" if error else ""
         return DevicePoll(
-            "failed", message=f"OpenAI Codex device login failed (HTTP {answer.status_code}{_colon(error)})"
+            "failed", message=f"OpenAI Codex device login failed (HTTP {answer.status_code}{detail})"
         )
 
     code, verifier = await poll_device_flow(poll, interval, CODEX_DEVICE_SECONDS, wait_first=False)
     ui.progress("Exchanging authorization code for tokens...")
     redirect = facts.extra.get("deviceRedirectUri", "")
     return await _codex_exchange(client, facts, code, verifier, redirect)
+
+
+# --- OpenAI (ChatGPT subscription, ``openai``) -----------------------------------------------
+
+CHATGPT_AGENT_NAME = "Pi"
+"""The agent name pi hints to OpenAI's client registration (the consent page shows it)."""
+
+
+def installation_id() -> str:
+    """This installation's id, which OpenAI registers the ChatGPT sign-in's client for: pi's
+    ``deviceId`` setting. pi-tui's settings first, then pi's (one installation to OpenAI, so a
+    pi user signing in here is not a second agent host), else a new UUID saved in pi-tui's."""
+    from pi_tui.config.paths import global_settings_path
+    from pi_tui.config.pi_folder import pi_file
+    from pi_tui.config.settings import update_global_settings
+
+    for path in (global_settings_path(), pi_file("settings.json")):
+        found = _device_id_in(path)
+        if found is not None:
+            return found
+    created = str(uuid.uuid4())
+    update_global_settings({"deviceId": created})
+    return created
+
+
+def _device_id_in(path: Path | None) -> str | None:
+    """The settings file's ``deviceId`` when it is a UUID (pi requires one), else None."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, ValueError):
+        return None
+    value = data.get("deviceId") if isinstance(data, dict) else None
+    try:
+        return str(uuid.UUID(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+async def _chatgpt_browser(
+    client: httpx.AsyncClient, facts: OAuthProvider, ui: LoginUI, paste: Paste | None
+) -> dict[str, Any]:
+    """Sign in with ChatGPT: OpenAI registers a client for this installation at the authorize
+    step and names it (``client_id``) on the redirect, which only ``127.0.0.1:1455`` receives."""
+    host_id = f"urn:uuid:{installation_id().lower()}"
+    verifier, challenge = pkce_pair()
+    state, nonce = _b64url(secrets.token_bytes(32)), _b64url(secrets.token_bytes(32))
+    redirect_uri = facts.redirect_uri
+    port = urlsplit(redirect_uri).port or facts.callback_port or 0
+    callback = start_callback(
+        port, facts.callback_path, state, "ChatGPT", any_port=False, redirect_host="127.0.0.1"
+    )
+    if callback is None:
+        raise LoginError(
+            f"Port {port} is in use, probably by an unfinished login in another pi session or the "
+            "Codex CLI: cancel that login and try again"
+        )
+    query = {
+        "client_id": facts.client_id,
+        "agent_name_hint": CHATGPT_AGENT_NAME,
+        "ext_agent_host_id": host_id,
+        "response_type": "code",
+        "redirect_uri": redirect_uri,
+        "resource": facts.extra.get("resource", ""),
+        "scope": facts.scopes,
+        "state": state,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "nonce": nonce,
+    }
+    code, _state, params = await _browser_answer(
+        ui,
+        f"{facts.authorize_url}?{urlencode(query)}",
+        "Complete sign-in in your browser. If the callback does not complete, paste the final "
+        "redirect URL here.",
+        callback,
+        paste,
+        "Complete login in your browser, or paste the final redirect URL here:",
+        state,
+    )
+    issued = params.get("client_id", "").strip()
+    if not issued:
+        raise LoginError("OpenAI named no issued client id: paste the full redirect URL from the browser")
+    ui.progress("Exchanging authorization code for tokens...")
+    form = {
+        "grant_type": "authorization_code",
+        "client_id": issued,
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": redirect_uri,
+        "resource": facts.extra.get("resource", ""),
+    }
+    data = answer_json(await client.post(facts.token_url, data=form, headers={"Accept": "application/json"}))
+    id_token = data.get("id_token")
+    if not isinstance(id_token, str) or not id_token.strip():
+        raise TokenAnswerError("the answer has no id_token")
+    return with_chatgpt_grant(token_credential(data, facts.expiry_margin_ms), data, issued)
+
+
+# --- OpenRouter -------------------------------------------------------------------------------
+
+NEVER_EXPIRES_MS = 2**53 - 1
+"""JavaScript's largest safe integer: pi's ``expires`` for OpenRouter's key, which does not expire."""
+
+
+async def _openrouter_browser(
+    client: httpx.AsyncClient, facts: OAuthProvider, ui: LoginUI, paste: Paste | None
+) -> dict[str, Any]:
+    """OpenRouter's PKCE sign-in gives a lasting API key, kept as the login's ``access``. It
+    sends no ``state``: the callback path ends in a random id so a stray request cannot finish it."""
+    verifier, challenge = pkce_pair()
+    path = f"{facts.callback_path.rstrip('/')}/{uuid.uuid4()}"
+    callback = start_callback(0, path, None, "OpenRouter", any_port=False, redirect_host=callback_host())
+    if callback is None:
+        raise LoginError("OpenRouter: no loopback port is free for the sign-in's callback")
+    query = {
+        "callback_url": callback.redirect_uri,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+    ui.progress(f"Listening for OpenRouter OAuth callback on {callback.redirect_uri}")
+    url = f"{facts.authorize_url}?{urlencode(query)}"
+    code, _state, _params = await _browser_answer(ui, url, REMOTE_HINT, callback, paste, BROWSER_PROMPT, None)
+    ui.progress("Exchanging authorization code for an API key...")
+    body = {"code": code, "code_verifier": verifier, "code_challenge_method": "S256"}
+    response = await client.post(facts.token_url, json=body, headers={"Accept": "application/json"})
+    data = _json_or_none(response)
+    if not response.is_success:
+        raise LoginError(f"OpenRouter OAuth key exchange failed (HTTP {response.status_code}{_detail(data)})")
+    key = data.get("key") if isinstance(data, dict) else None
+    if not isinstance(key, str) or not key:
+        raise LoginError('OpenRouter OAuth response carries no "key"')
+    return {"type": "oauth", "access": key, "refresh": "", "expires": NEVER_EXPIRES_MS}
+
+
+def _detail(data: object) -> str:
+    """OpenRouter's reason for a refusal, in pi's order of fields; short and printable only."""
+    if not isinstance(data, dict):
+        return ""
+    error = data.get("error")
+    for value in (
+        data.get("error_description"),
+        data.get("message"),
+        error,
+        error.get("message") if isinstance(error, dict) else None,
+    ):
+        if isinstance(value, str) and value.isprintable() and len(value) < 200:
+            return f": {value}"
+    return ""
 
 
 # --- GitHub Copilot -------------------------------------------------------------------------
@@ -416,54 +593,16 @@ async def _copilot_device(
 ) -> dict[str, Any]:
     urls = copilot_urls(facts, domain)
     headers = {"Accept": "application/json", "User-Agent": COPILOT_HEADERS["User-Agent"]}
-    response = await client.post(
-        urls["deviceCodeUrl"], data={"client_id": facts.client_id, "scope": facts.scopes}, headers=headers
+    form = {"client_id": facts.client_id, "scope": facts.scopes}
+    device = await request_device_code(
+        client, urls["deviceCodeUrl"], form, "GitHub", headers=headers, complete_page=False
     )
-    if not response.is_success:
-        raise LoginError(f"GitHub device code request failed (HTTP {response.status_code})")
-    data = _json_object(response, "GitHub")
-    device_code, user_code = data.get("device_code"), data.get("user_code")
-    verification, expires_in = data.get("verification_uri"), data.get("expires_in")
-    interval = _interval(data.get("interval", 5))
-    if not (
-        isinstance(device_code, str)
-        and isinstance(user_code, str)
-        and isinstance(verification, str)
-        and isinstance(expires_in, (int, float))
-        and interval is not None
-    ):
-        raise LoginError("GitHub: the device code answer lacks its code, URL or expiry")
-    if urlsplit(verification).scheme not in ("http", "https"):
-        raise LoginError("GitHub: the device code answer names a verification page that is not a web URL")
-    ui.show_device_code(user_code, verification)
-    form = {
-        "client_id": facts.client_id,
-        "device_code": device_code,
-        "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
-    }
-
-    async def poll() -> DevicePoll:
-        answer = await client.post(urls["accessTokenUrl"], data=form, headers=headers)
-        if not answer.is_success:
-            return DevicePoll("failed", message=f"GitHub device login failed (HTTP {answer.status_code})")
-        body = _json_object(answer, "GitHub")
-        token = body.get("access_token")
-        if isinstance(token, str) and token:
-            return DevicePoll("complete", value=token)
-        error = body.get("error")
-        if error == "authorization_pending":
-            return DevicePoll("pending")
-        if error == "slow_down":
-            return DevicePoll("slow_down", interval=_interval(body.get("interval")))
-        if error == "expired_token":
-            return DevicePoll("failed", message="The GitHub device code expired: run the login again")
-        if error == "access_denied":
-            return DevicePoll("failed", message="GitHub login was denied")
-        description = body.get("error_description")
-        why = f"{error}: {description}" if isinstance(description, str) and description else str(error)
-        return DevicePoll("failed", message=f"GitHub device login failed: {why}")
-
-    github_token: str = await poll_device_flow(poll, interval, float(expires_in), wait_first=True)
+    if device.expires_in == math.inf:
+        raise LoginError("GitHub: the device code answer says no expiry")
+    ui.show_device_code(device.user_code, device.page)
+    grant = {"client_id": facts.client_id, "device_code": device.device_code, "grant_type": DEVICE_CODE_GRANT}
+    answer = await poll_for_token(client, urls["accessTokenUrl"], grant, device, "GitHub", headers=headers)
+    github_token = str(answer["access_token"])
     ui.progress("Getting a Copilot token...")
     credential = await copilot_token(client, urls["copilotTokenUrl"], github_token, domain)
     models = await _copilot_models(client, facts, credential["access"], domain)
@@ -496,17 +635,6 @@ async def copilot_token(
     if domain:
         credential["enterpriseUrl"] = domain
     return credential
-
-
-def copilot_base_url(token: str, domain: str | None) -> str:
-    """The Copilot API the token is for: its ``proxy-ep`` (``proxy.X`` -> ``api.X``), else the
-    Enterprise or individual default (pi's rule)."""
-    for part in token.split(";"):
-        name, _, value = part.partition("=")
-        if name.strip() == "proxy-ep" and value.strip():
-            host = value.strip()
-            return f"https://{'api.' + host[len('proxy.') :] if host.startswith('proxy.') else host}"
-    return f"https://copilot-api.{domain}" if domain else "https://api.individual.githubcopilot.com"
 
 
 async def _copilot_models(
@@ -555,41 +683,11 @@ def _json_object(response: httpx.Response, who: str) -> dict[str, Any]:
     return data
 
 
-def _token_json(response: httpx.Response, who: str) -> dict[str, Any]:
-    if not response.is_success:
-        error = _error_code(response)
-        raise LoginError(f"{who}: the token exchange failed (HTTP {response.status_code}{_colon(error)})")
-    return _json_object(response, who)
-
-
-def _error_code(response: httpx.Response) -> str | None:
-    """The OAuth ``error`` of an answer (a string, or OpenAI's ``{"error": {"code": ...}}``)."""
+def _json_or_none(response: httpx.Response) -> Any:
     try:
-        data = response.json()
+        return response.json()
     except ValueError:
         return None
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict):
-        error = error.get("code")
-    return error if isinstance(error, str) and error else None
-
-
-def _colon(error: str | None) -> str:
-    return f": {error}" if error else ""
-
-
-def _text(data: dict[str, Any], name: str, who: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str) or not value:
-        raise LoginError(f"{who}: the token answer has no {name}")
-    return value
-
-
-def _number(data: dict[str, Any], name: str, who: str) -> float:
-    value = data.get(name)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise LoginError(f"{who}: the token answer has no {name}")
-    return float(value)
 
 
 def _interval(value: object) -> float | None:

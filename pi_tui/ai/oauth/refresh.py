@@ -37,16 +37,26 @@ from pi_tui.ai.oauth.providers import (
     copilot_urls,
     oauth_provider,
 )
-from pi_tui.ai.oauth.tokens import COPILOT_HEADERS, codex_account_id, copilot_base_url
+from pi_tui.ai.oauth.tokens import (
+    COPILOT_HEADERS,
+    META_MINT_HEADERS,
+    XAI_DEFAULT_LIFETIME_S,
+    TokenAnswerError,
+    answer_json,
+    copilot_base_url,
+    meta_key_credential,
+    seconds_field,
+    text_field,
+    token_credential,
+    with_chatgpt_grant,
+    with_codex_account,
+)
 from pi_tui.config.auth import AuthFileError, AuthStore, OAuthCredential
 
 MIN_VALIDITY_MS = 5 * 60 * 1000
 """pi renews a token with less than this left (DEFAULT_OAUTH_MINIMUM_VALIDITY_MS)."""
 GRANT_TIMEOUT = 8.0
 """Seconds a renewal request may take."""
-META_KEY_LIFETIME_MS = 24 * 60 * 60 * 1000
-XAI_DEFAULT_LIFETIME_S = 3600
-CHATGPT_DIRECT_SCOPE = "chatgpt.tokens.use.direct"
 
 
 class RenewalFailed(Exception):
@@ -166,6 +176,8 @@ def renew(facts: OAuthProvider, credential: OAuthCredential, client: httpx.Clien
         return credential  # "none": the login does not expire (OpenRouter's key)
     try:
         return grant(facts, credential, client)
+    except TokenAnswerError as error:
+        raise RenewalFailed(str(error)) from None
     except httpx.TimeoutException:
         raise RenewalFailed(f"{_host(facts, credential)} did not answer in {GRANT_TIMEOUT:g} s") from None
     except httpx.HTTPError as error:
@@ -184,50 +196,14 @@ def _token_url(facts: OAuthProvider, credential: OAuthCredential) -> str:
     return facts.token_url
 
 
-def _answer(response: httpx.Response) -> dict[str, Any]:
-    """The JSON object of a successful answer; a refusal says the OAuth error code pi shows."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if not response.is_success:
-        code = data.get("error") if isinstance(data, dict) else None
-        if isinstance(code, dict):
-            code = code.get("code") or code.get("type")
-        detail = f": {code}" if isinstance(code, str) and code.isprintable() and len(code) < 80 else ""
-        raise RenewalFailed(f"HTTP {response.status_code}{detail}")
-    if not isinstance(data, dict):
-        raise RenewalFailed("the answer is not a JSON object")
-    return data
-
-
-def _text(data: dict[str, Any], name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str) or not value:
-        raise RenewalFailed(f"the answer has no {name}")
-    return value
-
-
-def _seconds(data: dict[str, Any], name: str, default: float | None = None) -> float:
-    value = data.get(name, default)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        raise RenewalFailed(f"the answer has no {name}")
-    return float(value)
-
-
 def _tokens(
     facts: OAuthProvider, data: dict[str, Any], previous_refresh: str | None = None
 ) -> OAuthCredential:
-    """access/refresh/expires from a token answer; ``expires`` with pi's margin for the provider."""
-    if data.get("refresh_token") is None and previous_refresh is not None:
-        data = {**data, "refresh_token": previous_refresh}  # xAI keeps it when it does not rotate it
-    lifetime = _seconds(data, "expires_in", XAI_DEFAULT_LIFETIME_S if facts.id == "xai" else None)
-    return {
-        "type": "oauth",
-        "access": _text(data, "access_token"),
-        "refresh": _text(data, "refresh_token"),
-        "expires": now_ms() + int(lifetime * 1000) - facts.expiry_margin_ms,
-    }
+    """access/refresh/expires from a token answer, read as a login reads it (:mod:`.tokens`)."""
+    default = XAI_DEFAULT_LIFETIME_S if facts.id == "xai" else None
+    return token_credential(
+        data, facts.expiry_margin_ms, previous_refresh=previous_refresh, default_lifetime=default
+    )
 
 
 def _json_grant(facts: OAuthProvider, credential: OAuthCredential, client: httpx.Client) -> OAuthCredential:
@@ -237,7 +213,7 @@ def _json_grant(facts: OAuthProvider, credential: OAuthCredential, client: httpx
         "refresh_token": credential["refresh"],
     }
     response = client.post(facts.token_url, json=body, headers={"Accept": "application/json"})
-    return _tokens(facts, _answer(response))
+    return _tokens(facts, answer_json(response))
 
 
 def _form_grant(facts: OAuthProvider, credential: OAuthCredential, client: httpx.Client) -> OAuthCredential:
@@ -253,18 +229,12 @@ def _form_grant(facts: OAuthProvider, credential: OAuthCredential, client: httpx
         form["client_id"] = client_id
         form["resource"] = facts.extra.get("resource", "")
     response = client.post(facts.token_url, data=form, headers={"Accept": "application/json"})
-    data = _answer(response)
+    data = answer_json(response)
     fresh = _tokens(facts, data, credential["refresh"] if facts.id == "xai" else None)
     if facts.id == "openai-codex":
-        account = codex_account_id(fresh["access"])
-        if account is None:
-            raise RenewalFailed("the new token names no ChatGPT account")
-        fresh["accountId"] = account
+        fresh = with_codex_account(fresh)
     elif facts.id == "openai":
-        scopes = _text(data, "scope").split()
-        if CHATGPT_DIRECT_SCOPE not in scopes:
-            raise RenewalFailed(f"the grant lacks {CHATGPT_DIRECT_SCOPE}")
-        fresh["scopes"] = scopes
+        fresh = with_chatgpt_grant(fresh, data, form["client_id"])
     elif facts.id == "radius" and isinstance(data.get("scope"), str):
         fresh["scope"] = data["scope"]
     return fresh
@@ -280,12 +250,12 @@ def _copilot_grant(
         "Authorization": f"Bearer {credential['refresh']}",
         **COPILOT_HEADERS,
     }
-    data = _answer(client.get(url, headers=headers))
-    expires_at = _seconds(data, "expires_at")
+    data = answer_json(client.get(url, headers=headers))
+    expires_at = seconds_field(data, "expires_at")
     fresh: OAuthCredential = {
         "type": "oauth",
         "refresh": credential["refresh"],
-        "access": _text(data, "token"),
+        "access": text_field(data, "token"),
         "expires": int(expires_at * 1000) - facts.expiry_margin_ms,
     }
     if domain:
@@ -294,21 +264,9 @@ def _copilot_grant(
 
 
 def _meta_grant(facts: OAuthProvider, credential: OAuthCredential, client: httpx.Client) -> OAuthCredential:
-    headers = {
-        "Accept": "application/json",
-        "Authorization": f"Bearer {credential['refresh']}",
-        "x-api-version": "1.0.0",
-    }
+    headers = {**META_MINT_HEADERS, "Authorization": f"Bearer {credential['refresh']}"}
     response = client.post(_token_url(facts, credential), content=b"{}", headers=headers)
-    if response.status_code in (401, 403):
-        raise RenewalFailed(f"Meta ended the session (HTTP {response.status_code})")
-    data = _answer(response)
-    return {
-        "type": "oauth",
-        "refresh": credential["refresh"],
-        "access": _text(data, "api_key"),
-        "expires": now_ms() + META_KEY_LIFETIME_MS,
-    }
+    return meta_key_credential(response, str(credential["refresh"]))
 
 
 GRANTS: dict[str, Callable[[OAuthProvider, OAuthCredential, httpx.Client], OAuthCredential]] = {
