@@ -515,7 +515,9 @@ class ModelRegistry:
             raise ConfigError(self.missing_key_message(model.provider))
         result.api_key = key
         result.provider_env = {**self.auth.env(model.provider), **result.provider_env}
-        fill_base_url(model, result.provider_env)  # {CLOUDFLARE_ACCOUNT_ID} unset: say so now
+        filled = fill_base_url(model, result.provider_env)  # {CLOUDFLARE_ACCOUNT_ID} unset: say so
+        if filled != model.base_url:
+            result.base_url = filled  # as the variables are now (an env set since the last load)
         if model.provider == "azure":
             from pi_tui.ai import azure
 

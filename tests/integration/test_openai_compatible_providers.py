@@ -106,3 +106,28 @@ def test_installed_script_with_deepseek_key(agent_dir: Path, tmp_path: Path) -> 
         request = server.last_request
     assert request.header("authorization") == "Bearer sk-deepseek-env-51d0"
     assert request.body["model"] == "deepseek-flash"
+
+
+def test_cloudflare_account_variable_fills_the_base_url(
+    agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Cloudflare Workers AI's URL names ``{CLOUDFLARE_ACCOUNT_ID}``: a models.json ``baseUrl``
+    keeping that variable, on the loopback server, gets it from auth.json's ``env`` for the
+    provider (its key from there too)."""
+    monkeypatch.chdir(tmp_path)
+    env = {"CLOUDFLARE_ACCOUNT_ID": "acct-5e1"}
+    auth = {"cloudflare-workers-ai": {"type": "api_key", "key": "cf-key-93", "env": env}}
+    (agent_dir / "auth.json").write_text(json.dumps(auth))
+    with ModelServer() as server:
+        document = {
+            "providers": {
+                "cloudflare-workers-ai": {"baseUrl": f"{server.base_url}/{{CLOUDFLARE_ACCOUNT_ID}}/v1"}
+            }
+        }
+        (agent_dir / "models.json").write_text(json.dumps(document))
+        code = main(["--no-session", "--provider", "cloudflare-workers-ai", "-p", "hi"])
+        out, err = capfd.readouterr()
+        assert (code, out) == (0, "echo: hi\n"), err
+        request = server.last_request
+    assert request.path == "/acct-5e1/v1/chat/completions"
+    assert request.header("authorization") == "Bearer cf-key-93"

@@ -161,7 +161,9 @@ def test_base_url_variables_are_filled_from_auth_env_then_process_env(
     message = str(caught.value)
     assert "\n" not in message and "CLOUDFLARE_ACCOUNT_ID" in message and "auth.json" in message
 
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "from-process")
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "from-process")  # set after the registry loaded
+    expected = "https://api.cloudflare.com/client/v4/accounts/from-process/ai/v1"
+    assert registry.request_options(model).base_url == expected
     filled = ModelRegistry().provider_default("cloudflare-workers-ai")
     assert filled is not None
     assert filled.base_url == "https://api.cloudflare.com/client/v4/accounts/from-process/ai/v1"
