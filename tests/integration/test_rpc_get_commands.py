@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.catalogue import ENV_VARS
+from pi_tui.ai.catalogue import KEY_ENV_VAR_NAMES
 from pi_tui.commands import SlashCommand
 from pi_tui.modes.rpc_mode import RpcServer
 from pi_tui.modes.rpc_protocol import Output
@@ -66,7 +66,7 @@ async def ask(server: RpcServer, stream: io.BytesIO, command: dict[str, Any]) ->
 def test_get_commands_lists_registered_commands(
     server: ModelServer, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for variable in set(ENV_VARS.values()):
+    for variable in KEY_ENV_VAR_NAMES:
         monkeypatch.delenv(variable, raising=False)
     started = start(StartOptions(cwd=str(project), provider="test", model="m", no_session=True))
     stream = io.BytesIO()

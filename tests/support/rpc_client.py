@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_tui.ai.catalogue import ENV_VARS
+from pi_tui.ai.catalogue import KEY_ENV_VAR_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 # A ceiling, not a pause: every wait returns as soon as its record arrives. The first request
@@ -40,7 +40,7 @@ class RpcClient:
     LAUNCHER: tuple[str, ...] = (sys.executable, "-m", "pi_tui")
 
     def __init__(self, project: Path, *args: str) -> None:
-        env = {key: value for key, value in os.environ.items() if key not in set(ENV_VARS.values())}
+        env = {key: value for key, value in os.environ.items() if key not in KEY_ENV_VAR_NAMES}
         env["PYTHONPATH"] = str(ROOT)
         self.process = subprocess.Popen(
             [*self.LAUNCHER, "--mode", "rpc", "--provider", "test", "--model", "m", *args],

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.ai import azure
-from pi_tui.ai.catalogue import ENV_VARS
+from pi_tui.ai.catalogue import KEY_ENV_VAR_NAMES
 from pi_tui.ai.config_values import (
     clear_command_cache,
     is_value_configured,
@@ -31,7 +31,7 @@ from pi_tui.config.settings import Settings
 
 @pytest.fixture(autouse=True)
 def _clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ENV_VARS.values():
+    for name in KEY_ENV_VAR_NAMES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.setenv("PI_TUI_PI_AGENT_DIR", "")  # nothing of pi's own folder
