@@ -153,16 +153,42 @@ def model_path(model_id: str) -> str:
 def vertex_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """Gemini's body as pi 1.5.2 sends it to Vertex (checked against the real pi in
     tests/interop/test_google_vertex_vs_pi.py): tools as ``parametersJsonSchema`` (the whole JSON
-    schema, ``const`` as a one-value ``enum``), a thinking model asked not to think told so,
-    and no call ids on Gemini's parts."""
+    schema, ``const`` as a one-value ``enum``), pi's thinking settings for Vertex (levels,
+    budgets, and a thinking model asked not to think told so), and no call ids on Gemini's
+    parts."""
     body = request_body(model, context, options)
     if not requires_tool_call_id(model.id):
         _drop_call_ids(body["contents"])
     if context.tools:
         body["tools"] = [{"functionDeclarations": [json_schema_declaration(tool) for tool in context.tools]}]
-    if model.reasoning and request_level(model, options.thinking) is None:
-        body["generationConfig"]["thinkingConfig"] = disabled_thinking(model)
+    if model.reasoning:
+        body["generationConfig"]["thinkingConfig"] = thinking_config(model, options)
     return body
+
+
+_PI_BUDGETS = {
+    "2.5-pro": {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768},
+    "2.5-flash": {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576},
+}
+"""pi's Vertex thinking budgets per Google level (``-1``, dynamic, for other budget models)."""
+
+
+def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any]:
+    """A thinking model's ``thinkingConfig`` as pi sends it to Vertex: its Google level
+    (``thinkingLevelMap``'s value, else the level) as ``thinkingLevel`` for the models that take
+    one, else pi's token budget for that level (the user's ``thinkingBudgets`` first); at
+    ``off``, :func:`disabled_thinking`."""
+    level = request_level(model, options.thinking)
+    if level is None:
+        return disabled_thinking(model)
+    google = google_level(model, level)
+    if uses_thinking_level(model.id):
+        return {"includeThoughts": True, "thinkingLevel": google.upper()}
+    custom = options.thinking_budgets.get(google)
+    if custom is not None:
+        return {"includeThoughts": True, "thinkingBudget": custom}
+    table = next((budgets for name, budgets in _PI_BUDGETS.items() if name in model.id), None)
+    return {"includeThoughts": True, "thinkingBudget": table.get(google, -1) if table else -1}
 
 
 def json_schema_declaration(tool: Tool) -> dict[str, Any]:

@@ -144,3 +144,25 @@ def test_a_thinking_model_at_off_is_told_not_to_think() -> None:
     assert body(pro, "off")["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "LOW"}
     plain = model(reasoning=False)
     assert "thinkingConfig" not in body(plain, "off")["generationConfig"]
+
+
+def test_thinking_levels_and_budgets_as_pi_sends_them_to_vertex() -> None:
+    def config(target: Model, level: ThinkingLevel, **options: Any) -> Any:
+        context = Context(messages=[UserMessage(content="hi")])
+        sent = CLIENT.build_request(target, context, StreamOptions(api_key="k", thinking=level, **options))
+        return sent.body["generationConfig"]["thinkingConfig"]
+
+    pro = model(id="gemini-2.5-pro", reasoning=True)
+    assert config(pro, "high") == {"includeThoughts": True, "thinkingBudget": 32768}
+    assert config(pro, "minimal") == {"includeThoughts": True, "thinkingBudget": 128}
+    assert config(pro, "low", thinking_budgets={"low": 3000}) == {
+        "includeThoughts": True,
+        "thinkingBudget": 3000,
+    }
+    other = model(id="gemini-2.0-flash-thinking", reasoning=True)
+    assert config(other, "medium") == {"includeThoughts": True, "thinkingBudget": -1}
+    levels = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high"}
+    pro3 = model(id="gemini-3.1-pro-preview", reasoning=True, thinking_level_map=levels)
+    assert config(pro3, "medium") == {"includeThoughts": True, "thinkingLevel": "MEDIUM"}
+    lite = model(id="gemini-3.1-flash-lite", reasoning=True)
+    assert config(lite, "minimal") == {"includeThoughts": True, "thinkingLevel": "MINIMAL"}
