@@ -1,13 +1,15 @@
 """``pi-tui auth login|logout|check|print-api-key|print-bearer-token``: pi 1.x's credential
 commands, without starting a session.
 
-``login`` signs in to a subscription as pi does (Anthropic Claude Pro/Max, ChatGPT Plus/Pro
-through Codex, GitHub Copilot; :mod:`pi_tui.ai.oauth.login`): the authorization URL is printed
-and opened in a browser where one can show it, the answer comes to the loopback callback or as
-the redirect URL (or code) pasted on stdin, and a device code is printed for the device flows.
-``--no-browser`` takes the provider's headless method (Anthropic's copy-code login, Codex's
-device code), as pi's does. ``--api-key`` (and every provider without a subscription) saves an
-API key instead. Either credential goes to ``<agent dir>/auth.json`` in pi's shape (mode 0600)
+``login`` signs in to an account as pi does (Anthropic Claude Pro/Max, ChatGPT Plus/Pro
+through Codex, the ChatGPT subscription for ``openai``, GitHub Copilot, OpenRouter, Kimi Code,
+xAI, Meta; :mod:`pi_tui.ai.oauth.login`): the authorization URL is printed and opened in a
+browser where one can show it, the answer comes to the loopback callback or as the redirect URL
+(or code) pasted on stdin, and a device code is printed for the device flows. ``--no-browser``
+takes the provider's headless method (Anthropic's copy-code login, Codex's device code), as
+pi's does. ``--api-key`` (and every provider without an account sign-in) saves an API key
+instead. Radius, which pi signs in to, is refused in one line: its API is not one pi-tui
+speaks. Either credential goes to ``<agent dir>/auth.json`` in pi's shape (mode 0600)
 through :class:`~pi_tui.config.auth.AuthStore`, so pi uses and refreshes what pi-tui saved and
 the other way round.
 
@@ -45,7 +47,8 @@ def build_parser() -> OneLineParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     login = commands.add_parser(
-        "login", help="sign in with a subscription in the browser, or save an API key (asked without echo)"
+        "login",
+        help="sign in with an account (browser or device code), or save an API key (asked without echo)",
     )
     login.add_argument("provider", metavar="PROVIDER")
     login.add_argument(
@@ -118,6 +121,9 @@ def run_auth(words: list[str], fail: Fail) -> int:
         return fail(str(error))
     try:
         if args.command == "login":
+            refused = _unsupported(args.provider)
+            if refused is not None:
+                return fail(f"auth login: {refused}")
             if args.api_key is None and _is_subscription(args.provider):
                 return _oauth_login(registry, args.provider.strip().lower(), args.no_browser, fail)
             return _login(registry, args.provider, args.api_key, fail)
@@ -332,6 +338,13 @@ def _is_subscription(name: str) -> bool:
     from pi_tui.ai.oauth.login import SUBSCRIPTION_PROVIDERS
 
     return name.strip().lower() in SUBSCRIPTION_PROVIDERS
+
+
+def _unsupported(name: str) -> str | None:
+    """Why pi-tui leaves out a sign-in pi has (Radius), or None."""
+    from pi_tui.ai.oauth.login import UNSUPPORTED
+
+    return UNSUPPORTED.get(name.strip().lower())
 
 
 class _PrintedLogin:

@@ -1,8 +1,11 @@
 """``/login`` and ``/logout``: subscription logins and API keys, saved in ``<agent dir>/auth.json``.
 
 A newcomer who started on the offline demo signs in without editing a file or the environment.
-``/login`` lists pi's subscriptions first (Anthropic Claude Pro/Max, ChatGPT Plus/Pro through
-Codex, GitHub Copilot), then the providers an API key is for. A subscription runs pi's sign-in
+``/login`` lists pi's account sign-ins first, in pi 1.5.2's order (OpenRouter, then Anthropic
+Claude Pro/Max, GitHub Copilot, Kimi Code, Meta, the ChatGPT subscription, ChatGPT Plus/Pro
+through Codex, xAI), then the providers an API key is for. ``/login <provider>`` goes straight
+to it, asking which when the provider has both (``/login openai``: ChatGPT or an API key); Radius,
+which pi signs in to, is refused with its reason. A subscription runs pi's sign-in
 (:mod:`pi_tui.ai.oauth.login`) in a dialog (:mod:`pi_tui.tui.screens.login_dialog`): the URL to
 open (a browser is opened where one can show it), the redirect URL or code pasted when the
 browser is on another machine, or the device code to enter; Esc stops it and closes the callback
@@ -92,7 +95,7 @@ def key_status(registry: ModelRegistry, provider: str) -> str:
 
 @COMMANDS.command("login")
 async def login(app: CommandHost, args: str) -> None:
-    from pi_tui.ai.oauth.login import SUBSCRIPTION_PROVIDERS
+    from pi_tui.ai.oauth.login import NOT_SUBSCRIPTIONS, SUBSCRIPTION_PROVIDERS, UNSUPPORTED
     from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 
     registry = started_parts(app).registry
@@ -100,20 +103,27 @@ async def login(app: CommandHost, args: str) -> None:
     rows = [
         (
             _SUBSCRIPTION_PREFIX + sid,
-            f"{subscription_name(sid)} [subscription]  {subscription_status(registry, sid)}",
+            f"{subscription_name(sid)} [{'account' if sid in NOT_SUBSCRIPTIONS else 'subscription'}]  "
+            f"{subscription_status(registry, sid)}",
         )
         for sid in SUBSCRIPTION_PROVIDERS
     ]
     rows += [(p, f"{provider_name(registry, p)}  {key_status(registry, p)}") for p in providers]
     wanted = args.strip().lower()
-    if wanted:  # /login <provider>: pi's shortcut past the list (a subscription when it is one)
-        chosen: str | None = next(
-            (value for value, _label in rows if value.removeprefix(_SUBSCRIPTION_PREFIX).lower() == wanted),
-            None,
-        )
-        if chosen is None:
+    chosen: str | None
+    if wanted in UNSUPPORTED:
+        app.say(f"/login {wanted}: {UNSUPPORTED[wanted]}.", "error")
+        return
+    if wanted:  # /login <provider>: pi's shortcut past the list; which sign-in, when it has two
+        matches = [row for row in rows if row[0].removeprefix(_SUBSCRIPTION_PREFIX).lower() == wanted]
+        if not matches:
             app.say(f'Unknown provider "{args.strip()}": /login lists the providers.', "error")
             return
+        chosen = matches[0][0]
+        if len(matches) > 1:
+            chosen = await app.push_screen_wait(
+                ChoiceMenu(f"Select how to sign in to {provider_name(registry, wanted)}:", matches)
+            )
     else:
         chosen = await app.push_screen_wait(
             ChoiceMenu("Select provider to configure:", rows, help_text="↑↓ move · enter choose · esc cancel")

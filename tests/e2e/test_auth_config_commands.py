@@ -158,7 +158,7 @@ def test_login_asks_for_the_key_without_echo_on_a_terminal(
 @pytest.mark.parametrize(
     ("args", "needles"),
     [
-        (["auth", "login", "openai"], ("needs a terminal", "--api-key KEY")),
+        (["auth", "login", "mistral"], ("needs a terminal", "--api-key KEY")),
         (["auth", "login", "no-such-provider", "--api-key", "x"], ('Unknown provider "no-such-provider"',)),
         (["auth", "login", "anthropic", "--no-browser", "--api-key", "x"], ("not allowed with --api-key",)),
         (["auth", "print-bearer-token", "anthropic", "--min-expiry", "soon"], ("--min-expiry must use",)),

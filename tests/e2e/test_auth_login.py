@@ -320,3 +320,129 @@ def test_check_an_expired_login(
     assert (code, out) == (2, "invalid\n")
     assert len(err.strip().splitlines()) == 1 and "/login anthropic" in err
     assert saved(agent_dir) == stored
+
+
+# --- the other sign-ins pi 1.5.2 has ----------------------------------------------------------
+
+
+@pytest.fixture
+def closed_stdin() -> Iterator[None]:
+    """fd 0 at end of input, as for a script with nothing to paste (the in-process login reads
+    fd 0 for a pasted URL; the browser's callback is then the only way back)."""
+    saved_fd = os.dup(0)
+    with open(os.devnull, "rb") as null:
+        os.dup2(null.fileno(), 0)
+    try:
+        yield
+    finally:
+        os.dup2(saved_fd, 0)
+        os.close(saved_fd)
+
+
+def test_chatgpt_sign_in_for_openai(
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """``pi-tui auth login openai`` is the ChatGPT sign-in, as pi's (``--api-key`` saves a key)."""
+    login = Login(["openai"], env, tmp_path)
+    url = login.line(r"^(http://\S+/chatgpt/authorize\?\S+)$").group(1)
+    assert browse(url) == 200
+    code, out, err = login.finish()
+    assert code == 0, (out, err)
+    assert "Logged in to OpenAI (ChatGPT subscription)" in out
+    credential = saved(agent_dir)["openai"]
+    assert (
+        credential["clientId"] == server.issued_client and credential["access"] == server.issued["access"][-1]
+    )
+    device_id = json.loads((agent_dir / "settings.json").read_text())["deviceId"]
+    assert parse_qs(urlsplit(url).query)["ext_agent_host_id"] == [f"urn:uuid:{device_id}"]
+    code, out, err = cli(capfd, "auth", "check", "openai", "--json")
+    assert code == 0 and json.loads(out)["authType"] == "oauth", err
+
+
+def test_xai_device_sign_in_then_renewal(
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    login = Login(["xai"], env, tmp_path)
+    found = login.line(r"^Open (\S+) and enter the code: (\S+)$")
+    assert found.group(1).startswith("https://accounts.x.ai/device?user_code=")
+    server.approve(found.group(2))
+    code, out, err = login.finish()
+    assert code == 0, (out, err)
+    assert "Logged in to xAI (Grok/X subscription)" in out
+    credential = saved(agent_dir)["xai"]
+    assert credential["access"] == server.issued["access"][-1]
+    # a token that must last two hours more is renewed at xAI's token endpoint and saved
+    code, out, _err = cli(capfd, "auth", "print-bearer-token", "xai", "--min-expiry", "2h")
+    assert code == 0 and out.strip() == server.issued["access"][-1] != credential["access"]
+    assert saved(agent_dir)["xai"]["refresh"] == server.issued["refresh"][-1]
+
+
+@pytest.mark.parametrize("provider", ["kimi-coding", "meta"])
+def test_kimi_and_meta_device_sign_ins_in_process(
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    capfd: pytest.CaptureFixture[str],
+    provider: str,
+) -> None:
+    server.auto_approve = True  # the user entered the code at once
+    code, out, err = cli(capfd, "auth", "login", provider)
+    assert code == 0, (out, err)
+    assert re.search(
+        rf"^Open http://\S+/{provider}/verify\?user_code=\S+ and enter the code: \S+$", out, re.M
+    )
+    credential = saved(agent_dir)[provider]
+    assert credential["access"] == server.issued["access"][-1]
+    if provider == "meta":
+        assert server.log.key_mints == [credential["refresh"]] and "Enabling Meta Model API access" in out
+    # renewed: Kimi's refresh grant, Meta's new key minted with the identity token
+    code, out, _err = cli(capfd, "auth", "print-bearer-token", provider, "--min-expiry", "25h")
+    assert code == 0 and out.strip() == server.issued["access"][-1] != credential["access"]
+
+
+def test_openrouter_sign_in_in_process(
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    capfd: pytest.CaptureFixture[str],
+    closed_stdin: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The test is the browser pi-tui opens: it follows the URL to OpenRouter and back."""
+    import pi_tui.ai.oauth.browser
+
+    pages: list[int] = []
+
+    def open_browser(url: str) -> bool:
+        threading.Thread(target=lambda: pages.append(browse(url)), daemon=True).start()
+        return True
+
+    monkeypatch.setattr(pi_tui.ai.oauth.browser, "open_browser", open_browser)
+    code, out, err = cli(capfd, "auth", "login", "openrouter")
+    assert code == 0, (out, err)
+    assert "A browser was opened at this URL:" in out and "Logged in to OpenRouter OAuth" in out
+    credential = saved(agent_dir)["openrouter"]
+    assert credential == {
+        "type": "oauth",
+        "access": server.issued["access"][-1],
+        "refresh": "",
+        "expires": 2**53 - 1,
+    }
+    assert cli(capfd, "auth", "print-bearer-token", "openrouter")[:2] == (0, f"{credential['access']}\n")
+
+
+def test_radius_is_refused_in_one_line(
+    env: dict[str, str], agent_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capfd, "auth", "login", "radius")
+    assert code == 2 and out == "", (out, err)
+    assert len(err.strip().splitlines()) == 1 and "pi-messages" in err and "Traceback" not in err
+    assert not (agent_dir / "auth.json").exists()

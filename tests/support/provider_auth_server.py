@@ -139,6 +139,9 @@ class ProviderAuthServer:
         """The client id the ChatGPT authorize step registers (named on the redirect)."""
         self.chatgpt_redirect = f"http://127.0.0.1:{_free_port()}/auth/callback"
         """ChatGPT's registered redirect: 127.0.0.1:1455 for real, a free port here."""
+        self.auto_approve = False
+        """Kimi, xAI and Meta device codes are allowed as soon as they are issued (a user who
+        entered the code at once: for a sign-in run in the test's own thread)."""
         self.meta_mint_status = 200
         """What Meta's key mint answers (401: the identity token is refused)."""
         self._lock = threading.Lock()
@@ -409,6 +412,7 @@ class ProviderAuthServer:
                     provider, f"{provider}-dev-{secrets.token_hex(6)}", f"U{secrets.token_hex(3).upper()}"
                 )
                 device.client_id = str(body.get("client_id"))
+                device.approved = server.auto_approve
                 server.devices[device.device_code] = device
                 # xAI's page must be https (pi refuses another); it is only shown, never fetched
                 page = (

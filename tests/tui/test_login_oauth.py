@@ -76,12 +76,17 @@ async def test_login_lists_subscriptions_first_and_signs_in_through_the_browser(
         await type_command(pilot, app, "/login")
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
         labels = [label for _value, label in menu.choices]
-        assert labels[:3] == [
+        assert labels[:8] == [  # pi 1.5.2's order: its preferred OpenRouter, then by provider name
+            "OpenRouter OAuth [account]  • not configured",
             "Anthropic (Claude Pro/Max) [subscription]  • not configured",
-            "OpenAI (ChatGPT Plus/Pro) [subscription]  • not configured",
             "GitHub Copilot [subscription]  • not configured",
+            "Kimi Code (subscription) [subscription]  • not configured",
+            "Meta (Muse subscription) [subscription]  • not configured",
+            "OpenAI (ChatGPT subscription) [subscription]  • not configured",
+            "OpenAI (ChatGPT Plus/Pro) [subscription]  • not configured",
+            "xAI (Grok/X subscription) [subscription]  • not configured",
         ]
-        assert any(label.startswith("Groq") for label in labels[3:])  # then the API keys
+        assert any(label.startswith("Groq") for label in labels[8:])  # then the API keys
         await choose(pilot, app, "Anthropic (Claude Pro/Max)")
         methods = await wait_for_screen(pilot, app, ChoiceMenu)
         assert [label for _v, label in methods.choices] == [
@@ -110,7 +115,7 @@ async def test_login_lists_subscriptions_first_and_signs_in_through_the_browser(
 
         await type_command(pilot, app, "/login")
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
-        assert menu.choices[0][1] == "Anthropic (Claude Pro/Max) [subscription]  ✓ logged in"
+        assert menu.choices[1][1] == "Anthropic (Claude Pro/Max) [subscription]  ✓ logged in"
         await pilot.press("escape")
 
 
@@ -215,6 +220,9 @@ async def test_login_with_a_provider_named_skips_the_list(
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await type_command(pilot, app, "/login github-copilot")
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)  # pi asks: the account or a token
+        assert len(menu.choices) == 2
+        await choose(pilot, app, "GitHub Copilot [subscription]")
         await wait_for_screen(pilot, app, TextPrompt)  # the Enterprise question, no provider list
         await pilot.press("escape")
         await settle(pilot, app)
@@ -227,3 +235,44 @@ async def test_login_with_a_provider_named_skips_the_list(
         await settle(pilot, app)
         said = infos(app)[-1]
         assert said.level == "error" and said.text.startswith('Unknown provider "nope"')
+
+
+async def test_meta_device_sign_in_in_the_dialog(
+    project: Path, agent_dir: Path, auth_server: ProviderAuthServer
+) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_command(pilot, app, "/login meta")
+        await choose(pilot, app, "Meta (Muse subscription)")  # not the API key; one method: the dialog
+        dialog = await wait_for_screen(pilot, app, LoginDialog)
+        code = await wait_until(pilot, lambda: dialog.user_code, "the device code")
+        assert f"Enter code: {code}" in screen_text(app)
+        assert f"{auth_server.base_url}/meta/verify?user_code={code}" in screen_text(app).replace("\n", "")
+        auth_server.approve(code)
+        await wait_until(pilot, lambda: "meta" in saved(agent_dir), "the login to be saved")
+        await settle(pilot, app)
+        credential = saved(agent_dir)["meta"]
+        assert credential["access"].startswith("meta-key-") and credential["refresh"].startswith(
+            "meta-identity-"
+        )
+        assert infos(app)[-1].text.startswith("Logged in to Meta (Muse subscription).")
+
+
+async def test_login_asks_which_sign_in_and_refuses_radius(
+    project: Path, agent_dir: Path, auth_server: ProviderAuthServer
+) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_command(pilot, app, "/login openai")  # ChatGPT or an API key, as pi asks
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        assert [label.split("  ")[0] for _v, label in menu.choices] == [
+            "OpenAI (ChatGPT subscription) [subscription]",
+            "OpenAI",
+        ]
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await type_command(pilot, app, "/login radius")
+        await settle(pilot, app)
+        said = infos(app)[-1]
+        assert said.level == "error" and "pi-messages" in said.text and "\n" not in said.text
+        assert saved(agent_dir) == {}
