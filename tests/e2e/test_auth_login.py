@@ -446,3 +446,31 @@ def test_radius_is_refused_in_one_line(
     assert code == 2 and out == "", (out, err)
     assert len(err.strip().splitlines()) == 1 and "pi-messages" in err and "Traceback" not in err
     assert not (agent_dir / "auth.json").exists()
+
+
+@pytest.mark.pi_interop
+def test_real_pi_reads_a_device_login_pi_tui_saved(
+    server: ProviderAuthServer,
+    env: dict[str, str],
+    agent_dir: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from tests.support.real_pi import run_pi
+
+    server.auto_approve = True
+    assert cli(capfd, "auth", "login", "kimi-coding")[0] == 0
+    checked = run_pi(
+        ["auth", "check", "--provider", "kimi-coding", "--json"],
+        agent_dir=agent_dir,
+        cwd=tmp_path,
+        pi="1.5.2",
+    )
+    assert json.loads(checked.stdout) == {
+        "status": "ready",
+        "provider": "kimi-coding",
+        "authType": "oauth",
+    }, (
+        checked.stdout,
+        checked.stderr,
+    )
