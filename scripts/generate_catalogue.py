@@ -58,7 +58,7 @@ MODEL_FIELDS = (
 """What pi-tui keeps of a pi model (``inputLimits``, ``promptCache``, radius's ``lab`` and the
 like are not used here)."""
 
-# Prints {"version", "models", "envVars", "defaults"} for the package folder given as argv[1].
+# Prints {"version", "models", "envVars", "defaults", "names"} for the package folder given as argv[1].
 # The key variables come from findEnvKeys with an environment in which every variable is set:
 # it answers the provider's whole list, in pi's order.
 NODE_SCRIPT = r"""
@@ -69,11 +69,14 @@ const url = (dir, file) => pathToFileURL(`${dir}/${file}`).href;
 const { MODELS } = await import(url(pkg, "dist/models.generated.js"));
 const { findEnvKeys } = await import(url(pkg, "dist/env-api-keys.js"));
 const { defaultModelPerProvider } = await import(url(agent, "dist/core/model-resolver.js"));
+const { builtinProviders } = await import(url(pkg, "dist/providers/all.js"));
+const names = Object.fromEntries(builtinProviders().map((provider) => [provider.id, provider.name]));
 const everything = new Proxy({}, { get: (_, name) => (typeof name === "string" ? "set" : undefined) });
 const envVars = {};
 for (const provider of Object.keys(MODELS)) envVars[provider] = findEnvKeys(provider, everything) ?? [];
 const version = JSON.parse(readFileSync(`${pkg}/package.json`, "utf8")).version;
-process.stdout.write(JSON.stringify({ version, models: MODELS, envVars, defaults: defaultModelPerProvider }));
+const defaults = defaultModelPerProvider;
+process.stdout.write(JSON.stringify({ version, models: MODELS, envVars, defaults, names }));
 """
 
 
@@ -183,7 +186,11 @@ def build(pi: dict[str, Any]) -> dict[str, Any]:
     providers: dict[str, Any] = {}
     for name in names:
         models = sorted(pi["models"][name].values(), key=lambda model: model["id"])
-        provider: dict[str, Any] = {
+        provider: dict[str, Any] = {}
+        display = pi.get("names", {}).get(name)
+        if isinstance(display, str) and display and display != name:
+            provider["name"] = display  # what pi's lists call it ("DeepSeek", "Amazon Bedrock")
+        provider |= {
             "api": _most_common([m["api"] for m in models]) if models else "",
             "baseUrl": _most_common([m["baseUrl"] for m in models]) if models else "",
         }

@@ -74,6 +74,8 @@ class ProviderInfo:
     application default credentials): never refused up front for a missing key."""
     keyless: bool = False
     """Needs no credential at all (a local server, the offline demo)."""
+    name: str = ""
+    """How pi's lists name the provider ("DeepSeek", "Amazon Bedrock"); empty: its id."""
 
 
 AMBIENT_AUTH: dict[str, AmbientAuth] = {"amazon-bedrock": "aws", "google-vertex": "google-adc"}
@@ -126,6 +128,7 @@ def _provider_info(name: str, entry: Mapping[str, Any]) -> ProviderInfo:
         default_model=entry.get("defaultModel"),
         ambient_auth=AMBIENT_AUTH.get(name),
         keyless=name in _OWN_PROVIDERS,
+        name=entry.get("name") or "",
     )
 
 

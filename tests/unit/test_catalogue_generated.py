@@ -111,6 +111,15 @@ def test_every_pi_provider_and_model_is_in_the_catalogue_with_pis_facts() -> Non
     assert {model.api for model in ours.values()} <= set(KNOWN_APIS)
 
 
+def test_provider_names_are_the_ones_pis_lists_show() -> None:
+    names = pi_catalogue()["names"]
+    assert len(names) >= 43
+    for provider, name in names.items():
+        if provider in PROVIDERS:
+            assert (PROVIDERS[provider].name or provider) == name, provider
+    assert PROVIDERS["deepseek"].name == "DeepSeek"
+
+
 def test_key_variables_and_default_models_are_pis() -> None:
     pi = pi_catalogue()
     for provider, names in pi["envVars"].items():
