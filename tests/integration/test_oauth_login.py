@@ -408,3 +408,21 @@ async def test_device_refusals_are_one_line(server: ProviderAuthServer) -> None:
 async def test_radius_is_refused_with_its_reason(server: ProviderAuthServer) -> None:
     with pytest.raises(LoginError, match="pi-messages"):
         await sign_in("radius", "browser", UI(), None)
+
+
+async def test_a_chatgpt_callback_without_the_issued_client_is_turned_away(
+    server: ProviderAuthServer,
+) -> None:
+    """Without the issued client id the login could never be renewed: the callback answers 400
+    and keeps waiting for OpenAI's real redirect, as pi's does."""
+    statuses: list[int] = []
+
+    def browser(url: str) -> None:
+        query = parse_qs(urlsplit(url).query)
+        redirect, state = query["redirect_uri"][0], query["state"][0]
+        statuses.append(browse(f"{redirect}?code=no-client&state={state}")[0])
+        statuses.append(browse(url)[0])
+
+    credential = await sign_in("openai", "browser", UI(on_url=browser), None)
+    assert statuses == [400, 200]
+    assert credential["clientId"] == server.issued_client

@@ -100,10 +100,19 @@ class LoopbackCallback:
     """The callback server of one sign-in; close it when the sign-in ends (``with``)."""
 
     def __init__(
-        self, host: str, port: int, path: str, state: str | None, provider_name: str, redirect_host: str
+        self,
+        host: str,
+        port: int,
+        path: str,
+        state: str | None,
+        provider_name: str,
+        redirect_host: str,
+        required: tuple[str, ...] = (),
     ) -> None:
         self.path = path
         self.state = state
+        self.required = required
+        """Query parameters a response must carry besides the code to be accepted."""
         self.params: dict[str, str] = {}
         """The query of the response that was accepted (ChatGPT's names the issued client id)."""
         self.provider_name = provider_name
@@ -178,6 +187,10 @@ class LoopbackCallback:
                 if code is None:
                     self._reply(400, "Missing authorization code", "The response has no code.")
                     return
+                missing = next((name for name in callback.required if not _first(query, name)), None)
+                if missing is not None:
+                    self._reply(400, f"Missing {missing}", f"The response has no {missing}.")
+                    return
                 callback.params = _flat(query)
                 callback._deliver(code)
                 self._reply(200, "Signed in", f"Signed in to {name}. You may close this page.")
@@ -205,6 +218,7 @@ def start_callback(
     *,
     any_port: bool,
     redirect_host: str = "localhost",
+    required: tuple[str, ...] = (),
 ) -> LoopbackCallback | None:
     """The callback server on ``port`` (or, with ``any_port``, a free port when that one is
     taken); None when none can listen, and the sign-in goes on with the pasted URL alone. A
@@ -214,7 +228,7 @@ def start_callback(
     tries = [port, 0] if any_port and port != 0 else [port]
     for candidate in tries:
         try:
-            return LoopbackCallback(host, candidate, path, state, provider_name, redirect_host)
+            return LoopbackCallback(host, candidate, path, state, provider_name, redirect_host, required)
         except OSError:
             continue
     return None

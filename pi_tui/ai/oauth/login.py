@@ -467,7 +467,13 @@ async def _chatgpt_browser(
     redirect_uri = facts.redirect_uri
     port = urlsplit(redirect_uri).port or facts.callback_port or 0
     callback = start_callback(
-        port, facts.callback_path, state, "ChatGPT", any_port=False, redirect_host="127.0.0.1"
+        port,
+        facts.callback_path,
+        state,
+        "ChatGPT",
+        any_port=False,
+        redirect_host="127.0.0.1",
+        required=("client_id",),  # the issued client; without it the sign-in cannot be renewed
     )
     if callback is None:
         raise LoginError(
