@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from pi_tui.ai.oauth.login import enterprise_domain, sign_in
+from pi_tui.ai.oauth.login_device import positive, web_page
 from pi_tui.ai.oauth.login_errors import LoginCancelled, LoginError
 from pi_tui.ai.oauth.providers import ENDPOINTS_ENV
 from pi_tui.ai.oauth.tokens import codex_account_id
@@ -276,6 +277,11 @@ def test_small_readers() -> None:
     with pytest.raises(LoginError):
         enterprise_domain("not a host")
     assert codex_account_id("a.b") is None
+    # a verification page is drawn and opened: an http(s) URL only (xAI's https only, as pi)
+    assert web_page("https://accounts.x.ai/device?user_code=AB", https_only=True) is not None
+    assert web_page("http://auth.kimi.com/device", https_only=True) is None
+    assert web_page("javascript:alert(1)") is None and web_page("https://x.test/\x1b[2J") is None
+    assert positive("5") is None and positive(0) is None and positive(True) is None and positive(2.5) == 2.5
 
 
 # --- the other sign-ins pi 1.5.2 has --------------------------------------------------------
