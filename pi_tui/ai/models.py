@@ -44,6 +44,7 @@ from pi_tui.ai.models_file import (
     json_terms,
     read_models_file,
 )
+from pi_tui.ai.oauth.copilot import COPILOT_PROVIDER as COPILOT
 from pi_tui.ai.offline import DEMO_MODEL
 from pi_tui.ai.types import API_KINDS, Model, ModelCost, StreamOptions, ThinkingLevel
 from pi_tui.config.auth import AuthStore, auth_file
@@ -100,7 +101,7 @@ class ModelRegistry:
         problems: list[str] = []
         if self.beneath is not None:
             config, problems = with_pi_models(self._merge, config, self.beneath)
-        self.models = self._with_urls_filled(self._merge(config))
+        self.models = self._for_the_account(self._with_urls_filled(self._merge(config)), config)
         self.config = config
         self.problems = [*problems, *self._legacy_notices(config)]
 
@@ -148,6 +149,19 @@ class ModelRegistry:
                 else:
                     models[index] = custom
         return models
+
+    def _for_the_account(self, models: list[Model], config: ModelsFile) -> list[Model]:
+        """A GitHub Copilot login's built-in models narrowed to the ones its account may use
+        (``availableModelIds``, saved by the login as pi saves it), as pi lists them; models the
+        user added in models.json stay. Without that list (a key, an older login): all of them."""
+        login = self.auth.oauth(COPILOT)
+        available = login.get("availableModelIds") if login is not None else None
+        if not isinstance(available, list) or not all(isinstance(i, str) for i in available):
+            return models
+        allowed = set(available)
+        configured = config.providers.get(COPILOT)
+        added = {entry.id for entry in (configured.models or [])} if configured is not None else set()
+        return [m for m in models if m.provider != COPILOT or m.id in allowed or m.id in added]
 
     def _with_urls_filled(self, models: list[Model]) -> list[Model]:
         """Base URLs naming variables (Cloudflare's ``{CLOUDFLARE_ACCOUNT_ID}``) filled from the
