@@ -245,7 +245,7 @@ def _resolved(
     token is valid or was renewed now (without ``renew``, when it has a refresh token at all);
     invalid when the renewal failed.
     """
-    from pi_tui.ai.catalogue import ENV_VARS
+    from pi_tui.ai.catalogue import PROVIDERS
     from pi_tui.ai.errors import ConfigError
 
     saved = registry.auth.oauth(provider)
@@ -268,7 +268,8 @@ def _resolved(
         return "invalid", None, str(error)
     if key:
         return "ready", key, None
-    if provider in ENV_VARS:
+    info = PROVIDERS.get(provider)
+    if info is not None and not info.keyless and not registry.has_key(provider):  # has_key: ambient too
         return "not_ready", None, key_source(registry, provider).where
     return "ready", None, None  # a local server that needs no key
 

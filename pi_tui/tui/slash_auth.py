@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_tui.ai.catalogue import ENV_VARS, PROVIDERS
+from pi_tui.ai.catalogue import PROVIDERS
 from pi_tui.config.auth import AuthFileError
 from pi_tui.tui.slash_base import CommandSet, started_parts
 
@@ -29,19 +29,6 @@ if TYPE_CHECKING:
 
 COMMANDS = CommandSet()
 """This module's commands (gathered by :mod:`pi_tui.tui.slash_registry`)."""
-
-DISPLAY_NAMES = {
-    "anthropic": "Anthropic",
-    "openai": "OpenAI",
-    "google": "Google Gemini",
-    "openrouter": "OpenRouter",
-    "groq": "Groq",
-    "cerebras": "Cerebras",
-    "xai": "xAI",
-    "mistral": "Mistral",
-    "azure": "Azure OpenAI",
-}
-"""pi's names for the built-in providers pi-tui knows (what its /login list shows)."""
 
 _SUBSCRIPTION_PREFIX = "subscription:"
 
@@ -66,15 +53,20 @@ def provider_name(registry: ModelRegistry, provider: str) -> str:
     configured = registry.config.providers.get(provider)
     if configured is not None and configured.name:
         return configured.name
-    return DISPLAY_NAMES.get(provider, provider)
+    info = PROVIDERS.get(provider)
+    return info.name if info is not None and info.name else provider  # pi's name, from the catalogue
 
 
 def key_providers(registry: ModelRegistry) -> list[str]:
-    """Providers a saved key is for: built-ins that need one, and models.json's own providers
-    (local servers such as Ollama and the offline demo need none)."""
-    return [
-        provider for provider in registry.providers() if provider in ENV_VARS or provider not in PROVIDERS
-    ]
+    """Providers a saved key is for: built-ins that take one (pi's API-key providers: Bedrock's
+    is a bearer token, Vertex's an express-mode key; not OpenAI Codex, a login only), and
+    models.json's own providers (local servers such as Ollama and the offline demo need none)."""
+
+    def takes_key(provider: str) -> bool:
+        info = PROVIDERS.get(provider)
+        return info is None or (not info.keyless and bool(info.env_vars or info.ambient_auth))
+
+    return [provider for provider in registry.providers() if takes_key(provider)]
 
 
 def key_status(registry: ModelRegistry, provider: str) -> str:
@@ -279,7 +271,9 @@ async def logout(app: CommandHost, args: str) -> None:
     else:
         app.say(f"Removed the subscription login for {name} from {store.path}.")
     current = app.agent.model
-    if current.provider == chosen and current.provider in ENV_VARS and not registry.has_key(chosen):
+    info = PROVIDERS.get(chosen)
+    needs_credentials = info is not None and not info.keyless
+    if current.provider == chosen and needs_credentials and not registry.has_key(chosen):
         app.say(
             f"{current.provider}/{current.id} has no API key now: /login again or pick another model "
             "with /model.",
