@@ -1,9 +1,13 @@
 """Google Generative AI (``POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse``).
 
-Request: ``contents`` with roles ``user`` / ``model``; thinking sent back as ``thought`` parts and
-every ``thoughtSignature`` returned on the part it came with (Gemini 3 rejects function calls
-without one); tool results as ``functionResponse`` parts, consecutive ones in one content;
-tool schemas cut down to the OpenAPI subset Gemini accepts. Stream: each SSE ``data`` is a whole
+Request, as pi 1.5.2 builds it for Gemini (Google's Gemini API here, Vertex AI in
+:mod:`pi_tui.ai.google_vertex`, which shares this body): ``contents`` with roles ``user`` /
+``model``; thinking sent back as ``thought`` parts and every ``thoughtSignature`` returned on the
+part it came with (Gemini 3 rejects function calls without one); tool results as
+``functionResponse`` parts, consecutive ones in one content; call ids only for the models that
+need them (Gemini 3+, Claude, gpt-oss); tools as their whole JSON schema
+(``parametersJsonSchema``); thinking as a Google level or a token budget by pi's rules, and a
+thinking model asked not to think told so. Stream: each SSE ``data`` is a whole
 ``GenerateContentResponse``; parts of candidate 0 are text, thought text or complete function
 calls; the usage of the last chunk is the usage of the reply.
 """
@@ -19,7 +23,7 @@ import orjson
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
-from pi_tui.ai.thinking import provider_value, request_level
+from pi_tui.ai.thinking import clamp_level, provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
 from pi_tui.ai.wire import images_of, stream_headers, text_of
@@ -38,17 +42,15 @@ TOOL_IMAGES_NOTE = "Tool result image:"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented stand-in for a function call that has no signature of this model."""
 
-BUDGETS: dict[str, int] = {
-    "minimal": 1024,
-    "low": 2048,
-    "medium": 8192,
-    "high": 24576,
-    "xhigh": 32768,
-    "max": 32768,
+Budgets = Mapping[str, Mapping[str, int]]
+"""Token budgets per Google level, by a piece of the model id (the first that matches wins)."""
+PI_BUDGETS: Budgets = {
+    "2.5-pro": {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768},
+    "2.5-flash-lite": {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576},
+    "2.5-flash": {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576},
 }
-FLASH_MAX_BUDGET = 24576
-PRO_MAX_BUDGET = 32768
-MIN_BUDGET = 1024
+"""pi 1.5.2's Gemini API budgets; a budget model not named here gets ``-1`` (dynamic)."""
+DYNAMIC_BUDGET = -1
 
 STOP_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
 FINISH_MESSAGES = {
@@ -83,30 +85,30 @@ def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
     return stream_headers(model, options, "x-goog-api-key")
 
 
-def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def request_body(
+    model: Model, context: Context, options: StreamOptions, budgets: Budgets = PI_BUDGETS
+) -> dict[str, Any]:
+    """The ``GenerateContentRequest`` pi 1.5.2 sends (checked against the real pi in
+    tests/interop/test_google_vs_pi.py); ``budgets`` is the API's budget table (Vertex has its
+    own)."""
     body: dict[str, Any] = {"contents": convert_messages(model, context)}
     if context.system_prompt:
-        body["systemInstruction"] = {"parts": [{"text": context.system_prompt}]}
+        body["systemInstruction"] = {"role": "user", "parts": [{"text": context.system_prompt}]}
     if context.tools:
         body["tools"] = [{"functionDeclarations": [function_declaration(tool) for tool in context.tools]}]
-    body["generationConfig"] = generation_config(model, options)
+    body["generationConfig"] = generation_config(model, options, budgets)
     return body
 
 
-def generation_config(model: Model, options: StreamOptions) -> dict[str, Any]:
+def generation_config(model: Model, options: StreamOptions, budgets: Budgets = PI_BUDGETS) -> dict[str, Any]:
     config: dict[str, Any] = {}
     max_tokens = options.max_tokens or model.max_tokens
     if max_tokens:
         config["maxOutputTokens"] = max_tokens
     if options.temperature is not None:
         config["temperature"] = options.temperature
-    level = request_level(model, options.thinking)  # xhigh / max only where the model has them
-    if level is not None:
-        # A budget model keeps pi 0.73's budget per requested level (xhigh, max: the largest)
-        budget_level = options.thinking if options.thinking in BUDGETS else level
-        config["thinkingConfig"] = thinking_config(
-            model.id, google_level(model, level), max_tokens, options.thinking_budgets, budget_level
-        )
+    if model.reasoning:
+        config["thinkingConfig"] = thinking_config(model, options, budgets)
     return config
 
 
@@ -116,242 +118,131 @@ def google_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
     return mapped if mapped in ("minimal", "low", "medium", "high") else level  # type: ignore[return-value]
 
 
-def thinking_config(
-    model_id: str,
-    level: ThinkingLevel,
-    max_tokens: int | None,
-    budgets: Mapping[str, int] | None = None,
-    budget_level: ThinkingLevel | None = None,
-) -> dict[str, Any]:
-    """Thought summaries on, with a level (Gemini 3+) or a token budget (2.5 and older) for
-    ``budget_level`` (default: ``level``).
+def thinking_config(model: Model, options: StreamOptions, budgets: Budgets = PI_BUDGETS) -> dict[str, Any]:
+    """A thinking model's ``thinkingConfig`` as pi sends it: thought summaries on, with its
+    Google level (``thinkingLevelMap``'s value, else the level) as ``thinkingLevel`` for the
+    models that take one (Gemini 3 answers 400 to a budget with a level), else a token budget
+    for that level (the user's ``thinkingBudgets`` first, then ``budgets``, then ``-1``:
+    dynamic); at ``off``, :func:`disabled_thinking`."""
+    level = request_level(model, options.thinking)  # xhigh / max only where the model has them
+    if level is None:
+        return disabled_thinking(model)
+    google = google_level(model, level)
+    if uses_thinking_level(model.id):
+        return {"includeThoughts": True, "thinkingLevel": google.upper()}
+    return {"includeThoughts": True, "thinkingBudget": thinking_budget(model.id, google, options, budgets)}
 
-    Gemini 3 answers 400 to a request with both, and treats a budget only as a compatibility
-    fallback, so it gets ``thinkingLevel``; 3 Pro knows only LOW and HIGH.
-    """
-    config: dict[str, Any] = {"includeThoughts": True}
+
+def thinking_budget(model_id: str, level: ThinkingLevel, options: StreamOptions, budgets: Budgets) -> int:
+    custom = options.thinking_budgets.get(level)
+    if custom is not None:
+        return custom
+    table = next((table for name, table in budgets.items() if name in model_id), None)
+    return table.get(level, DYNAMIC_BUDGET) if table else DYNAMIC_BUDGET
+
+
+_LEVEL_MODELS = re.compile(r"gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)|gemma-?4")
+
+
+def uses_thinking_level(model_id: str) -> bool:
+    """Gemini 3 Pro/Flash, Gemini 4 on, Gemma 4 and the ``-latest`` Flash aliases take a
+    ``thinkingLevel`` instead of a token budget (pi's rule)."""
     lowered = model_id.lower()
-    if _gemini_generation(lowered) >= 3:
-        config["thinkingLevel"] = _thinking_level(lowered, level)
-    else:
-        config["thinkingBudget"] = thinking_budget(lowered, budget_level or level, max_tokens, budgets)
-    return config
+    return bool(_LEVEL_MODELS.search(lowered)) or lowered in (
+        "gemini-flash-latest",
+        "gemini-flash-lite-latest",
+    )
 
 
-def thinking_budget(
-    model_id: str, level: ThinkingLevel, max_tokens: int | None, budgets: Mapping[str, int] | None = None
-) -> int:
-    """The level's budget within what the model allows, leaving half the output for the answer.
-
-    Gemini counts thoughts against ``maxOutputTokens``; a budget as large as the whole allowance
-    ends replies with MAX_TOKENS before any answer text.
-    """
-    base = (budgets or {}).get(level, BUDGETS.get(level, BUDGETS["medium"]))
-    budget = min(base, FLASH_MAX_BUDGET if "flash" in model_id else PRO_MAX_BUDGET)
-    if max_tokens:
-        budget = min(budget, max(max_tokens // 2, MIN_BUDGET))
-    return budget
+def disabled_thinking(model: Model) -> dict[str, Any]:
+    """What pi sends a thinking model at ``off``: a zero budget, or, for a level model that
+    cannot stop thinking, its weakest level (left out, such a model would think at its
+    default)."""
+    if not uses_thinking_level(model.id):
+        return {"thinkingBudget": 0}
+    weakest = clamp_level(model, "off")
+    if weakest == "off":
+        return {"thinkingBudget": 0}
+    return {"thinkingLevel": google_level(model, weakest).upper()}
 
 
 def _gemini_generation(model_id: str) -> int:
-    match = re.search(r"gemini-(\d+)", model_id)
+    """The major version of a ``gemini-N...`` (or ``gemini-live-N``) id; 0 for other models."""
+    match = re.match(r"gemini(?:-live)?-(\d+)", model_id.lower())
     return int(match.group(1)) if match else 0
-
-
-def _thinking_level(model_id: str, level: ThinkingLevel) -> str:
-    if "pro" in model_id:
-        return "LOW" if level in ("minimal", "low") else "HIGH"
-    return {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM"}.get(level, "HIGH")
 
 
 # --- tools ----------------------------------------------------------------------------------
 
 
 def function_declaration(tool: Tool) -> dict[str, Any]:
-    """One ``functionDeclarations`` entry; ``parameters`` left out when the tool takes none.
-
-    Gemini rejects ``{"type": "object", "properties": {}}`` ("should be non-empty for OBJECT type").
-    """
-    declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    parameters = clean_schema(tool.parameters)
-    if parameters.get("properties"):
-        parameters["type"] = "object"
-        declaration["parameters"] = parameters
-    return declaration
+    """One ``functionDeclarations`` entry with the tool's whole JSON schema as
+    ``parametersJsonSchema`` (Gemini takes full JSON Schema there: ``anyOf``, ``$ref``...), as pi
+    sends it; ``const`` becomes a one-value ``enum`` (:func:`const_as_enum`)."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parametersJsonSchema": const_as_enum(tool.parameters),
+    }
 
 
-SCHEMA_KEYS = frozenset(
+_NAME_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+"""Keywords whose keys are names (of properties, definitions...), each naming a subschema."""
+_SUBSCHEMAS = frozenset(
     {
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
         "items",
-        "properties",
-        "required",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minimum",
-        "maximum",
-        "minProperties",
-        "maxProperties",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+        "allOf",
         "anyOf",
-        "default",
-        "example",
-        "propertyOrdering",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
     }
 )
-"""The fields of Gemini's ``Schema``; anything else (``$schema``, ``additionalProperties``...) is a 400."""
-FORMATS = {
-    "string": frozenset({"enum", "date-time"}),
-    "number": frozenset({"float", "double"}),
-    "integer": frozenset({"int32", "int64"}),
-}
-MAX_REF_DEPTH = 8
-OWN_STEPS = frozenset({"type", "enum", "format", "required", "anyOf"})
-"""Keys that :func:`_clean` rewrites itself rather than copies."""
+"""Keywords holding a subschema or a list of them (anything else is data, left as it is)."""
 
 
-def clean_schema(schema: Any) -> dict[str, Any]:
-    """A JSON schema rewritten into the OpenAPI subset Gemini's ``parameters`` accepts.
-
-    Local ``$ref``s are inlined, ``oneOf`` becomes ``anyOf``, ``allOf`` is merged, ``const`` and
-    type lists become ``enum`` / ``nullable``, and unknown keys are dropped at every level.
-    """
+def const_as_enum(schema: Any, names: bool = False) -> Any:
+    """String and number ``const`` values as one-value ``enum``s, at every schema level (Gemini
+    ignores ``const`` in a JSON schema but honours ``enum``); property names are left alone."""
+    if isinstance(schema, list):
+        return [const_as_enum(item) for item in schema]
     if not isinstance(schema, dict):
-        return {}
-    definitions = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    return _clean(schema, definitions, 0)
-
-
-def _clean(schema: Any, definitions: dict[str, Any], depth: int) -> dict[str, Any]:
-    if not isinstance(schema, dict):
-        return {}
-    schema = _resolve(schema, definitions, depth)
-    if "allOf" in schema:
-        schema = _merge_all_of(schema)
-    out: dict[str, Any] = {}
-    _clean_type(schema, out)
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, dict):
-            properties = {name: _clean(sub, definitions, depth + 1) for name, sub in value.items()}
-            if properties:
-                out["properties"] = properties
-        elif key == "items":
-            out["items"] = _clean(
-                value[0] if isinstance(value, list) and value else value, definitions, depth + 1
-            )
-        elif key in SCHEMA_KEYS and key not in out and key not in OWN_STEPS:
-            out[key] = value
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list):
-            _clean_variants(schema[key], definitions, depth, out)
-    _clean_enum(schema, out)
-    _clean_format(schema, out)
-    required = [name for name in schema.get("required") or () if name in out.get("properties", {})]
-    if required:
-        out["required"] = required
-    return out
-
-
-def _resolve(schema: dict[str, Any], definitions: dict[str, Any], depth: int) -> dict[str, Any]:
-    """Inline a local ``#/$defs/X`` reference (bounded, so recursive schemas still end)."""
-    ref = schema.get("$ref")
-    if not isinstance(ref, str):
         return schema
-    target = definitions.get(ref.rsplit("/", 1)[-1]) if depth < MAX_REF_DEPTH else None
-    rest = {key: value for key, value in schema.items() if key != "$ref"}
-    if not isinstance(target, dict):
-        return rest or {"type": "object"}
-    return {**target, **rest}
-
-
-def _merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
-    merged = {key: value for key, value in schema.items() if key != "allOf"}
-    for part in schema.get("allOf") or ():
-        if not isinstance(part, dict):
-            continue
-        for key, value in part.items():
-            if key == "properties" and isinstance(value, dict):
-                merged["properties"] = {**(merged.get("properties") or {}), **value}
-            elif key == "required" and isinstance(value, list):
-                merged["required"] = [*(merged.get("required") or []), *value]
-            else:
-                merged.setdefault(key, value)
-    return merged
-
-
-def _clean_variants(
-    variants: list[Any], definitions: dict[str, Any], depth: int, out: dict[str, Any]
-) -> None:
-    """``anyOf`` / ``oneOf``: a ``null`` branch becomes ``nullable``; a single branch is inlined.
-
-    ``Optional[X]`` schemas (``anyOf: [X, {"type": "null"}]``) are the common case.
-    """
-    kept = [v for v in variants if not (isinstance(v, dict) and v.get("type") == "null")]
-    if len(kept) < len(variants):
-        out["nullable"] = True
-    cleaned = [_clean(sub, definitions, depth + 1) for sub in kept]
-    if len(cleaned) == 1:
-        for key, value in cleaned[0].items():
-            out.setdefault(key, value)
-    elif cleaned:
-        out["anyOf"] = cleaned
-
-
-def _clean_type(schema: dict[str, Any], out: dict[str, Any]) -> None:
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        if len(kinds) < len(kind):
-            out["nullable"] = True
-        if len(kinds) == 1:
-            out["type"] = kinds[0]
-        elif kinds:
-            out["anyOf"] = [{"type": k} for k in kinds]
-    elif kind == "null":
-        out["nullable"] = True
-    elif isinstance(kind, str):
-        out["type"] = kind
-    elif "properties" in schema:
-        out["type"] = "object"
-
-
-def _clean_enum(schema: dict[str, Any], out: dict[str, Any]) -> None:
-    """Gemini takes only string enums; other allowed values move into the description."""
-    values = schema.get("enum")
-    if "const" in schema:
-        values = [schema["const"]]
-    if not isinstance(values, list):
-        return
-    if None in values:
-        out["nullable"] = True
-        values = [value for value in values if value is not None]
-    if values and all(isinstance(value, str) for value in values):
-        out["enum"] = values
-        out["type"] = "string"
-    elif values:
-        allowed = "Allowed values: " + ", ".join(orjson.dumps(value).decode() for value in values)
-        out["description"] = f"{out['description']}\n{allowed}" if out.get("description") else allowed
-
-
-def _clean_format(schema: dict[str, Any], out: dict[str, Any]) -> None:
-    fmt = schema.get("format")
-    if isinstance(fmt, str) and fmt in FORMATS.get(out.get("type", ""), ()):
-        out["format"] = fmt
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if names or key in _SUBSCHEMAS:
+            result[key] = const_as_enum(value)
+        elif key in _NAME_MAPS:
+            result[key] = const_as_enum(value, names=True)
+        else:
+            result[key] = value
+    if not names and "const" in result and "enum" not in result:
+        value = result["const"]
+        if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
+            del result["const"]
+            result["enum"] = [value]
+    return result
 
 
 # --- messages -------------------------------------------------------------------------------
 
 
 def requires_tool_call_id(model_id: str) -> bool:
-    """Claude and gpt-oss behind Google's API need call ids in calls and responses (as in pi)."""
-    return model_id.startswith(("claude-", "gpt-oss-"))
+    """Gemini 3+, and Claude and gpt-oss behind Google's APIs, get call ids in calls and
+    responses; pi sends older Gemini none (an id Gemini 2.5 gave is not sent back either)."""
+    return model_id.startswith(("claude-", "gpt-oss-")) or _gemini_generation(model_id) >= 3
 
 
 def _normalize_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
@@ -360,24 +251,21 @@ def _normalize_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
 
 def _multimodal_results(model_id: str) -> bool:
     """Gemini 3+ (and non-Gemini models) take images inside ``functionResponse.parts``."""
-    match = re.match(r"gemini(?:-live)?-(\d+)", model_id.lower())
-    return match is None or int(match.group(1)) >= 3
+    generation = _gemini_generation(model_id)
+    return generation == 0 or generation >= 3
 
 
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     """Context -> Gemini ``contents`` (pi's shapes, after transform_messages)."""
     contents: list[dict[str, Any]] = []
-    echoed_ids: set[str] = set()
     for message in transform_messages(context.messages, model, _normalize_id):
         if isinstance(message, ToolResultMessage):
-            _add_tool_result(contents, model, message, message.tool_call_id in echoed_ids)
+            _add_tool_result(contents, model, message)
             continue
-        if isinstance(message, UserMessage):
-            parts = _user_parts(message)
-        else:
-            parts = _model_parts(model, message, echoed_ids)
+        is_user = isinstance(message, UserMessage)
+        parts = _user_parts(message) if isinstance(message, UserMessage) else _model_parts(model, message)
         if parts:
-            contents.append({"role": "user" if isinstance(message, UserMessage) else "model", "parts": parts})
+            contents.append({"role": "user" if is_user else "model", "parts": parts})
     return contents
 
 
@@ -411,42 +299,43 @@ def valid_signature(signature: str | None) -> str | None:
     return None
 
 
-def _model_parts(model: Model, message: AssistantMessage, echoed_ids: set[str]) -> list[dict[str, Any]]:
+def _model_parts(model: Model, message: AssistantMessage) -> list[dict[str, Any]]:
     """An assistant message as ``model`` parts.
 
     transform_messages already made another model's thinking plain text and dropped its
-    signatures; thinking kept here is the same model's, sent back as ``thought`` parts. Gemini 3
-    rejects a turn whose function calls carry no signature, so such a turn gets Google's
-    documented stand-in (pi-tui's addition: pi 0.73.1 sends none).
+    signatures; thinking kept here is the same model's, sent back as ``thought`` parts. A blank
+    text or thought part is left out unless it carries this model's signature (Gemini may sign
+    an empty part and needs it back, as pi sends it). Gemini 3 rejects a turn whose function
+    calls carry no signature, so such a turn (another model's) gets Google's documented
+    stand-in (pi-tui's addition: pi 1.5.2 sends none, and Gemini answers 400).
     """
     own = message.provider == model.provider and message.model == model.id
     parts: list[dict[str, Any]] = []
     for block in message.content:
-        if isinstance(block, TextContent) and block.text.strip():
-            parts.append(_signed({"text": block.text}, block.text_signature if own else None))
-        elif isinstance(block, ThinkingContent) and block.thinking.strip():
+        if isinstance(block, TextContent):
+            signature = valid_signature(block.text_signature) if own else None
+            if block.text.strip() or signature:
+                parts.append(_signed({"text": block.text}, signature))
+        elif isinstance(block, ThinkingContent):
             if own:
-                parts.append(_signed({"thought": True, "text": block.thinking}, block.thinking_signature))
-            else:
+                signature = valid_signature(block.thinking_signature)
+                if block.thinking.strip() or signature:
+                    parts.append(_signed({"thought": True, "text": block.thinking}, signature))
+            elif block.thinking.strip():
                 parts.append({"text": block.thinking})
         elif isinstance(block, ToolCall):
-            parts.append(_function_call(model, block, own, echoed_ids))
+            parts.append(_function_call(model, block, own))
     calls = [part for part in parts if "functionCall" in part]
-    if (
-        calls
-        and _gemini_generation(model.id.lower()) >= 3
-        and not any("thoughtSignature" in c for c in calls)
-    ):
+    if calls and _gemini_generation(model.id) >= 3 and not any("thoughtSignature" in c for c in calls):
         calls[0]["thoughtSignature"] = SKIP_SIGNATURE
     return parts
 
 
-def _function_call(model: Model, call: ToolCall, own: bool, echoed_ids: set[str]) -> dict[str, Any]:
-    """A ``functionCall`` part; the id goes when the model needs ids, or Gemini itself gave it."""
+def _function_call(model: Model, call: ToolCall, own: bool) -> dict[str, Any]:
+    """A ``functionCall`` part, with the call's id for the models that take ids."""
     function: dict[str, Any] = {"name": call.name, "args": call.arguments}
-    if requires_tool_call_id(model.id) or (own and call.id and not is_generated_id(call)):
+    if requires_tool_call_id(model.id):
         function["id"] = call.id
-        echoed_ids.add(call.id)
     return _signed({"functionCall": function}, call.thought_signature if own else None)
 
 
@@ -457,9 +346,7 @@ def _signed(part: dict[str, Any], signature: str | None) -> dict[str, Any]:
     return part
 
 
-def _add_tool_result(
-    contents: list[dict[str, Any]], model: Model, message: ToolResultMessage, echo_id: bool
-) -> None:
+def _add_tool_result(contents: list[dict[str, Any]], model: Model, message: ToolResultMessage) -> None:
     """A ``functionResponse`` part, joined to the previous one's content if that held results.
 
     Images go inside the response for models that take them there; older Gemini gets them in a
@@ -476,7 +363,7 @@ def _add_tool_result(
     multimodal = _multimodal_results(model.id)
     if inline and multimodal:
         response["parts"] = inline
-    if echo_id or requires_tool_call_id(model.id):
+    if requires_tool_call_id(model.id):
         response["id"] = message.tool_call_id
     part = {"functionResponse": response}
     last = contents[-1] if contents else None
@@ -491,11 +378,6 @@ def _add_tool_result(
 def generated_id(name: str, number: int) -> str:
     """An id for a call Gemini sent without one; unique across the session, like pi's."""
     return f"{name}_{now_ms()}_{number}"
-
-
-def is_generated_id(call: ToolCall) -> bool:
-    prefix = f"{call.name}_"
-    return call.id.startswith(prefix) and re.fullmatch(r"\d+_\d+", call.id[len(prefix) :]) is not None
 
 
 # --- stream ---------------------------------------------------------------------------------

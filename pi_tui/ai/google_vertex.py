@@ -35,10 +35,9 @@ from urllib.parse import quote, urlsplit
 from pi_tui.ai import google_adc
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ConfigError, ProviderError
-from pi_tui.ai.google import GoogleParser, google_level, request_body, requires_tool_call_id
+from pi_tui.ai.google import Budgets, GoogleParser, request_body
 from pi_tui.ai.protocol import HttpRequest
-from pi_tui.ai.thinking import clamp_level, request_level
-from pi_tui.ai.types import Context, Model, StreamOptions, Tool
+from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.ai.wire import stream_headers
 
 API = "google-vertex"
@@ -150,136 +149,18 @@ def model_path(model_id: str) -> str:
     return f"publishers/google/models/{model_id}"
 
 
-def vertex_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """Gemini's body as pi 1.5.2 sends it to Vertex (checked against the real pi in
-    tests/interop/test_google_vertex_vs_pi.py): tools as ``parametersJsonSchema`` (the whole JSON
-    schema, ``const`` as a one-value ``enum``), pi's thinking settings for Vertex (levels,
-    budgets, and a thinking model asked not to think told so), and no call ids on Gemini's
-    parts."""
-    body = request_body(model, context, options)
-    if not requires_tool_call_id(model.id):
-        _drop_call_ids(body["contents"])
-    if context.tools:
-        body["tools"] = [{"functionDeclarations": [json_schema_declaration(tool) for tool in context.tools]}]
-    if model.reasoning:
-        body["generationConfig"]["thinkingConfig"] = thinking_config(model, options)
-    return body
-
-
-_PI_BUDGETS = {
+VERTEX_BUDGETS: Budgets = {
     "2.5-pro": {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768},
     "2.5-flash": {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576},
 }
-"""pi's Vertex thinking budgets per Google level (``-1``, dynamic, for other budget models)."""
+"""pi 1.5.2's Vertex budgets per Google level: the Gemini API's but for 2.5 Flash-Lite, which
+takes Flash's here (``-1``, dynamic, for other budget models)."""
 
 
-def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any]:
-    """A thinking model's ``thinkingConfig`` as pi sends it to Vertex: its Google level
-    (``thinkingLevelMap``'s value, else the level) as ``thinkingLevel`` for the models that take
-    one, else pi's token budget for that level (the user's ``thinkingBudgets`` first); at
-    ``off``, :func:`disabled_thinking`."""
-    level = request_level(model, options.thinking)
-    if level is None:
-        return disabled_thinking(model)
-    google = google_level(model, level)
-    if uses_thinking_level(model.id):
-        return {"includeThoughts": True, "thinkingLevel": google.upper()}
-    custom = options.thinking_budgets.get(google)
-    if custom is not None:
-        return {"includeThoughts": True, "thinkingBudget": custom}
-    table = next((budgets for name, budgets in _PI_BUDGETS.items() if name in model.id), None)
-    return {"includeThoughts": True, "thinkingBudget": table.get(google, -1) if table else -1}
-
-
-def json_schema_declaration(tool: Tool) -> dict[str, Any]:
-    return {
-        "name": tool.name,
-        "description": tool.description,
-        "parametersJsonSchema": const_as_enum(tool.parameters),
-    }
-
-
-_NAME_MAPS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
-)
-_SUBSCHEMAS = frozenset(
-    {
-        "additionalProperties",
-        "unevaluatedProperties",
-        "propertyNames",
-        "items",
-        "prefixItems",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contentSchema",
-    }
-)
-
-
-def const_as_enum(schema: Any, names: bool = False) -> Any:
-    """String and number ``const`` values as one-value ``enum``s, at every schema level (Gemini
-    ignores ``const`` in a JSON schema but honours ``enum``); property names are left alone."""
-    if isinstance(schema, list):
-        return [const_as_enum(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    result: dict[str, Any] = {}
-    for key, value in schema.items():
-        if names or key in _SUBSCHEMAS:
-            result[key] = const_as_enum(value)
-        elif key in _NAME_MAPS:
-            result[key] = const_as_enum(value, names=True)
-        else:
-            result[key] = value
-    if not names and "const" in result and "enum" not in result:
-        value = result["const"]
-        if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
-            del result["const"]
-            result["enum"] = [value]
-    return result
-
-
-_LEVEL_MODELS = re.compile(r"gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)|gemma-?4")
-
-
-def uses_thinking_level(model_id: str) -> bool:
-    """Gemini 3 Pro/Flash, Gemini 4 on, Gemma 4 and the ``-latest`` Flash aliases take a
-    ``thinkingLevel`` instead of a token budget (pi's ``usesGoogleThinkingLevel``)."""
-    lowered = model_id.lower()
-    return bool(_LEVEL_MODELS.search(lowered)) or lowered in (
-        "gemini-flash-latest",
-        "gemini-flash-lite-latest",
-    )
-
-
-def disabled_thinking(model: Model) -> dict[str, Any]:
-    """What pi sends a thinking model at ``off``: a zero budget, or, for a level model that
-    cannot stop thinking, its weakest level."""
-    if not uses_thinking_level(model.id):
-        return {"thinkingBudget": 0}
-    weakest = clamp_level(model, "off")
-    if weakest == "off":
-        return {"thinkingBudget": 0}
-    return {"thinkingLevel": google_level(model, weakest).upper()}
-
-
-def _drop_call_ids(contents: list[dict[str, Any]]) -> None:
-    """Vertex refuses ``id`` in ``functionCall`` / ``functionResponse`` parts of Gemini models;
-    pi sends ids only to the models that need them (Claude, gpt-oss), and so does this."""
-    for content in contents:
-        for part in content.get("parts") or ():
-            for name in ("functionCall", "functionResponse"):
-                inner = part.get(name)
-                if isinstance(inner, dict):
-                    inner.pop("id", None)
+def vertex_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """Gemini's body as pi 1.5.2 sends it (:func:`pi_tui.ai.google.request_body`, checked against
+    the real pi in tests/interop/test_google_vertex_vs_pi.py) with Vertex's budget table."""
+    return request_body(model, context, options, VERTEX_BUDGETS)
 
 
 class AdcSigner:

@@ -424,7 +424,7 @@ def test_service_account_jwt_grant_and_thinking_with_signature(server: VertexSer
     assert "x-goog-user-project" not in server.model_requests[0].headers
 
 
-def test_function_call_with_signature_and_ids_left_out_of_the_next_request(
+def test_function_call_goes_back_with_its_signature_and_gemini_3s_call_id(
     server: VertexServer, tmp_path: Path
 ) -> None:
     credentials = authorized_user_file(tmp_path, server)
@@ -446,13 +446,18 @@ def test_function_call_with_signature_and_ids_left_out_of_the_next_request(
     assert call.thought_signature is not None and call.thought_signature.startswith("Y3YPdZB19vcG")
     sent = server.model_requests[0].body
     assert sent["tools"][0]["functionDeclarations"][0]["name"] == "read"
-    # the call goes back with its signature; Vertex takes no ids on Gemini's parts
+    # the call goes back with its signature, and (Gemini 3, as pi 1.5.2 sends it) the call id
+    # pi-tui gave the call Gemini sent without one, on the call and on its response
     context.messages += [message, tool_result(call.id, "# pi-tui")]
     run(model, env, context=context)
     model_turn, result_turn = server.model_requests[1].body["contents"][1:]
     assert model_turn["parts"][0]["thoughtSignature"] == call.thought_signature
-    assert "id" not in model_turn["parts"][0]["functionCall"]
-    assert result_turn["parts"][0]["functionResponse"] == {"name": "read", "response": {"output": "# pi-tui"}}
+    assert model_turn["parts"][0]["functionCall"]["id"] == call.id
+    assert result_turn["parts"][0]["functionResponse"] == {
+        "name": "read",
+        "response": {"output": "# pi-tui"},
+        "id": call.id,
+    }
 
 
 # --- impersonation, unsupported kinds ---------------------------------------------------------

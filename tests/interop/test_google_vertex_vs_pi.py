@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests.interop.test_google_vs_pi import SIGNATURE, check_tool_round_trip, run_both
 from tests.interop.test_pi_reads_exports import SCRIPT
-from tests.support.model_server import ModelServer, RecordedRequest
+from tests.support.model_server import ModelServer, RecordedRequest, Scripted, ToolCallSpec
 from tests.support.real_pi import run_pi
 
 pytestmark = pytest.mark.pi_interop
@@ -90,3 +91,19 @@ def test_express_mode_request_matches_pi(model: str, level: str, tmp_path: Path)
     assert theirs.body.get("toolConfig") == (STRICT_TOOLS if model.startswith("gemini-3") else None)
     assert shape(ours)["path"] == f"/v1/publishers/google/models/{model}:streamGenerateContent"
     assert shape(ours)["query"] == {"alt": "sse"} and shape(ours)["key"] == "test-key"
+
+
+def vertex_express(_folder: Path, server: ModelServer) -> dict[str, str]:
+    return {"GOOGLE_CLOUD_API_KEY": "test-key", "GOOGLE_VERTEX_BASE_URL": server.base_url}
+
+
+@pytest.mark.parametrize(("model", "ids"), [("gemini-2.5-flash", False), ("gemini-3-flash-preview", True)])
+def test_a_tool_call_goes_back_as_pi_sends_it_to_vertex(model: str, ids: bool, tmp_path: Path) -> None:
+    """The shared Gemini body (tests/interop/test_google_vs_pi.py) at Vertex: Gemini 3 gets the
+    call ids back, Gemini 2.5 none."""
+    reply = Scripted(
+        tool_calls=[ToolCallSpec("read", {"path": "note.txt"}, id="call-1", signature=SIGNATURE)]
+    )
+    ours, theirs = run_both(tmp_path, "google-vertex", vertex_express, model, "low", "read note.txt", reply)
+    check_tool_round_trip(ours, theirs, ids)
+    assert ours[1].path == f"/v1/publishers/google/models/{model}:streamGenerateContent"

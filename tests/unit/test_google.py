@@ -23,7 +23,7 @@ import pytest
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError
 from pi_tui.ai.events import StreamEvent
-from pi_tui.ai.google import CLIENT, SKIP_SIGNATURE, clean_schema, convert_messages, function_declaration
+from pi_tui.ai.google import CLIENT, SKIP_SIGNATURE, convert_messages, function_declaration
 from pi_tui.ai.sse import SSEDecoder
 from pi_tui.ai.stream import complete
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
@@ -348,10 +348,17 @@ def test_request_url_headers_and_body_basics() -> None:
     )
     assert request.headers["x-goog-api-key"] == "AIza" and request.headers["x-extra"] == "1"
     assert "authorization" not in request.headers
+    empty_schema = {"type": "object", "properties": {}}
     assert request.body == {
         "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
-        "systemInstruction": {"parts": [{"text": "Be brief."}]},
-        "tools": [{"functionDeclarations": [{"name": "ls", "description": "List"}]}],
+        "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]},
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {"name": "ls", "description": "List", "parametersJsonSchema": empty_schema}
+                ]
+            }
+        ],
         "generationConfig": {"maxOutputTokens": 65536, "temperature": 0.2},
     }
     plain = body(target, Context(messages=[user("hi")]), max_tokens=100)
@@ -359,13 +366,19 @@ def test_request_url_headers_and_body_basics() -> None:
     assert plain["generationConfig"] == {"maxOutputTokens": 100}
 
 
+def as_from(reply: AssistantMessage, target: Model) -> AssistantMessage:
+    """A recorded reply as if ``target`` had sent it (recordings are assembled as ``recorded``)."""
+    return reply.model_copy(update={"provider": target.provider, "model": target.id})
+
+
 def test_tool_call_round_trip_keeps_signature_and_gemini_id() -> None:
-    reply = assemble("gemini/gemini-3-flash-function-call-with-id.sse")
+    target = model("gemini-3-flash-preview")
+    reply = as_from(assemble("gemini/gemini-3-flash-function-call-with-id.sse"), target)
     (call,) = blocks(reply, ToolCall)
     result = ToolResultMessage(
         tool_call_id=call.id, tool_name=call.name, content=[TextContent(text="France")]
     )
-    contents = convert_messages(model(), Context(messages=[user("where?"), reply, result]))
+    contents = convert_messages(target, Context(messages=[user("where?"), reply, result]))
     assert contents[1:] == [
         {
             "role": "model",
@@ -391,18 +404,65 @@ def test_tool_call_round_trip_keeps_signature_and_gemini_id() -> None:
     ]
 
 
-def test_generated_ids_are_not_sent_to_gemini() -> None:
-    reply = assemble("gemini/gemini-3-pro-function-call-thought-signature.sse")
-    (call,) = blocks(reply, ToolCall)
+def test_gemini_3_gets_every_call_id_and_older_gemini_none() -> None:
+    """pi 1.5.2 sends ids to Gemini 3+ (its own or generated here), never to Gemini 2.5, even
+    one Gemini 2.5 gave."""
+    recorded = assemble("gemini/gemini-3-pro-function-call-thought-signature.sse")
+    (call,) = blocks(recorded, ToolCall)
+    assert GENERATED_ID.fullmatch(call.id)
     result = ToolResultMessage(
         tool_call_id=call.id, tool_name=call.name, content=[TextContent(text="no")], is_error=True
     )
-    _, sent_call, sent_result = convert_messages(model(), Context(messages=[user("q"), reply, result]))
+    three = model("gemini-3-pro-preview")
+    _, sent_call, sent_result = convert_messages(
+        three, Context(messages=[user("q"), as_from(recorded, three), result])
+    )
+    assert sent_call["parts"] == [
+        {
+            "functionCall": {"name": "get_country", "args": {}, "id": call.id},
+            "thoughtSignature": call.thought_signature,
+        }
+    ]
+    assert sent_result["parts"] == [
+        {"functionResponse": {"name": "get_country", "response": {"error": "no"}, "id": call.id}}
+    ]
+    given = ToolCall(id="96c1su3s", name="get_country", thought_signature=call.thought_signature)
+    older = model("gemini-2.5-flash")
+    reply = AssistantMessage(
+        content=[given], api=API, provider=older.provider, model=older.id, stop_reason="toolUse"
+    )
+    answer = ToolResultMessage(
+        tool_call_id="96c1su3s", tool_name="get_country", content=[TextContent(text="France")]
+    )
+    _, sent_call, sent_result = convert_messages(older, Context(messages=[user("q"), reply, answer]))
     assert sent_call["parts"] == [
         {"functionCall": {"name": "get_country", "args": {}}, "thoughtSignature": call.thought_signature}
     ]
     assert sent_result["parts"] == [
-        {"functionResponse": {"name": "get_country", "response": {"error": "no"}}}
+        {"functionResponse": {"name": "get_country", "response": {"output": "France"}}}
+    ]
+
+
+def test_blank_parts_go_back_only_when_signed() -> None:
+    """Gemini may sign an empty part and needs the signature back (pi sends such parts)."""
+    target = model("gemini-2.5-pro")
+    reply = AssistantMessage(
+        content=[
+            ThinkingContent(thinking="", thinking_signature="dGhpbms="),
+            ThinkingContent(thinking=" ", thinking_signature=None),
+            TextContent(text="Done."),
+            TextContent(text="", text_signature="c2lnbg=="),
+            TextContent(text="  ", text_signature="not base64!"),
+        ],
+        api=API,
+        provider=target.provider,
+        model=target.id,
+    )
+    _, sent = convert_messages(target, Context(messages=[user("q"), reply]))
+    assert sent["parts"] == [
+        {"thought": True, "text": "", "thoughtSignature": "dGhpbms="},
+        {"text": "Done."},
+        {"text": "", "thoughtSignature": "c2lnbg=="},
     ]
 
 
@@ -492,117 +552,109 @@ def test_images_inline_when_the_model_sees_them() -> None:
     assert blind[0]["parts"] == [{"text": "what is this?"}, placeholder] and len(blind) == 3
 
 
+GEMINI_3_LEVELS = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high"}
+GEMMA_4_LEVELS = {"off": None, "minimal": "MINIMAL", "low": None, "medium": None, "high": "HIGH"}
+
+
 @pytest.mark.parametrize(
-    ("model_id", "level", "max_tokens", "want"),
+    ("model_id", "levels", "level", "want"),
     [
-        ("gemini-2.5-flash", "minimal", None, {"thinkingBudget": 1024}),
-        ("gemini-2.5-flash", "low", None, {"thinkingBudget": 2048}),
-        ("gemini-2.5-pro", "medium", None, {"thinkingBudget": 8192}),
-        ("gemini-2.5-pro", "high", None, {"thinkingBudget": 24576}),
-        ("gemini-2.5-pro", "xhigh", None, {"thinkingBudget": 32768}),
-        ("gemini-2.5-flash", "xhigh", None, {"thinkingBudget": 24576}),  # flash's ceiling
-        ("gemini-2.5-pro", "high", 8000, {"thinkingBudget": 4000}),  # half the output left for the answer
-        ("gemini-2.5-pro", "high", 1000, {"thinkingBudget": 1024}),
-        ("gemini-3-pro-preview", "minimal", None, {"thinkingLevel": "LOW"}),
-        ("gemini-3-pro-preview", "medium", None, {"thinkingLevel": "HIGH"}),
-        ("gemini-3-flash-preview", "minimal", None, {"thinkingLevel": "MINIMAL"}),
-        ("gemini-3-flash-preview", "medium", None, {"thinkingLevel": "MEDIUM"}),
-        ("gemini-3-flash-preview", "xhigh", None, {"thinkingLevel": "HIGH"}),
+        ("gemini-2.5-flash", None, "minimal", {"thinkingBudget": 128}),
+        ("gemini-2.5-flash", None, "low", {"thinkingBudget": 2048}),
+        ("gemini-2.5-flash", None, "high", {"thinkingBudget": 24576}),
+        ("gemini-2.5-flash", None, "xhigh", {"thinkingBudget": 24576}),  # clamped to high
+        ("gemini-2.5-flash-lite", None, "minimal", {"thinkingBudget": 512}),
+        ("gemini-2.5-pro", None, "minimal", {"thinkingBudget": 128}),
+        ("gemini-2.5-pro", None, "medium", {"thinkingBudget": 8192}),
+        ("gemini-2.5-pro", None, "high", {"thinkingBudget": 32768}),
+        (
+            "gemini-pro-latest",
+            GEMINI_3_LEVELS,
+            "low",
+            {"thinkingBudget": -1},
+        ),  # a budget model pi has no table for
+        ("deep-research-preview-04-2026", None, "medium", {"thinkingBudget": -1}),
+        ("gemini-3.1-pro-preview", GEMINI_3_LEVELS, "minimal", {"thinkingLevel": "LOW"}),
+        ("gemini-3.1-pro-preview", GEMINI_3_LEVELS, "medium", {"thinkingLevel": "MEDIUM"}),
+        ("gemini-3-flash-preview", None, "minimal", {"thinkingLevel": "MINIMAL"}),
+        ("gemini-3-flash-preview", None, "xhigh", {"thinkingLevel": "HIGH"}),
+        ("gemini-flash-latest", None, "low", {"thinkingLevel": "LOW"}),
+        ("gemini-4-argon", GEMINI_3_LEVELS, "high", {"thinkingLevel": "HIGH"}),
+        ("gemma-4-31b-it", GEMMA_4_LEVELS, "medium", {"thinkingLevel": "HIGH"}),
+        ("gemma-4-31b-it", GEMMA_4_LEVELS, "minimal", {"thinkingLevel": "MINIMAL"}),
     ],
 )
-def test_thinking_config(
-    model_id: str, level: ThinkingLevel, max_tokens: int | None, want: dict[str, Any]
+def test_thinking_config_is_pis(
+    model_id: str, levels: dict[str, str | None] | None, level: ThinkingLevel, want: dict[str, Any]
 ) -> None:
-    config = body(model(model_id, reasoning=True), Context(), thinking=level, max_tokens=max_tokens)
+    """pi 1.5.2's choices (tests/interop/test_google_vs_pi.py checks some against the real pi):
+    a Google level for Gemini 3+ / Gemma 4 / -latest Flash, else its budget for the level."""
+    target = model(model_id, reasoning=True, thinking_level_map=levels)
+    config = body(target, Context(), thinking=level, max_tokens=8000)
     assert config["generationConfig"]["thinkingConfig"] == {"includeThoughts": True, **want}
 
 
-def test_no_thinking_config_when_off_or_not_a_reasoning_model() -> None:
-    assert (
-        "thinkingConfig" not in body(model("gemini-2.5-pro", reasoning=True), Context())["generationConfig"]
-    )
+def test_the_users_thinking_budgets_come_first() -> None:
+    target = model("gemini-2.5-pro", reasoning=True)
+    config = body(target, Context(), thinking="low", thinking_budgets={"low": 3000})
+    assert config["generationConfig"]["thinkingConfig"] == {"includeThoughts": True, "thinkingBudget": 3000}
+
+
+def test_off_tells_a_thinking_model_not_to_think() -> None:
+    off = body(model("gemini-2.5-pro", reasoning=True), Context())["generationConfig"]
+    assert off["thinkingConfig"] == {"thinkingBudget": 0}
+    # a level model that cannot stop thinking gets its weakest level
+    pro = model("gemini-3.1-pro-preview", reasoning=True, thinking_level_map=GEMINI_3_LEVELS)
+    assert body(pro, Context(), thinking="off")["generationConfig"]["thinkingConfig"] == {
+        "thinkingLevel": "LOW"
+    }
     assert (
         "thinkingConfig"
         not in body(model("gemini-2.0-flash"), Context(), thinking="high")["generationConfig"]
     )
 
 
-def test_schema_keeps_what_gemini_accepts_and_drops_the_rest() -> None:
+def test_tools_go_as_their_whole_json_schema_with_const_as_enum() -> None:
+    """Gemini takes full JSON Schema in ``parametersJsonSchema`` but ignores ``const``; pi sends
+    string and number ``const``s as one-value ``enum``s and leaves everything else as it is."""
     schema = {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "path": {"type": "string", "description": "File", "format": "uri", "minLength": 1},
-            "when": {"type": "string", "format": "date-time"},
-            "limit": {"type": ["integer", "null"], "minimum": 1, "exclusiveMaximum": 100},
             "mode": {"const": "fast"},
-            "level": {"type": "integer", "enum": [1, 2], "description": "Depth"},
-            "colour": {"enum": ["red", "blue", None]},
-            "tags": {"type": "array", "items": {"type": "string", "examples": ["a"]}, "uniqueItems": True},
-            "nested": {
-                "type": "object",
-                "properties": {"x": {"type": "number", "format": "double", "$comment": "c"}},
-                "additionalProperties": {"type": "string"},
-                "patternProperties": {"^a": {}},
-            },
-            "free": {"type": "object", "additionalProperties": True},
-            "either": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
-            "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}], "description": "A point"},
+            "const": {"type": "string", "default": {"const": "data"}},  # names and data stay
+            "size": {"anyOf": [{"const": 1}, {"const": True}, {"type": "null"}]},
+            "maybe": {"$ref": "#/$defs/Point"},
+            "pick": {"const": "a", "enum": ["a"]},
         },
-        "required": ["path", "ghost"],
-        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}},
+        "required": ["mode"],
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"const": 0.5}}}},
     }
-    assert clean_schema(schema) == {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File", "minLength": 1},
-            "when": {"type": "string", "format": "date-time"},
-            "limit": {"type": "integer", "nullable": True, "minimum": 1},
-            "mode": {"type": "string", "enum": ["fast"]},
-            "level": {"type": "integer", "description": "Depth\nAllowed values: 1, 2"},
-            "colour": {"type": "string", "enum": ["red", "blue"], "nullable": True},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "nested": {"type": "object", "properties": {"x": {"type": "number", "format": "double"}}},
-            "free": {"type": "object"},
-            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-            "maybe": {
-                "description": "A point",
-                "nullable": True,
-                "type": "object",
-                "properties": {"x": {"type": "integer"}},
-                "required": ["x"],
+    declaration = function_declaration(Tool(name="pick", description="Pick", parameters=schema))
+    assert declaration == {
+        "name": "pick",
+        "description": "Pick",
+        "parametersJsonSchema": {
+            **schema,
+            "properties": {
+                "mode": {"enum": ["fast"]},
+                "const": {"type": "string", "default": {"const": "data"}},
+                "size": {"anyOf": [{"enum": [1]}, {"const": True}, {"type": "null"}]},
+                "maybe": {"$ref": "#/$defs/Point"},
+                "pick": {"const": "a", "enum": ["a"]},
             },
+            "$defs": {"Point": {"type": "object", "properties": {"x": {"enum": [0.5]}}}},
         },
-        "required": ["path"],
     }
+    assert schema["properties"]["mode"] == {"const": "fast"}  # the tool's own schema is untouched
 
 
-def test_recursive_refs_end() -> None:
-    schema = {
-        "type": "object",
-        "properties": {"root": {"$ref": "#/definitions/Node"}},
-        "definitions": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/definitions/Node"}}}},
-    }
-    cleaned = clean_schema(schema)
-    depth = 0
-    node = cleaned["properties"]["root"]
-    while "properties" in node:
-        node, depth = node["properties"]["child"], depth + 1
-    assert 3 < depth < 20 and "$ref" not in json.dumps(cleaned)
-
-
-def test_tools_without_parameters_send_none() -> None:
+def test_a_tool_without_parameters_sends_its_empty_object_schema() -> None:
     assert function_declaration(Tool(name="now", description="Time")) == {
         "name": "now",
         "description": "Time",
-    }
-    empty = Tool(name="x", parameters={"type": "object", "properties": {}, "additionalProperties": False})
-    assert "parameters" not in function_declaration(empty)
-    typeless = Tool(name="y", parameters={"properties": {"a": {"type": "string"}}})
-    assert function_declaration(typeless)["parameters"] == {
-        "type": "object",
-        "properties": {"a": {"type": "string"}},
+        "parametersJsonSchema": {"type": "object", "properties": {}},
     }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pi_tui.ai import google
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.google_vertex import CLIENT, endpoint, model_path
 from pi_tui.ai.types import Context, Model, StreamOptions, ThinkingLevel, Tool
@@ -166,3 +167,17 @@ def test_thinking_levels_and_budgets_as_pi_sends_them_to_vertex() -> None:
     assert config(pro3, "medium") == {"includeThoughts": True, "thinkingLevel": "MEDIUM"}
     lite = model(id="gemini-3.1-flash-lite", reasoning=True)
     assert config(lite, "minimal") == {"includeThoughts": True, "thinkingLevel": "MINIMAL"}
+
+
+def test_flash_lite_takes_flashs_budgets_at_vertex_and_its_own_at_the_gemini_api() -> None:
+    """The one place pi 1.5.2's Vertex body differs from its Gemini API body: 2.5 Flash-Lite's
+    ``minimal`` budget (128 at Vertex, as Flash; 512 at the Gemini API)."""
+    lite = model(id="gemini-2.5-flash-lite", reasoning=True)
+    options = StreamOptions(api_key="k", thinking="minimal")
+    context = Context(messages=[UserMessage(content="hi")])
+    vertex = CLIENT.build_request(lite, context, options).body["generationConfig"]["thinkingConfig"]
+    gemini_api = google.CLIENT.build_request(lite, context, options).body["generationConfig"][
+        "thinkingConfig"
+    ]
+    assert vertex == {"includeThoughts": True, "thinkingBudget": 128}
+    assert gemini_api == {"includeThoughts": True, "thinkingBudget": 512}
