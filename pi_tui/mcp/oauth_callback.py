@@ -11,16 +11,14 @@ reach a loopback port, so a stray request must not end the sign-in); a pasted UR
 from __future__ import annotations
 
 import asyncio
-import html
-import socket
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+from pi_tui.ai.oauth.callback_http import CallbackHttp, PageHandler, settle_from_thread
 
 CALLBACK_HOST = "127.0.0.1"
 CALLBACK_PATH = "/callback"
-POLL_SECONDS = 0.05
 """How often the callback thread looks for a shutdown: closing it waits up to this long."""
 
 
@@ -67,24 +65,6 @@ def loopback_plan(callback_url: str | None, callback_port: int | None) -> Loopba
     return LoopbackPlan(bind, parts.port or callback_port, parts.path or "/", callback_url)
 
 
-_PAGE = (
-    "<!doctype html><html><head><meta charset='utf-8'><title>pi-tui</title></head>"
-    "<body style='font-family:sans-serif;margin:3em'><h1>{title}</h1><p>{text}</p></body></html>"
-)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True  # the port of the last sign-in may still be in TIME_WAIT
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        """Silent: a broken browser connection is no news, and stderr is under the TUI."""
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
-
-
 class LoopbackCallback:
     """The callback server of one sign-in; close it when the sign-in ends (``with``)."""
 
@@ -94,20 +74,15 @@ class LoopbackCallback:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._future: asyncio.Future[AuthorizationResponse] | None = None
         handler = self._handler()
-        server_class = _Server6 if ":" in plan.host else _Server
         port = plan.port if plan.port is not None else preferred_port
         try:
-            self._server = server_class((plan.host, port or 0), handler)
+            self._http = CallbackHttp(plan.host, port or 0, handler, "mcp-oauth-callback")
         except OSError:
             if plan.port is not None or not port:
                 raise  # a configured port is required; a stored client's port is only preferred
-            self._server = server_class((plan.host, 0), handler)
-        self.port = int(self._server.server_address[1])
+            self._http = CallbackHttp(plan.host, 0, handler, "mcp-oauth-callback")
+        self.port = self._http.port
         self.redirect_uri = plan.redirect_uri(self.port)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(POLL_SECONDS,), name="mcp-oauth-callback", daemon=True
-        )
-        self._thread.start()
 
     def __enter__(self) -> LoopbackCallback:
         return self
@@ -116,9 +91,7 @@ class LoopbackCallback:
         self.close()
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._http.close()
 
     def expect(self, state: str) -> asyncio.Future[AuthorizationResponse]:
         """The response carrying ``state``, once the browser brings it."""
@@ -131,29 +104,20 @@ class LoopbackCallback:
         future, loop = self._future, self._loop
         if future is None or loop is None:
             return
-
-        def settle() -> None:
-            if future.done():
-                return
-            if isinstance(result, CallbackError):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
-
-        loop.call_soon_threadsafe(settle)
+        settle_from_thread(loop, future, result)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         callback = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(PageHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 if parts.path != callback.plan.path:
-                    self._reply(404, "Not found", "This is pi-tui's sign-in callback.")
+                    self.reply(404, "Not found", "This is pi-tui's sign-in callback.")
                     return
                 query = {name: values[0] for name, values in parse_qs(parts.query).items()}
                 if callback._expected is None or query.get("state") != callback._expected:
-                    self._reply(
+                    self.reply(
                         400, "Invalid or expired sign-in", "This response belongs to no sign-in in progress."
                     )
                     return
@@ -161,22 +125,10 @@ class LoopbackCallback:
                     response = response_from_query(query)
                 except CallbackError as error:
                     callback._deliver(error)
-                    self._reply(400, "Sign-in failed", str(error))
+                    self.reply(400, "Sign-in failed", str(error))
                     return
                 callback._deliver(response)
-                self._reply(200, "Signed in", "Signed in to the MCP server. You may close this page.")
-
-            def _reply(self, status: int, title: str, text: str) -> None:
-                body = _PAGE.format(title=html.escape(title), text=html.escape(text)).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Cache-Control", "no-store")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                """Silent: a line on stderr would land on the terminal under the TUI."""
+                self.reply(200, "Signed in", "Signed in to the MCP server. You may close this page.")
 
         return Handler
 

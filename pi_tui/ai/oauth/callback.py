@@ -15,18 +15,14 @@ pasted URL is the only way back). :func:`start_callback` says which by ``any_por
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import html
 import os
-import socket
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
+from pi_tui.ai.oauth.callback_http import CallbackHttp, PageHandler, settle_from_thread
 from pi_tui.ai.oauth.login_errors import LoginError
 
-POLL_SECONDS = 0.05
 """How often the callback thread looks for a shutdown: closing it waits up to this long."""
 
 
@@ -78,24 +74,6 @@ def callback_host() -> str:
     return os.environ.get("PI_OAUTH_CALLBACK_HOST") or "127.0.0.1"
 
 
-_PAGE = (
-    "<!doctype html><html><head><meta charset='utf-8'><title>pi-tui</title></head>"
-    "<body style='font-family:sans-serif;margin:3em'><h1>{title}</h1><p>{text}</p></body></html>"
-)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True  # the port of the last sign-in may still be in TIME_WAIT
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        """Silent: a broken browser connection is no news, and stderr is under the TUI."""
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
-
-
 class LoopbackCallback:
     """The callback server of one sign-in; close it when the sign-in ends (``with``)."""
 
@@ -118,15 +96,10 @@ class LoopbackCallback:
         self.provider_name = provider_name
         self._loop = asyncio.get_running_loop()
         self._future: asyncio.Future[str] = self._loop.create_future()
-        server_class = _Server6 if ":" in host else _Server
-        self._server = server_class((host, port), self._handler())
-        self.port = int(self._server.server_address[1])
+        self._http = CallbackHttp(host, port, self._handler(), "pi-tui-login-callback")
+        self.port = self._http.port
         shown = f"[{redirect_host}]" if ":" in redirect_host else redirect_host
         self.redirect_uri = f"http://{shown}:{self.port}{path}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(POLL_SECONDS,), name="pi-tui-login-callback", daemon=True
-        )
-        self._thread.start()
 
     def __enter__(self) -> LoopbackCallback:
         return self
@@ -136,9 +109,7 @@ class LoopbackCallback:
 
     def close(self) -> None:
         """Stop listening (the port is free again when this returns)."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._http.close()
         if not self._future.done():
             self._future.cancel()
 
@@ -147,65 +118,42 @@ class LoopbackCallback:
         return await asyncio.shield(self._future)
 
     def _deliver(self, result: str | CallbackError) -> None:
-        future = self._future
-
-        def settle() -> None:
-            if future.done():
-                return
-            if isinstance(result, CallbackError):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
-
-        with contextlib.suppress(RuntimeError):  # the loop is gone: the sign-in already ended
-            self._loop.call_soon_threadsafe(settle)
+        settle_from_thread(self._loop, self._future, result)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         callback = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(PageHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 if parts.path != callback.path:
-                    self._reply(404, "Not found", "This is pi-tui's sign-in callback.")
+                    self.reply(404, "Not found", "This is pi-tui's sign-in callback.")
                     return
                 query = parse_qs(parts.query)
                 if _first(query, "state") != callback.state:
-                    self._reply(400, "State mismatch", "This response belongs to no sign-in in progress.")
+                    self.reply(400, "State mismatch", "This response belongs to no sign-in in progress.")
                     return
                 if callback._future.done():
-                    self._reply(409, "Already handled", "This sign-in has already been handled.")
+                    self.reply(409, "Already handled", "This sign-in has already been handled.")
                     return
                 error = _first(query, "error")
                 name = callback.provider_name
                 if error:
                     why = _first(query, "error_description") or error
                     callback._deliver(CallbackError(f"{name} refused the sign-in: {why}"))
-                    self._reply(400, f"{name} sign-in failed", why)
+                    self.reply(400, f"{name} sign-in failed", why)
                     return
                 code = _first(query, "code")
                 if code is None:
-                    self._reply(400, "Missing authorization code", "The response has no code.")
+                    self.reply(400, "Missing authorization code", "The response has no code.")
                     return
                 missing = next((name for name in callback.required if not _first(query, name)), None)
                 if missing is not None:
-                    self._reply(400, f"Missing {missing}", f"The response has no {missing}.")
+                    self.reply(400, f"Missing {missing}", f"The response has no {missing}.")
                     return
                 callback.params = _flat(query)
                 callback._deliver(code)
-                self._reply(200, "Signed in", f"Signed in to {name}. You may close this page.")
-
-            def _reply(self, status: int, title: str, text: str) -> None:
-                body = _PAGE.format(title=html.escape(title), text=html.escape(text)).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Cache-Control", "no-store")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                """Silent: a line on stderr would land on the terminal under the TUI."""
+                self.reply(200, "Signed in", f"Signed in to {name}. You may close this page.")
 
         return Handler
 
