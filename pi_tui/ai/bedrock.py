@@ -53,7 +53,7 @@ from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ConfigError, ProviderError, lenient_json
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.thinking import level_map, request_level
-from pi_tui.ai.transform import sanitize_id, transform_messages
+from pi_tui.ai.transform import images_as_placeholder, sanitize_id, transform_messages
 from pi_tui.ai.types import Context, Model, StreamOptions
 from pi_tui.messages import (
     AssistantMessage,
@@ -455,7 +455,7 @@ def _tool_results(model: Model, results: list[ToolResultMessage]) -> list[dict[s
         content = [block for block in result.content if isinstance(block, TextContent | ImageContent)]
         images = [block for block in content if isinstance(block, ImageContent)]
         if claude and result.is_error and images:
-            content = _images_as_placeholder(content)
+            content = images_as_placeholder(content, ERROR_IMAGE_PLACEHOLDER)
             caption = f"Images from the error result of tool call {result.tool_call_id} ({result.tool_name}):"
             trailing.append({"text": caption})
             trailing.extend(_image(image) for image in images)
@@ -477,20 +477,6 @@ def _tool_results(model: Model, results: list[ToolResultMessage]) -> list[dict[s
             }
         )
     return blocks + trailing
-
-
-def _images_as_placeholder(content: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
-    out: list[TextContent | ImageContent] = []
-    previous_placeholder = False
-    for block in content:
-        if isinstance(block, ImageContent):
-            if not previous_placeholder:
-                out.append(TextContent(text=ERROR_IMAGE_PLACEHOLDER))
-            previous_placeholder = True
-            continue
-        out.append(block)
-        previous_placeholder = block.text == ERROR_IMAGE_PLACEHOLDER
-    return out
 
 
 # --- stream ---------------------------------------------------------------------------------------

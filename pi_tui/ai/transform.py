@@ -85,7 +85,9 @@ def block_images(messages: Iterable[ProviderMessage]) -> list[ProviderMessage]:
             out.append(message)
         elif any(isinstance(block, ImageContent) for block in message.content):
             out.append(
-                message.model_copy(update={"content": _placeholders(message.content, BLOCKED_IMAGE_TEXT)})
+                message.model_copy(
+                    update={"content": images_as_placeholder(message.content, BLOCKED_IMAGE_TEXT)}
+                )
             )
         else:
             out.append(message)
@@ -100,11 +102,15 @@ def _without_images(message: ProviderMessage) -> ProviderMessage:
     if not any(isinstance(block, ImageContent) for block in message.content):
         return message
     if isinstance(message, UserMessage):
-        return message.model_copy(update={"content": _placeholders(message.content, USER_IMAGE_PLACEHOLDER)})
-    return message.model_copy(update={"content": _placeholders(message.content, TOOL_IMAGE_PLACEHOLDER)})
+        return message.model_copy(
+            update={"content": images_as_placeholder(message.content, USER_IMAGE_PLACEHOLDER)}
+        )
+    return message.model_copy(
+        update={"content": images_as_placeholder(message.content, TOOL_IMAGE_PLACEHOLDER)}
+    )
 
 
-def _placeholders(blocks: list[Any], placeholder: str) -> list[Any]:
+def images_as_placeholder(blocks: list[Any], placeholder: str) -> list[Any]:
     """Each run of images becomes one placeholder text (a placeholder already there counts)."""
     out: list[Any] = []
     after_placeholder = False
