@@ -37,7 +37,8 @@ from tests.interop.continuation import (
     require_node,
     serving,
 )
-from tests.support.model_server import HttpError, Scripted, ToolCallSpec
+from tests.support.bedrock_server import BedrockServer, load_script
+from tests.support.model_server import HttpError, RawStream, Scripted, ToolCallSpec
 from tests.support.real_pi import PI_VERSIONS
 from tests.support.waiting import poll_until, wait_until
 
@@ -377,6 +378,116 @@ def write_reply_that_fails_before_any_request(workspace: Workspace) -> None:
     assert failed["usage"]["cost"]["total"] == 0
 
 
+CODEX_ACCOUNT = "acct-interop-5e1f"
+
+
+def _b64url(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+CODEX_TOKEN = ".".join(
+    (
+        _b64url({"alg": "RS256", "typ": "JWT"}),
+        _b64url({"https://api.openai.com/auth": {"chatgpt_account_id": CODEX_ACCOUNT}, "exp": 4102444800}),
+        "c2lnbmF0dXJl",
+    )
+)
+"""A ChatGPT login's access token (a JWT whose account claim Codex requests carry)."""
+
+
+def mistral_stream(*deltas: dict[str, Any], finish: str) -> RawStream:
+    """Mistral's chunks (tests/data/mistral_conversations/README.md): thinking and text as
+    ``content`` parts, whole tool calls, the finish reason on the last."""
+    base = {"id": "5f0c1e2d3b4a", "object": "chat.completion.chunk", "model": "magistral-medium-latest"}
+    last = len(deltas) - 1
+    chunks: list[dict[str, Any]] = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish if n == last else None}]}
+        for n, delta in enumerate(deltas)
+    ]
+    chunks[-1]["usage"] = {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160}
+    return RawStream("".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n")
+
+
+def write_new_api_kinds_in_one_session(workspace: Workspace) -> None:
+    """One rpc session that switches (``set_model``) from the loopback model to a ChatGPT login
+    on ``openai-codex-responses``, to Mistral (``mistral-conversations``) and to Amazon Bedrock
+    (``bedrock-converse-stream``, a bearer key), each thinking and/or calling ``read``: the file
+    holds assistant messages of the three API kinds pi-tui gained, which pi must replay to the
+    model the file is continued with."""
+    thought = "The user wants the README; read it."
+    codex_turn = Scripted(
+        thinking=thought,
+        thinking_signature="ZW5jcnlwdGVkLXJlYXNvbmluZw==",
+        text="Reading it.",
+        tool_calls=[ToolCallSpec("read", {"path": "README.md"})],
+    )
+    mistral_turn = mistral_stream(
+        {"role": "assistant", "content": ""},
+        {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Read it again."}]}]},
+        {"content": [{"type": "text", "text": "Checking."}]},
+        {
+            "tool_calls": [
+                {"id": "Rd7mQ2xZa", "function": {"name": "read", "arguments": '{"path": "README.md"}'}}
+            ]
+        },
+        finish="tool_calls",
+    )
+    with serving(workspace) as server, BedrockServer(bearer="bedrock-key-7c") as bedrock:
+        models = json.loads((workspace.agent / "models.json").read_text())
+        models["providers"].update(
+            {
+                "openai-codex": {"baseUrl": server.base_url + "/backend-api"},
+                "mistral": {"baseUrl": server.base_url},
+                "amazon-bedrock": {"baseUrl": bedrock.base_url},
+            }
+        )
+        (workspace.agent / "models.json").write_text(json.dumps(models))
+        login = {"type": "oauth", "access": CODEX_TOKEN, "refresh": "rt-interop", "accountId": CODEX_ACCOUNT}
+        auth = {
+            "openai-codex": {**login, "expires": 4102444800000},
+            "mistral": {"type": "api_key", "key": "mk-interop"},
+            "amazon-bedrock": {"type": "api_key", "key": "bedrock-key-7c"},
+        }
+        (workspace.agent / "auth.json").write_text(json.dumps(auth))
+        (workspace.agent / "auth.json").chmod(0o600)
+        bedrock.replies += [load_script("tool_call.json"), load_script("text.json")]
+        with workspace.rpc() as rpc:
+            rpc.prompt("hello")
+            rpc.call({"type": "set_model", "provider": "openai-codex", "modelId": "gpt-5.6-sol"})
+            rpc.call({"type": "set_thinking_level", "level": "high"})
+            server.queue(codex_turn, Scripted(text="A tiny demo, says Codex."))
+            rpc.prompt("What does the README say?")
+            rpc.call({"type": "set_model", "provider": "mistral", "modelId": "magistral-medium-latest"})
+            server.queue(mistral_turn, Scripted(text="Still a tiny demo, says Mistral."))
+            rpc.prompt("Check it again")
+            rpc.call(
+                {
+                    "type": "set_model",
+                    "provider": "amazon-bedrock",
+                    "modelId": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                }
+            )
+            rpc.prompt("Once more, from Bedrock")
+        paths = [request.path for request in server.requests]
+    assert paths.count("/backend-api/codex/responses") == 2 and paths.count("/v1/chat/completions") == 2, (
+        paths
+    )
+    assert [r.auth_ok for r in bedrock.requests] == [True, True]
+    replies = messages_of(workspace.session_file(), "assistant")
+    apis = [(m["api"], m["stopReason"]) for m in replies]
+    assert apis == [
+        ("openai-completions", "stop"),
+        *[("openai-codex-responses", "toolUse"), ("openai-codex-responses", "stop")],
+        *[("mistral-conversations", "toolUse"), ("mistral-conversations", "stop")],
+        *[("bedrock-converse-stream", "toolUse"), ("bedrock-converse-stream", "stop")],
+    ], apis
+    kinds = {(m["api"], block["type"]) for m in replies for block in m["content"]}
+    for api in ("openai-codex-responses", "mistral-conversations", "bedrock-converse-stream"):
+        assert (api, "toolCall") in kinds and (api, "text") in kinds, kinds
+    assert ("openai-codex-responses", "thinking") in kinds and ("mistral-conversations", "thinking") in kinds
+    assert not any(r["isError"] for r in messages_of(workspace.session_file(), "toolResult"))
+
+
 # --- the subprocess cases, written and checked side by side ------------------------------------
 
 CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
@@ -406,6 +517,10 @@ CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
         {"api": "google-generative-ai", "reasoning": True},
     ),
     "image-attachment (-p @red.png)": (write_image_attachment, {}),
+    "codex + mistral + bedrock replies (rpc set_model)": (
+        write_new_api_kinds_in_one_session,
+        {"other_replay": ("1.5.2",)},
+    ),
 }
 PARALLEL = 4
 """Cases run side by side: each waits mostly on its processes, and one pi run takes a second."""

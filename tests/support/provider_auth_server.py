@@ -235,6 +235,8 @@ class ProviderAuthServer:
         else:
             access = f"{provider}-access-{serial}-{secrets.token_hex(4)}"
         refresh = f"{provider}-refresh-{serial}-{secrets.token_hex(4)}"
+        if provider == "anthropic":  # Anthropic's own prefixes, by which pi 0.73.1 knows a login
+            access, refresh = f"sk-ant-oat01-{access}", f"sk-ant-ort01-{refresh}"
         self.issued["access"].append(access)
         self.issued["refresh"].append(refresh)
         answer: dict[str, Any] = {
