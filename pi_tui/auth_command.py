@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 Fail = Callable[..., int]
 
 USAGE = "pi-tui auth login|logout|check|print-api-key|print-bearer-token [PROVIDER] (see pi-tui auth --help)"
+ASK_FOR_KEY = "\x00ask"
+"""``--api-key`` given without a value: the key is asked (an explicit ``--api-key ""`` is empty)."""
 DEFAULT_MIN_EXPIRY_MS = 30 * 60 * 1000
 """print-bearer-token renews a token with less than this left (pi's default)."""
 
@@ -54,7 +56,7 @@ def build_parser() -> OneLineParser:
     login.add_argument(
         "--api-key",
         nargs="?",
-        const="",
+        const=ASK_FOR_KEY,
         default=None,
         metavar="KEY",
         help="save an API key instead of signing in; without KEY it is asked (as pi's --api-key)",
@@ -126,6 +128,8 @@ def run_auth(words: list[str], fail: Fail) -> int:
                 return fail(f"auth login: {refused}")
             if args.api_key is None and _is_subscription(args.provider):
                 return _oauth_login(registry, args.provider.strip().lower(), args.no_browser, fail)
+            if args.api_key is not None and _login_only(args.provider):
+                return fail(f"auth login: {_login_only(args.provider)}")
             return _login(registry, args.provider, args.api_key, fail)
         if args.command == "logout":
             return _logout(registry, args.provider)
@@ -143,7 +147,7 @@ def run_auth(words: list[str], fail: Fail) -> int:
         if provider is None:
             return fail(f"auth {args.command} needs a provider: pi-tui auth {args.command} PROVIDER")
         if args.command == "print-bearer-token":
-            return _print_bearer_token(registry, provider, args.min_expiry, fail)
+            return _print_bearer_token(registry, _known_provider(registry, provider), args.min_expiry, fail)
         return _print_key(registry, provider, fail)
     except AuthFileError as error:
         return fail(str(error))
@@ -179,7 +183,9 @@ def _known_provider(registry: ModelRegistry, name: str) -> str:
 def _login(registry: ModelRegistry, name: str, key: str | None, fail: Fail) -> int:
     """Save a key: ``--api-key KEY``, else asked without echo on a terminal."""
     provider = _known_provider(registry, name)
-    if not key:
+    if key is not None and key != ASK_FOR_KEY and not key.strip():
+        return fail(f"auth login: the key for {provider} is empty: nothing was saved.")
+    if key is None or key == ASK_FOR_KEY:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             return fail("auth login needs a terminal to ask for the key without echo, or --api-key KEY")
         import getpass
@@ -198,8 +204,9 @@ def _login(registry: ModelRegistry, name: str, key: str | None, fail: Fail) -> i
 
 def _logout(registry: ModelRegistry, name: str) -> int:
     """Remove what login saved; nothing saved is no failure (safe to repeat, as pi)."""
-    provider = registry.canonical_provider(name) or name
     store = registry.auth
+    saved = name.strip() in store.providers()  # a credential of a provider models.json dropped
+    provider = name.strip() if saved else _known_provider(registry, name)
     tail = "Environment variables and models.json are unchanged."
     if store.remove(provider):
         print(f"Removed the saved credential of {provider} from {store.path}. {tail}")
@@ -339,6 +346,21 @@ def _is_subscription(name: str) -> bool:
     from pi_tui.ai.oauth.login import SUBSCRIPTION_PROVIDERS
 
     return name.strip().lower() in SUBSCRIPTION_PROVIDERS
+
+
+def _login_only(name: str) -> str | None:
+    """Why ``--api-key`` is refused for a provider that only signs in (OpenAI Codex: a ChatGPT
+    login, no key), as pi refuses it; None for the others. A working login is never replaced by
+    a key that cannot serve it."""
+    from pi_tui.ai.catalogue import PROVIDERS
+    from pi_tui.ai.oauth.login import LOGIN_ONLY
+
+    provider = name.strip().lower()
+    if provider not in LOGIN_ONLY:
+        return None
+    info = PROVIDERS.get(provider)
+    label = info.name if info is not None and info.name else provider
+    return f"{label} has no API key login. Omit --api-key to sign in."
 
 
 def _unsupported(name: str) -> str | None:
@@ -483,7 +505,15 @@ def _print_bearer_token(registry: ModelRegistry, provider: str, min_expiry: str 
     import httpx
 
     from pi_tui.ai.oauth.providers import OAuthConfigError, oauth_provider
-    from pi_tui.ai.oauth.refresh import GRANT_TIMEOUT, RenewalFailed, auth_of, now_ms, renew, short_name
+    from pi_tui.ai.oauth.refresh import (
+        GRANT_TIMEOUT,
+        RenewalFailed,
+        auth_of,
+        now_ms,
+        renew,
+        renewal_failed_message,
+        short_name,
+    )
     from pi_tui.config.auth import AuthFileError, OAuthCredential
 
     margin = _min_expiry_ms(min_expiry)
@@ -505,7 +535,9 @@ def _print_bearer_token(registry: ModelRegistry, provider: str, min_expiry: str 
         try:
             with httpx.Client(timeout=GRANT_TIMEOUT) as client:
                 renewed = store.refresh_oauth(provider, needs, lambda current: renew(facts, current, client))
-        except (RenewalFailed, AuthFileError, httpx.HTTPError) as error:
+        except RenewalFailed as failed:
+            return fail(renewal_failed_message(facts, failed), 1)
+        except (AuthFileError, httpx.HTTPError) as error:
             return fail(
                 f"{short_name(facts)} login could not be renewed ({error}): run pi-tui auth login {provider}",
                 1,

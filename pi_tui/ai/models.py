@@ -563,6 +563,7 @@ class ModelRegistry:
         login = (
             f"log in with /login {provider}" if provider in oauth_provider_ids() else "save one with /login"
         )
+        login += f" (pi-tui auth login {provider} from a shell)"
         return (
             f'No API key for provider "{provider}": {where}pass --api-key, {login}, '
             f'or set "apiKey" for it in {self.path}'

@@ -220,7 +220,8 @@ def test_a_refused_renewal_is_one_line_and_keeps_the_file(tmp_path: Path, agent_
     assert len(lines) == 1, done.stderr
     # the whole line: no hint about the offline demo, which is for a missing key
     assert lines[0].endswith(
-        "Anthropic login expired and could not be renewed (HTTP 400: invalid_grant): run /login anthropic"
+        "Anthropic login expired and could not be renewed (HTTP 400: invalid_grant): sign in again with "
+        "/login anthropic (pi-tui auth login anthropic from a shell)"
     )
     assert "Traceback" not in done.stderr
     assert auth.read_bytes() == before

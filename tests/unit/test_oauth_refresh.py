@@ -96,7 +96,8 @@ def test_a_refused_renewal_is_one_line_and_the_file_is_kept(tmp_path: Path, toke
         oauth_auth(store, "anthropic")
     message = str(caught.value)
     assert message == (
-        "Anthropic login expired and could not be renewed (HTTP 400: invalid_grant): run /login anthropic"
+        "Anthropic login expired and could not be renewed (HTTP 400: invalid_grant): sign in again with "
+        "/login anthropic (pi-tui auth login anthropic from a shell)"
     )
     assert path.read_bytes() == before
 
@@ -108,9 +109,11 @@ def test_an_unreachable_token_server_is_one_line(tmp_path: Path, monkeypatch: py
     old = {"type": "oauth", "refresh": "r", "access": "sk-ant-oat01-old", "expires": 5}
     path, store = saved(tmp_path, {"anthropic": old})
     with pytest.raises(
-        ConfigError, match=r"^Anthropic login expired and could not be renewed \(cannot reach "
-    ):
+        ConfigError,
+        match=r"^Anthropic login expired and could not be renewed: the network failed \(cannot reach ",
+    ) as caught:
         oauth_auth(store, "anthropic")
+    assert "try again" in str(caught.value) and "/login" not in str(caught.value)  # the login is fine
     assert json.loads(path.read_text()) == {"anthropic": old}
 
 

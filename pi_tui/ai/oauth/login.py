@@ -69,6 +69,9 @@ SUBSCRIPTION_PROVIDERS = (
 """The account sign-ins pi-tui has, in pi 1.5.2's /login order: its preferred provider
 (OpenRouter) first, then by the provider's name (Anthropic, GitHub Copilot, Kimi For Coding, Meta,
 OpenAI, OpenAI Codex, xAI)."""
+LOGIN_ONLY = frozenset({"openai-codex"})
+"""Sign-ins whose provider takes no API key (pi has no key login for them): ``--api-key`` and
+/login's key rows are refused rather than a key replacing the login."""
 NOT_SUBSCRIPTIONS = frozenset({"openrouter"})
 """Sign-ins pi labels an account rather than a subscription (OpenRouter's gives an API key)."""
 UNSUPPORTED = {

@@ -60,7 +60,12 @@ GRANT_TIMEOUT = 8.0
 
 
 class RenewalFailed(Exception):
-    """The provider did not renew the token; the message says why in a few words."""
+    """The provider did not renew the token; the message says why in a few words.
+    ``unreachable``: the token endpoint was not reached (network), so the login may be fine."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -135,11 +140,23 @@ def _renew_saved(
         with httpx.Client(timeout=GRANT_TIMEOUT) as own:
             return store.refresh_oauth(facts.id, needs, lambda current: renew(facts, current, own))
     except RenewalFailed as failed:
-        raise ConfigError(
-            f"{short_name(facts)} login expired and could not be renewed ({failed}): run /login {facts.id}"
-        ) from None
+        raise ConfigError(renewal_failed_message(facts, failed)) from None
     except AuthFileError as error:
         raise ConfigError(f"{short_name(facts)} login expired and could not be renewed: {error}") from None
+
+
+def renewal_failed_message(facts: OAuthProvider, failed: RenewalFailed) -> str:
+    """One line for a failed renewal: a network failure leaves the login as it is (retry);
+    a refusal asks for a new sign-in, named for the TUI and for a shell."""
+    if failed.unreachable:
+        return (
+            f"{short_name(facts)} login expired and could not be renewed: the network failed "
+            f"({failed}); the saved login is unchanged, try again when the connection is back"
+        )
+    return (
+        f"{short_name(facts)} login expired and could not be renewed ({failed}): sign in again with "
+        f"/login {facts.id} (pi-tui auth login {facts.id} from a shell)"
+    )
 
 
 def auth_of(facts: OAuthProvider, credential: OAuthCredential) -> OAuthAuth:
@@ -179,9 +196,13 @@ def renew(facts: OAuthProvider, credential: OAuthCredential, client: httpx.Clien
     except TokenAnswerError as error:
         raise RenewalFailed(str(error)) from None
     except httpx.TimeoutException:
-        raise RenewalFailed(f"{_host(facts, credential)} did not answer in {GRANT_TIMEOUT:g} s") from None
+        raise RenewalFailed(
+            f"{_host(facts, credential)} did not answer in {GRANT_TIMEOUT:g} s", unreachable=True
+        ) from None
     except httpx.HTTPError as error:
-        raise RenewalFailed(f"cannot reach {_host(facts, credential)}: {type(error).__name__}") from None
+        raise RenewalFailed(
+            f"cannot reach {_host(facts, credential)}: {type(error).__name__}", unreachable=True
+        ) from None
 
 
 def _host(facts: OAuthProvider, credential: OAuthCredential) -> str:
