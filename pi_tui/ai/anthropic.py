@@ -335,7 +335,7 @@ def _tool_result_content(message: ToolResultMessage) -> str | list[dict[str, Any
 
 
 def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
-    # Another model's thinking and signatures were already turned into text by transform_messages.
+    # Another model's thinking was already left out, and its signatures dropped, by transform_messages.
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):

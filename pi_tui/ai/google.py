@@ -302,7 +302,7 @@ def valid_signature(signature: str | None) -> str | None:
 def _model_parts(model: Model, message: AssistantMessage) -> list[dict[str, Any]]:
     """An assistant message as ``model`` parts.
 
-    transform_messages already made another model's thinking plain text and dropped its
+    transform_messages already left another model's thinking out and dropped its
     signatures; thinking kept here is the same model's, sent back as ``thought`` parts. A blank
     text or thought part is left out unless it carries this model's signature (Gemini may sign
     an empty part and needs it back, as pi sends it). Gemini 3 rejects a turn whose function

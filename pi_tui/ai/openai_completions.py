@@ -19,6 +19,7 @@ import orjson
 from pi_tui import jsonio
 from pi_tui.ai.builder import MessageBuilder
 from pi_tui.ai.errors import ProviderError, lenient_json
+from pi_tui.ai.openai_responses import short_hash
 from pi_tui.ai.protocol import HttpRequest, ParserBase
 from pi_tui.ai.thinking import provider_value, request_level
 from pi_tui.ai.transform import sanitize_id, transform_messages
@@ -394,16 +395,29 @@ def _has_tool_history(context: Context) -> bool:
     )
 
 
-def normalize_tool_call_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
-    """Another model's call id as Chat Completions takes it (pi's rule).
+MAX_TOOL_CALL_ID_LENGTH = 40
+"""OpenAI's limit on a Chat Completions tool call id."""
 
-    A Responses id ``call|item`` keeps its call half, sanitised and cut to OpenAI's 40
-    characters; on OpenAI itself any longer id is cut to 40; anything else is sent as it is.
+
+def normalize_tool_call_id(call_id: str, model: Model, _source: AssistantMessage) -> str:
+    """Another model's call id as Chat Completions takes it (pi 1.x's rule).
+
+    A Responses id ``call|item`` becomes ``call_item``, both halves sanitised: one turn's calls
+    may share the call half and differ only by item, and Chat Completions needs distinct ids.
+    Over OpenAI's 40 characters it is the call half cut short, ``_``, and 8 characters of pi's
+    hash of the whole id (so pi and pi-tui send the same id). On OpenAI itself any other longer
+    id is cut to 40; anything else is sent as it is.
     """
     if "|" in call_id:
-        return sanitize_id(call_id.split("|")[0], 40)
+        call_part, _, item_part = call_id.partition("|")
+        call_part, item_part = sanitize_id(call_part, len(call_part)), sanitize_id(item_part, len(item_part))
+        combined = f"{call_part}_{item_part}" if item_part else call_part
+        if len(combined) <= MAX_TOOL_CALL_ID_LENGTH:
+            return combined
+        digest = short_hash(call_id)[:8]
+        return f"{call_part[: max(1, MAX_TOOL_CALL_ID_LENGTH - len(digest) - 1)]}_{digest}"
     if model.provider == "openai":
-        return call_id[:40]
+        return call_id[:MAX_TOOL_CALL_ID_LENGTH]
     return call_id
 
 
@@ -501,9 +515,13 @@ def _assistant(model: Model, message: AssistantMessage) -> dict[str, Any] | None
         converted["content"] = parts
     elif text:
         converted["content"] = text
-    if thoughts and not compat(model, "requiresThinkingAsText", False) and thoughts[0].thinking_signature:
-        converted[thoughts[0].thinking_signature] = "\n".join(b.thinking for b in thoughts)
     calls = [block for block in message.content if isinstance(block, ToolCall)]
+    details = [_reasoning_detail(call.thought_signature) for call in calls if call.thought_signature]
+    field = thoughts[0].thinking_signature if thoughts else None
+    # pi 1.x: reasoning_details, when the calls carry them, stand for the thinking; a raw field
+    # is sent only without them, and only under a name Chat Completions servers use.
+    if field in REASONING_FIELDS and not any(details) and not compat(model, "requiresThinkingAsText", False):
+        converted[field] = "\n".join(b.thinking for b in thoughts)
     if calls:
         converted["tool_calls"] = [
             {
@@ -513,7 +531,6 @@ def _assistant(model: Model, message: AssistantMessage) -> dict[str, Any] | None
             }
             for call in calls
         ]
-        details = [_reasoning_detail(call.thought_signature) for call in calls if call.thought_signature]
         if any(details):
             converted["reasoning_details"] = [detail for detail in details if detail]
     if (

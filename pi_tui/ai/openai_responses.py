@@ -211,8 +211,8 @@ def _image_part(image: ImageContent) -> dict[str, Any]:
 def _assistant_items(model: Model, message: AssistantMessage, position: int) -> list[dict[str, Any]]:
     """One assistant message -> its output items, in block order.
 
-    Thinking left here is this model's own (transform_messages made other models' thinking
-    text): its stored reasoning item goes back verbatim. A call of another model on the same
+    Thinking left here is this model's own (transform_messages left other models' thinking
+    out): its stored reasoning item goes back verbatim. A call of another model on the same
     provider and API loses its ``fc_`` item id: OpenAI checks that the id was paired with a
     reasoning item it knows.
     """
@@ -220,13 +220,16 @@ def _assistant_items(model: Model, message: AssistantMessage, position: int) -> 
         message.model != model.id and message.provider == model.provider and message.api == model.api
     )
     items: list[dict[str, Any]] = []
+    texts = 0
     for block in message.content:
         if isinstance(block, ThinkingContent):
             reasoning = _reasoning_item(block)
             if reasoning is not None:
                 items.append(reasoning)
         elif isinstance(block, TextContent):
-            items.append(_text_item(block.text, block.text_signature, position))
+            fallback = f"msg_pi_{position}" if texts == 0 else f"msg_pi_{position}_{texts}"
+            items.append(_text_item(block.text, block.text_signature, fallback))
+            texts += 1
         elif isinstance(block, ToolCall):
             items.append(_function_call_item(block, drop_fc_id=other_model))
     return items
@@ -243,10 +246,11 @@ def _reasoning_item(block: ThinkingContent) -> dict[str, Any] | None:
     return item if isinstance(item, dict) else None
 
 
-def _text_item(text: str, signature: str | None, position: int) -> dict[str, Any]:
+def _text_item(text: str, signature: str | None, fallback: str) -> dict[str, Any]:
+    """``fallback`` names a text with no item id of its own (pi 1.x's ``msg_pi_<n>[_<k>]``)."""
     item_id, phase = _parse_text_signature(signature)
     if not item_id:
-        item_id = f"msg_{position}"
+        item_id = fallback
     elif len(item_id) > MAX_ID_LENGTH:
         item_id = "msg_" + short_hash(item_id)
     item: dict[str, Any] = {
@@ -280,8 +284,8 @@ def _function_call_item(call: ToolCall, *, drop_fc_id: bool) -> dict[str, Any]:
     pieces = call.id.split("|")
     item: dict[str, Any] = {"type": "function_call"}
     item_id = pieces[1] if len(pieces) > 1 else None
-    if item_id is not None and not (drop_fc_id and item_id.startswith("fc_")):
-        item["id"] = item_id
+    if item_id is not None and item_id.startswith("fc_") and not drop_fc_id:
+        item["id"] = item_id  # pi 1.x sends no other: a function_call's item id must be fc_*
     item["call_id"] = pieces[0]
     item["name"] = call.name
     item["arguments"] = jsonio.dumps(call.arguments).decode()

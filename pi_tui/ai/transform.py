@@ -2,13 +2,16 @@
 
 A session may hold replies of several models, APIs and providers. Before any request builder
 turns messages into wire JSON, the conversation is adapted to the *target* model, exactly as the
-real pi 0.73.1 does it (checked against its requests in ``tests/data/cross-provider``):
+real pi 1.5.2 does it (checked against its requests in ``tests/data/cross-provider``; pi 0.73.1
+sent another model's thinking as text, and pi 1.x's rule wins where the two differ):
 
 - images go to a text-only model (``input`` without ``"image"``) as one placeholder text per run
   of consecutive images, in user messages and tool results;
-- a reply of the same provider, API and model is kept as it was (thinking, signatures, ids);
-- from any other model: thinking becomes plain text (empty thinking is dropped, redacted
-  thinking is dropped), text loses its signature, tool calls lose ``thoughtSignature`` and get
+- a reply of the same provider, API and model is kept as it was (thinking, signatures, ids),
+  but for empty thinking that is neither signed nor redacted;
+- from any other model: thinking is left out, all of it (signed, redacted or readable: its
+  signature means nothing to another model, and as text it would read as part of the visible
+  reply), text loses its signature, tool calls lose ``thoughtSignature`` and get
   ids the target API accepts (``normalize_id``, one per API kind), and every tool result follows
   its call's new id;
 - replies that ended in ``error`` or ``aborted`` are left out (their results are not: pi sends
@@ -132,15 +135,10 @@ def _adapt_assistant(
     content: list[Any] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
-            if block.redacted:
-                if same:
-                    content.append(block)
-            elif same and block.thinking_signature:
+            # Another model's thinking is left out whole (pi 1.x): its signature means nothing
+            # here, and sent as text the new model would take it for part of the visible reply.
+            if same and (block.redacted or block.thinking_signature or block.thinking.strip()):
                 content.append(block)
-            elif not block.thinking.strip():
-                continue
-            else:
-                content.append(block if same else TextContent(text=block.thinking))
         elif isinstance(block, TextContent):
             content.append(block if same else TextContent(text=block.text))
         elif isinstance(block, ToolCall):

@@ -598,7 +598,9 @@ def test_thinking_signature_round_trip() -> None:
     assert first == {"type": "thinking", "thinking": wire["thinking"], "signature": wire["signature"]}
 
 
-def test_thinking_from_another_model_or_unsigned_goes_as_text() -> None:
+def test_thinking_from_another_model_is_left_out_and_unsigned_goes_as_text() -> None:
+    """pi 1.x leaves another model's thinking out (pi 0.73.1 sent it as text); this model's
+    unsigned thinking (a cut stream) still goes as text."""
     model = fake_claude()
     other = fake_claude(id="other-claude")
     messages = [
@@ -614,7 +616,7 @@ def test_thinking_from_another_model_or_unsigned_goes_as_text() -> None:
         user(TextContent(text="q3")),
     ]
     sent = body(model, messages)["messages"]
-    assert sent[1]["content"] == [{"type": "text", "text": "foreign"}, {"type": "text", "text": "a"}]
+    assert sent[1]["content"] == [{"type": "text", "text": "a"}]
     assert sent[3]["content"] == [{"type": "text", "text": "unsigned"}, {"type": "text", "text": "b"}]
 
 

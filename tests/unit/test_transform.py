@@ -79,11 +79,14 @@ def test_runs_of_images_become_one_placeholder_each() -> None:
     assert transform_messages([user], seeing)[0].content == user.content
 
 
-def test_other_model_thinking_becomes_text_and_ids_follow_to_results() -> None:
+def test_other_model_thinking_is_left_out_and_ids_follow_to_results() -> None:
+    """pi 1.x leaves another model's thinking out, readable, signed or redacted (pi 0.73.1 sent
+    the readable kind as text, which the new model took for part of the visible reply)."""
     call = ToolCall(id="c1|fc_1", name="read", thought_signature="sig")
     messages = [
         reply(
             ThinkingContent(thinking="plan", thinking_signature="s"),
+            ThinkingContent(thinking="unsigned plan"),
             ThinkingContent(thinking="  "),
             ThinkingContent(thinking="", thinking_signature="opaque", redacted=True),
             TextContent(text="go", text_signature="msg_1"),
@@ -94,12 +97,11 @@ def test_other_model_thinking_becomes_text_and_ids_follow_to_results() -> None:
     sent = transform_messages(messages, TARGET, cut_at_bar)
     assistant, tool = sent
     assert [(type(b).__name__, getattr(b, "text", None)) for b in assistant.content] == [
-        ("TextContent", "plan"),
         ("TextContent", "go"),
         ("ToolCall", None),
     ]
-    assert assistant.content[1].text_signature is None
-    assert assistant.content[2].id == "c1" and assistant.content[2].thought_signature is None
+    assert assistant.content[0].text_signature is None
+    assert assistant.content[1].id == "c1" and assistant.content[1].thought_signature is None
     assert tool.tool_call_id == "c1"
 
 
@@ -113,6 +115,9 @@ def test_same_model_keeps_everything() -> None:
     ]
     (assistant, _tool) = transform_messages([reply(*blocks), result("c1|fc_1")], same, cut_at_bar)
     assert assistant.content == blocks
+    readable = [ThinkingContent(thinking="plan"), ThinkingContent(thinking=" "), TextContent(text="go")]
+    (kept,) = transform_messages([reply(*readable, stop="stop")], same)
+    assert kept.content == [readable[0], readable[2]]  # only empty unsigned thinking goes
 
 
 def test_orphans_failed_replies_and_synthetic_results() -> None:

@@ -1,7 +1,7 @@
 """Continuing a session on another API kind / provider / model sends what the real pi sends.
 
 Each folder of ``tests/data/cross-provider`` holds a session written by one API kind and, for
-each target in its ``targets.json``, the request body the real pi 0.73.1 sent when it continued
+each target in its ``targets.json``, the request body the real pi 1.5.2 sent when it continued
 that file with ``-p next`` on that target (made by ``make.py`` there). pi-tui's request builder
 must produce the same conversation array: ``messages`` (Anthropic, Chat Completions), ``input``
 (Responses) or ``contents`` (Google), whole, system prompt aside (that one is ours).

@@ -1,4 +1,8 @@
-"""Regenerate the cross-provider cases: session files by hand, requests from the real pi 0.73.1.
+"""Regenerate the cross-provider cases: session files by hand, requests from the real pi 1.5.2.
+
+Recorded with pi 1.5.2 (:data:`PI`): where pi 1.x and 0.73 replay another model's replies
+differently (0.73 sent its thinking as text and kept only the call half of ``call|item``), pi 1.x
+is the rule pi-tui follows.
 
 Each case is a pi-format session written by one API kind (its assistant messages carry that
 API's ids, thinking and signatures). For every target in ``TARGETS[case]`` the real pi continues
@@ -26,6 +30,8 @@ sys.path.insert(0, str(HERE.parents[2]))
 from tests.support.model_server import ModelServer  # noqa: E402
 from tests.support.real_pi import run_pi, write_models_json  # noqa: E402
 
+PI = "1.5.2"
+"""The pi whose requests are recorded."""
 CWD = "/home/user/project"
 TEXT_ONLY = ["text"]
 VISION = ["text", "image"]
@@ -383,6 +389,7 @@ def record(case: str, label: str, target: dict, work: Path) -> dict:
             ],
             agent_dir=agent_dir,
             cwd=project,
+            pi=PI,
         )
         if done.returncode != 0 or not server.requests:
             raise SystemExit(f"{case}/{label}: pi exited {done.returncode}: {done.stderr[-2000:]}")
