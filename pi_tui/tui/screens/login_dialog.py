@@ -22,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from pi_tui.tui.screens.prompts import plain
+from pi_tui.tui.widgets.line_input import LineInput
 
 CANCEL_HELP = "esc cancel"
 
@@ -47,7 +48,7 @@ class LoginDialog(ModalScreen[None]):
             yield Static("", id="login-code")
             yield Static("", id="login-instructions")
             yield Static("", id="login-prompt")
-            yield Input(id="login-input", placeholder="paste the redirect URL or code")
+            yield LineInput(id="login-input", placeholder="paste the redirect URL or code")
             yield Static("", id="login-progress")
             yield Static(CANCEL_HELP, id="login-help", classes="picker-help")
 

@@ -36,6 +36,7 @@ from textual.widgets.option_list import Option
 
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui import mcp_actions
+from pi_tui.tui.widgets.line_input import LineInput
 from pi_tui.view import mcp_rows
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class McpScreen(ModalScreen[None]):
             yield Static("", classes="picker-title", id="mcp-title")
             yield Static("", id="mcp-details")
             yield Static("", id="mcp-problem")
-            yield Input(placeholder="paste the redirected URL here", id="mcp-paste")
+            yield LineInput(placeholder="paste the redirected URL here", id="mcp-paste")
             yield OptionList(id="mcp-options")
             yield Static("", id="mcp-note")
             yield Static("", classes="picker-help", id="mcp-help")

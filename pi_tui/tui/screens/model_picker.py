@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 
 from pi_tui.ai.types import Model
 from pi_tui.text_safety import for_terminal
+from pi_tui.tui.widgets.line_input import LineInput
 
 
 def model_matches(model: Model, query: str) -> bool:
@@ -55,7 +56,7 @@ class ModelPicker(ModalScreen[tuple[Model, bool] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static("Select a model", classes="picker-title")
-            yield Input(
+            yield LineInput(
                 self.query_text, placeholder="type to filter (provider, id, name)", id="picker-filter"
             )
             yield OptionList(id="picker-options")

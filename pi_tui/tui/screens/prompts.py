@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pi_tui.text_safety import for_terminal
+from pi_tui.tui.widgets.line_input import LineInput
 
 
 def plain(text: str) -> Content:
@@ -85,7 +86,7 @@ class TextPrompt(ModalScreen[str | None]):
         with Vertical(id="picker"):
             yield Static(plain(self.title_text), classes="picker-title")
             # a label or name read from a file: shown (and given back, if kept) with visible symbols
-            yield Input(
+            yield LineInput(
                 for_terminal(self.value),
                 placeholder=self.placeholder,
                 password=self.password,

@@ -55,6 +55,7 @@ from pi_tui.session.search import (
 )
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui.screens.prompts import ConfirmPrompt, TextPrompt
+from pi_tui.tui.widgets.line_input import LineInput
 
 if TYPE_CHECKING:
     from pi_tui.session.manager import SessionManager
@@ -271,7 +272,7 @@ class ResumePicker(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static(self._title(), classes="picker-title", id="resume-title")
-            yield Input(placeholder='search: words, "exact phrase", re:regex', id="picker-filter")
+            yield LineInput(placeholder='search: words, "exact phrase", re:regex', id="picker-filter")
             yield SessionList(self._row_text, id="resume-list")
             yield Static("", id="resume-message")
             yield Static(self._help(), classes="picker-help", id="resume-help")

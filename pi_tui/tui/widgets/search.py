@@ -19,13 +19,14 @@ from textual.widget import AwaitMount
 from textual.widgets import Input, Static
 
 from pi_tui.tui.widgets.chat import ChatView
+from pi_tui.tui.widgets.line_input import LineInput
 
 
 class KeyMap(Protocol):
     def action_for(self, key: str, scope: str | None = None) -> list[str]: ...
 
 
-class SearchInput(Input):
+class SearchInput(LineInput):
     """The query box; the search keys are read before Input's own (Enter, Escape)."""
 
     class Action(Message):
