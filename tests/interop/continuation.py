@@ -82,9 +82,9 @@ class Workspace:
     """``--tools`` for every run (writing and continuing, pi and pi-tui); None: the defaults."""
     other_replay: tuple[str, ...] = ()
     """pi versions whose replay of *another model's* replies differs from pi-tui's by rule (pi
-    1.x drops their thinking and keeps a Responses call's item id; pi-tui follows pi 0.73.1,
-    see pi_tui/ai/transform.py): for a file holding such replies their request is held to
-    :func:`same_conversation`, every other version's to the same messages."""
+    0.73.1 sends their thinking as text and only the call half of a Responses ``call|item`` id;
+    pi-tui follows pi 1.x, see pi_tui/ai/transform.py): for a file holding such replies their
+    request is held to :func:`same_conversation`, every other version's to the same messages."""
     settings: dict[str, Any] = field(
         default_factory=lambda: {"retry": {"baseDelayMs": 1}, "compaction": {"keepRecentTokens": 40}}
     )

@@ -519,7 +519,7 @@ CASES: dict[str, tuple[Callable[[Workspace], None], dict[str, Any]]] = {
     "image-attachment (-p @red.png)": (write_image_attachment, {}),
     "codex + mistral + bedrock replies (rpc set_model)": (
         write_new_api_kinds_in_one_session,
-        {"other_replay": ("1.5.2",)},
+        {"other_replay": ("0.73.1",)},
     ),
 }
 PARALLEL = 4
