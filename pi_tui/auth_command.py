@@ -24,6 +24,7 @@ lists every provider and where its key comes from, never the key itself.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple
@@ -194,9 +195,27 @@ def _login(registry: ModelRegistry, name: str, key: str | None, fail: Fail) -> i
         key = key.strip()
         if not key:
             return fail("No key was typed: nothing was saved.")
+    from pi_tui.ai.key_origin import url_variables
+
+    env: dict[str, str] = {}
+    for variable, label in url_variables(provider):  # Cloudflare: the account (and gateway) id
+        if not sys.stdin.isatty():
+            value = os.environ.get(variable, "").strip()
+            if not value:
+                return fail(
+                    f"auth login: {provider} needs {variable} ({label}): set it, or run on a terminal"
+                )
+        else:
+            try:
+                value = input(f"Enter {label}: ").strip()
+            except (EOFError, KeyboardInterrupt):
+                return fail("auth login: Login cancelled", 1)
+            if not value:
+                return fail(f"auth login: the {label} is empty: nothing was saved.")
+        env[variable] = value
     store = registry.auth
     replaced = store.kind(provider) if not store.saved_by_pi(provider) else None
-    store.set_api_key(provider, key)
+    store.set_api_key(provider, key, env)
     what = f" (replacing the saved {replaced} credential)" if replaced else ""
     print(f"Saved an API key for {provider} in {store.path}{what}.")
     return 0
@@ -224,9 +243,16 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
     """Where requests to ``provider`` take their key from, in resolution order (auth.json, then
     models.json's ``apiKey``, then the environment variable), without running a ``!command``
     or showing the key."""
-    from pi_tui.ai.key_origin import key_origin
+    from pi_tui.ai.key_origin import key_origin, missing_url_variables, no_credentials
 
     store = registry.auth
+    missing = missing_url_variables(registry, provider)
+    if missing:  # Cloudflare's account (and gateway) id: no request can be sent without them
+        return KeySource(
+            False,
+            f"needs {' and '.join(missing)} for its URL: set {'it' if len(missing) == 1 else 'them'} "
+            f"or run pi-tui auth login {provider}",
+        )
     if store.oauth(provider) is not None:
         whose = f"pi's auth.json ({store.beneath})" if store.saved_by_pi(provider) else f"{store.path}"
         return KeySource(True, f"a subscription login saved in {whose}")
@@ -236,6 +262,10 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
         return KeySource(True, f"saved in {whose}")
     if origin.layer == "models.json":
         return KeySource(True, f"models.json ({'a !command' if origin.command else 'its apiKey'})")
+    if origin.layer == "ambient":
+        return KeySource(True, f"ambient {origin.ambient}")
+    if no_credentials(provider) is not None:
+        return KeySource(False, str(no_credentials(provider)))
     if origin.env_var is None:
         return KeySource(True, "needs no key")
     if origin.layer == "env":
@@ -269,6 +299,10 @@ def _resolved(
             return "ready", auth.api_key, None
     if registry.canonical_provider(provider) is None:
         return "not_ready", None, f'unknown provider "{provider}"'
+    from pi_tui.ai.key_origin import missing_url_variables
+
+    if missing_url_variables(registry, provider):
+        return "not_ready", None, key_source(registry, provider).where
     try:
         key = registry.resolve_api_key(provider)
     except ConfigError as error:

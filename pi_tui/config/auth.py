@@ -243,11 +243,15 @@ class AuthStore:
             self._beneath_data = data
         self._refresh_view()
 
-    def set_api_key(self, provider: str, key: str) -> None:
-        """Save ``key`` for ``provider`` (replacing what was saved for it, keeping the rest)."""
+    def set_api_key(self, provider: str, key: str, env: dict[str, str] | None = None) -> None:
+        """Save ``key`` for ``provider`` (replacing what was saved for it, keeping the rest);
+        ``env``: what its base URL needs (Cloudflare's account id), saved in pi's ``env``."""
         if not key:
             raise AuthFileError("The API key is empty: nothing was saved.")
-        self._change(provider, {"type": "api_key", "key": key})
+        credential: dict[str, Any] = {"type": "api_key", "key": key}
+        if env:
+            credential["env"] = dict(env)
+        self._change(provider, credential)
 
     def remove(self, provider: str) -> bool:
         """Forget ``provider``'s credential; False when none was saved."""

@@ -80,6 +80,8 @@ def key_status(registry: ModelRegistry, provider: str) -> str:
         return "✓ key in models.json"
     if origin.layer == "env":
         return f"✓ env: {origin.env_var}"
+    if origin.layer == "ambient":
+        return f"✓ {origin.ambient}"
     if registry.auth.oauth(provider) is not None:
         return "✓ subscription login"
     return "• not configured"
@@ -139,8 +141,21 @@ async def login(app: CommandHost, args: str) -> None:
     if not key:
         app.say(f"Failed to save API key for {name}: the key is empty.", "error")
         return
+    from pi_tui.ai.key_origin import url_variables
+
+    env: dict[str, str] = {}
+    for variable, label in url_variables(chosen):  # Cloudflare: its account (and gateway) id
+        value = await app.push_screen_wait(
+            TextPrompt(f"Enter {label}:", help_text=f"enter save · esc cancel · saved as {variable}")
+        )
+        if value is None:
+            return
+        if not value.strip():
+            app.say(f"Failed to save API key for {name}: the {label} is empty.", "error")
+            return
+        env[variable] = value.strip()
     try:
-        registry.auth.set_api_key(chosen, key)
+        registry.auth.set_api_key(chosen, key, env)
     except AuthFileError as error:
         app.say(f"Failed to save API key for {name}: {error}", "error")
         return
