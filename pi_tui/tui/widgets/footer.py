@@ -18,6 +18,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
+from pi_tui.ai.scoped_models import available_models
 from pi_tui.text_safety import for_terminal
 from pi_tui.view.stats import (
     UsageTotals,
@@ -78,6 +79,10 @@ class PiFooter(Static):
         level = context_level(context_tokens, model.context_window)
         right = for_terminal(footer_model_text(model.id, agent.thinking_level, model.reasoning))
         width = max(self.size.width, 40)
+        if self._provider_count() > 1:  # pi: "(provider) " too, when there is room for it
+            with_provider = f"({for_terminal(model.provider)}) {right}"
+            if len(usage) + 2 + len(with_provider) <= width:
+                right = with_provider
         gap = max(1, width - len(usage) - len(right) - 2)
         usage_style = {"error": "$pi-error", "warning": "$pi-warning"}.get(level, "$pi-dim")
         self.update(
@@ -94,6 +99,17 @@ class PiFooter(Static):
             )
         )
         self._last = (agent, cwd, git_branch)
+
+    def _provider_count(self) -> int:
+        """How many providers the user can switch between, as pi counts them for its footer:
+        those of the Ctrl+P scope when there is one, else of every model with a key. With more
+        than one, the model alone does not say where requests go (``claude-sonnet-4-6`` is sold
+        by Anthropic, OpenCode, OpenRouter...), so the provider is shown before it."""
+        started = getattr(self.app, "started", None)
+        if started is None:
+            return 1
+        models = [item.model for item in started.scoped_models] or available_models(started.registry)
+        return len({model.provider for model in models})
 
     def _status_line(self) -> list[str | Content]:
         if not self._statuses:
