@@ -319,6 +319,8 @@ def _check(
     registry: ModelRegistry, provider: str, *, as_json: bool, credentials: bool, renew: bool = True
 ) -> int:
     status, key, problem = _resolved(registry, provider, renew=renew)
+    if registry.auth.problem:  # not "no key": what was saved cannot be read (pi: invalid)
+        status, problem = "invalid", f"cannot read the saved credentials: {registry.auth.problem}"
     if as_json:
         record: dict[str, object] = {"status": status, "provider": provider}
         if status == "ready":

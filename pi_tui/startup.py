@@ -471,13 +471,22 @@ def choose_model(
         choice = registry.default_model(settings, options.provider, options.model)
     except ConfigError as error:
         raise StartupError(str(error)) from None
+    unreadable = registry.auth.problem  # a broken auth.json: its keys and logins are not "none"
     if choice.source == "offline" and not options.demo_fallback:
+        if unreadable:
+            raise StartupError(f"Cannot read the saved credentials: {unreadable}")
         raise StartupError(NO_MODEL_LINE)
     if choice.source == "offline":
         notice = (f"{notice}\n" if notice else "") + (
             "No model is configured and no API key was found, so pi-tui is using the offline demo "
-            "model (offline/demo). Type /login to save an API key, or set ANTHROPIC_API_KEY, "
+            "model (offline/demo). Type /login to sign in to a subscription (Claude Pro/Max, "
+            "ChatGPT, GitHub Copilot...) or save an API key, or set ANTHROPIC_API_KEY, "
             "OPENAI_API_KEY or GEMINI_API_KEY, pass --api-key, or add a provider to models.json."
+        )
+    if unreadable:
+        notice = (f"{notice}\n" if notice else "") + (
+            f"Saved credentials were not read: {unreadable}. Fix or remove the file: until then its "
+            "keys and logins are not used."
         )
     if choice.warning:
         notice = choice.warning if notice is None else f"{choice.warning}\n{notice}"

@@ -70,3 +70,20 @@ def test_cloudflare_needs_its_account_id_and_login_saves_it(
     assert run("auth", "check", "cloudflare-ai-gateway", env=env, cwd=tmp_path).returncode == 0  # from env
     refused = run("auth", "login", "cloudflare-workers-ai", "--api-key", "cf-key", env=env, cwd=tmp_path)
     assert refused.returncode == 2 and "needs CLOUDFLARE_ACCOUNT_ID" in refused.stderr
+
+
+def test_a_broken_auth_file_is_named_not_taken_for_no_key(
+    agent_dir: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    auth = agent_dir / "auth.json"
+    auth.write_text('{"deepseek": {"type": "api_key", "key": "k"},')
+    printed = run("-p", "hello", env=env, cwd=tmp_path)
+    assert printed.returncode == 2
+    lines = printed.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(auth) in lines[0] and "invalid JSON" in lines[0], lines
+    assert "No API key found" not in printed.stderr
+    checked = run("auth", "check", "deepseek", env=env, cwd=tmp_path)
+    assert (checked.returncode, checked.stdout) == (2, "invalid\n")
+    assert str(auth) in checked.stderr and "invalid JSON" in checked.stderr
+    as_json = json.loads(run("auth", "check", "deepseek", "--json", env=env, cwd=tmp_path).stdout)
+    assert as_json["status"] == "invalid" and str(auth) in as_json["error"]

@@ -56,3 +56,16 @@ async def test_ambient_aws_keys_are_shown_by_their_source(
         row = next(label for _value, label in menu.choices if label.startswith("Amazon Bedrock"))
         assert row == "Amazon Bedrock  ✓ AWS access keys"
         await pilot.press("escape")
+
+
+async def test_a_broken_auth_file_is_a_notice_at_startup(project: Path, agent_dir: Path) -> None:
+    from tests.tui.test_more_commands import infos
+
+    auth = agent_dir / "auth.json"
+    auth.write_text('{"deepseek": {"type": "api_key", "key": "k"},')
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        said = " ".join(item.text for item in infos(app))
+        assert f"Saved credentials were not read: {auth}" in said and "invalid JSON" in said
+        assert "sign in to a subscription" in said  # the demo's hint: /login signs in, too
