@@ -582,15 +582,19 @@ def _run(
 
 def _list_models(search: str) -> int:
     from pi_tui.ai.errors import ConfigError
-    from pi_tui.ai.model_list import format_model_list
+    from pi_tui.ai.model_list import NO_MODELS, format_model_list, listed_models
     from pi_tui.ai.models import ModelRegistry
 
     try:
-        models = ModelRegistry().list_models(search or None)
+        registry = ModelRegistry()
+        if not listed_models(registry, None):
+            print(NO_MODELS)
+            return 0
+        models = listed_models(registry, search or None)
     except ConfigError as error:
         return fail(str(error))
     if not models:
-        print(f'No models match "{search}".')
+        print(f'No models matching "{search}"')
         return 0
     print(_shown(format_model_list(models)))
     return 0

@@ -12,7 +12,7 @@ from textual.widgets import Input, OptionList
 
 from pi_tui.ai.catalogue import builtin_models
 from pi_tui.ai.types import Model
-from pi_tui.tui.screens.model_picker import MAX_SHOWN, ModelPicker, model_matches
+from pi_tui.tui.screens.model_picker import MAX_SHOWN, ModelPicker, matching_models
 from tests.support.waiting import wait_until
 
 SIZE = (100, 30)
@@ -38,9 +38,24 @@ async def test_picker_over_the_whole_catalogue() -> None:
 
         query = "claude-opus-4-7"
         picker.query_one(Input).value = query
-        expected = [m for m in models if model_matches(m, query)]
+        expected = matching_models(models, query)
         await wait_until(pilot, lambda: picker._shown == expected, "the picker to narrow")
         assert 1 < len(expected) < MAX_SHOWN and options.option_count == len(expected)
         await pilot.press("down", "enter")
         await wait_until(pilot, lambda: bool(chosen), "the picker to close")
     assert chosen == [(expected[1], False)]
+
+
+async def test_the_filter_is_pis_fuzzy_search() -> None:
+    """``opus46`` lists the Claude Opus 4.6 models (the words' letters in order, as pi matches);
+    a substring search found nothing for it."""
+    models = [m for m in builtin_models() if m.provider != "offline"]
+    app: App[None] = App()
+    async with app.run_test(size=SIZE) as pilot:
+        picker = ModelPicker(models, models[0])
+        app.push_screen(picker)
+        await wait_until(pilot, lambda: picker.is_attached and picker._shown, "the picker to fill")
+        await pilot.press(*"opus46")
+        await wait_until(pilot, lambda: len(picker._shown) < 100, "the picker to narrow")
+        shown = {(m.provider, m.id) for m in picker._shown}
+        assert {("anthropic", "claude-opus-4-6"), ("opencode", "claude-opus-4-6")} <= shown

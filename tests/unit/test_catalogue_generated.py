@@ -18,6 +18,7 @@ without node skips these, CI fails them).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -134,16 +135,26 @@ def test_key_variables_and_default_models_are_pis() -> None:
 
 
 def test_list_models_covers_all_of_pis_catalogue(agent_dir: Path, tmp_path: Path) -> None:
-    """The coverage figure of issue 33 (at least 95%): pi's models in ``pi-tui --list-models``."""
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    """The coverage figure of issue 33 (at least 95%): pi's models in ``pi-tui --list-models``.
+
+    Like pi, ``--list-models`` lists only the models the user has credentials for, so this user
+    has an API key in auth.json for every one of pi's providers."""
+    wanted = {
+        (provider, model_id) for provider, models in pi_catalogue()["models"].items() for model_id in models
+    }
+    keys = {provider: {"type": "api_key", "key": "test-key"} for provider, _model in wanted}
+    (agent_dir / "auth.json").write_text(json.dumps(keys))
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.endswith("_API_KEY") and not name.startswith("AWS_")
+    }
+    env["PI_CODING_AGENT_DIR"] = str(agent_dir)
     done = subprocess.run(
         [SCRIPT, "--list-models"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr
     listed = {tuple(line.split()[:2]) for line in done.stdout.splitlines()[1:]}
-    wanted = {
-        (provider, model_id) for provider, models in pi_catalogue()["models"].items() for model_id in models
-    }
     covered = wanted & listed
     assert len(covered) / len(wanted) == 1.0, sorted(wanted - listed)[:20]
 

@@ -11,15 +11,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pi_tui.ai.model_list import fuzzy_filter, picker_text
 from pi_tui.ai.types import Model
 from pi_tui.text_safety import for_terminal
 from pi_tui.tui.widgets.line_input import LineInput
 
 
-def model_matches(model: Model, query: str) -> bool:
-    """Every word of the query appears in ``provider/id`` or the model's name."""
-    haystack = f"{model.provider}/{model.id} {model.name or ''}".lower()
-    return all(word in haystack for word in query.lower().split())
+def matching_models(models: list[Model], query: str) -> list[Model]:
+    """pi's fuzzy search over provider, id and name, best match first (``opus46`` finds the
+    Claude Opus 4.6 models); every model, in order, for an empty query."""
+    return fuzzy_filter(models, query, picker_text)
 
 
 MAX_SHOWN = 200
@@ -71,7 +72,7 @@ class ModelPicker(ModalScreen[tuple[Model, bool] | None]):
 
     def _fill(self, query: str) -> None:
         options = self.query_one(OptionList)
-        matches = [model for model in self.models if model_matches(model, query)]
+        matches = matching_models(self.models, query)
         # pi's catalogue has 1,643 models: laying out every row at each keystroke takes seconds,
         # so the first MAX_SHOWN are shown (the current model among them) and typing narrows.
         here = (self.current.provider, self.current.id)
