@@ -433,6 +433,11 @@ def resolve_session(reference: str, options: StartOptions) -> tuple[Path, str | 
     raise StartupError(f'No session found for "{reference}" (give a file path or the start of a session id)')
 
 
+DEFAULT_THINKING_LEVEL = "medium"
+"""The level a new session starts at when neither the command line, ``modelThinkingLevels`` nor
+``defaultThinkingLevel`` names one: pi's default (0.73 and 1.5 alike); a model without
+reasoning is clamped to "off" below, as pi clamps it."""
+
 NO_MODEL_LINE = (
     "No API key found and no model configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or another "
     "provider's key, pass --api-key, run `pi-tui auth login`, or add a provider to models.json "
@@ -491,7 +496,7 @@ def choose_model(
     if choice.warning:
         notice = choice.warning if notice is None else f"{choice.warning}\n{notice}"
     per_model = settings.model_thinking_levels.get(f"{choice.model.provider}/{choice.model.id}")
-    default_level = per_model or settings.default_thinking_level or "off"
+    default_level = per_model or settings.default_thinking_level or DEFAULT_THINKING_LEVEL
     thinking = (
         options.thinking or choice.thinking or (context.thinking_level if len(manager) else default_level)
     )

@@ -241,16 +241,17 @@ async def test_ctrl_l_opens_the_model_picker_and_enter_switches(project: Path, s
 async def test_shift_tab_cycles_the_thinking_level(project: Path, server: ModelServer) -> None:
     app = make_app(project, provider="test", model="r")
     async with app.run_test(size=SIZE) as pilot:
+        assert app.agent.thinking_level == "medium"  # pi's default level
         seen = []
         for _ in range(3):
             await pilot.press("shift+tab")
             seen.append(app.agent.thinking_level)
-        assert seen == ["minimal", "low", "medium"]
+        assert seen == ["high", "off", "minimal"]
         await pilot.pause()
-        assert "r • medium" in screen_text(app)
+        assert "r • minimal" in screen_text(app)
         changes = [line for line in session_lines(app) if line["type"] == "thinking_level_change"]
         levels = [line["thinkingLevel"] for line in changes]
-        assert levels[-1] == "medium"
+        assert levels[-1] == "minimal"
 
 
 async def test_shift_tab_on_a_model_without_thinking_says_so(project: Path, server: ModelServer) -> None:

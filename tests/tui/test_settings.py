@@ -284,4 +284,4 @@ async def test_thinking_command_and_shift_tab_change_this_session_only(
         assert app.agent.thinking_level == "xhigh"
         assert not (agent_dir / "settings.json").exists() or "defaultThinkingLevel" not in saved(agent_dir)
     again = make_app(project, provider="test", model="r")  # a new session starts at the default
-    assert again.agent.thinking_level == "off"
+    assert again.agent.thinking_level == "medium"  # pi's default level
