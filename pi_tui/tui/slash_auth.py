@@ -34,16 +34,25 @@ _SUBSCRIPTION_PREFIX = "subscription:"
 
 
 def subscription_name(provider: str) -> str:
-    """pi's name of a subscription login ("Anthropic (Claude Pro/Max)")."""
+    """How pi's /login names a sign-in: its provider's name ("OpenAI", "OpenAI Codex"), the
+    [subscription] / [account] label beside it telling it from the provider's API key row."""
     from pi_tui.ai.oauth.providers import PROVIDERS as OAUTH_PROVIDERS
 
+    info = PROVIDERS.get(provider)
+    if info is not None and info.name:
+        return info.name
     return next((entry.name for entry in OAUTH_PROVIDERS if entry.id == provider), provider)
 
 
 def subscription_status(registry: ModelRegistry, provider: str) -> str:
-    """Whether a login is saved for the subscription, as the /login list shows it."""
+    """Whether a login is saved for the subscription, as the /login list shows it; a provider
+    that has an API key instead says so, as pi's list does ("• API key configured")."""
+    from pi_tui.ai.key_origin import key_origin
+
     store = registry.auth
     if store.oauth(provider) is None:
+        if key_origin(registry, provider).layer != "none":
+            return "• API key configured"
         return "• not configured"
     return "✓ logged in (saved by pi)" if store.saved_by_pi(provider) else "✓ logged in"
 
@@ -83,7 +92,9 @@ def key_status(registry: ModelRegistry, provider: str) -> str:
     if origin.layer == "ambient":
         return f"✓ {origin.ambient}"
     if registry.auth.oauth(provider) is not None:
-        return "✓ subscription login"
+        from pi_tui.ai.oauth.login import NOT_SUBSCRIPTIONS
+
+        return f"• {'account' if provider in NOT_SUBSCRIPTIONS else 'subscription'} configured"
     return "• not configured"
 
 

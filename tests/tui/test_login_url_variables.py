@@ -69,3 +69,18 @@ async def test_a_broken_auth_file_is_a_notice_at_startup(project: Path, agent_di
         said = " ".join(item.text for item in infos(app))
         assert f"Saved credentials were not read: {auth}" in said and "invalid JSON" in said
         assert "sign in to a subscription" in said  # the demo's hint: /login signs in, too
+
+
+async def test_sign_ins_carry_pis_provider_names_and_say_when_a_key_is_there_instead(
+    project: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-from-env")
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_command(pilot, app, "/login")
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        labels = [label for _value, label in menu.choices]
+        assert "OpenRouter [account]  • API key configured" in labels  # not "not configured"
+        assert "OpenAI [subscription]  • not configured" in labels
+        assert "OpenAI Codex [subscription]  • not configured" in labels  # told apart from OpenAI
+        await pilot.press("escape")

@@ -134,7 +134,7 @@ async def test_logout_removes_one_saved_key_and_keeps_the_rest(project: Path, ag
         menu = await wait_for_screen(pilot, app, ChoiceMenu)
         assert [label for _v, label in menu.choices] == [
             "Groq  • API key",
-            "Kimi Code (subscription)  • subscription",
+            "Kimi For Coding  • subscription",
         ]
         await choose(pilot, app, "Groq")
         await settle(pilot, app)
