@@ -263,7 +263,7 @@ def key_source(registry: ModelRegistry, provider: str) -> KeySource:
     if origin.layer == "models.json":
         return KeySource(True, f"models.json ({'a !command' if origin.command else 'its apiKey'})")
     if origin.layer == "ambient":
-        return KeySource(True, f"ambient {origin.ambient}")
+        return KeySource(True, f"ambient credentials ({origin.ambient})")
     if no_credentials(provider) is not None:
         return KeySource(False, str(no_credentials(provider)))
     if origin.env_var is None:

@@ -72,12 +72,14 @@ def ambient_source(provider: str, env: Mapping[str, str] | None = None) -> str |
         return (env or {}).get(name) or os.environ.get(name) or None
 
     if get("AWS_BEARER_TOKEN_BEDROCK"):
-        return "AWS bearer token (AWS_BEARER_TOKEN_BEDROCK)"
+        return "env: AWS_BEARER_TOKEN_BEDROCK"
     if get("AWS_PROFILE"):
-        return "AWS profile (AWS_PROFILE)"
+        return "env: AWS_PROFILE"
     if get("AWS_ACCESS_KEY_ID") and get("AWS_SECRET_ACCESS_KEY"):
         return "AWS access keys"
-    return "AWS container or web identity role"
+    if get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") or get("AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+        return "ECS task role"
+    return "web identity token"
 
 
 def no_credentials(provider: str) -> str | None:

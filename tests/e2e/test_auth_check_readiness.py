@@ -42,7 +42,9 @@ def test_bedrock_without_aws_credentials_is_not_ready_everywhere(
     assert (one.returncode, one.stdout) == (1, "not_ready\n")
     assert "no AWS credentials" in one.stderr
     keys = {**env, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s"}
-    assert table(keys, tmp_path)["amazon-bedrock"] == ("ready", "ambient AWS access keys")
+    assert table(keys, tmp_path)["amazon-bedrock"] == ("ready", "ambient credentials (AWS access keys)")
+    profile = {**env, "AWS_PROFILE": "work"}
+    assert table(profile, tmp_path)["amazon-bedrock"] == ("ready", "ambient credentials (env: AWS_PROFILE)")
     assert run("auth", "check", "amazon-bedrock", env=keys, cwd=tmp_path).returncode == 0
 
 
