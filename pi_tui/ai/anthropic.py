@@ -13,6 +13,7 @@ compaction, anything new) are skipped without shifting the indices of the blocks
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -40,10 +41,32 @@ from pi_tui.messages import (
 API_VERSION = "2023-06-01"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+SERVER_SIDE_FALLBACK_BETA = "server-side-fallback-2026-07-01"
+"""For a model whose ``compat.allowedFallbackModels`` names models the server may answer with."""
+MID_CONVERSATION_EFFORT_BETAS = (
+    "mid-conversation-output-config-2026-07-01",
+    "thinking-binding-controls-2026-08-01",
+)
+"""For ``compat.supportsMidConvoEffort``: the effort rides in system messages, thinking is bound."""
+INLINE_TOOLS_BETA = "inline-tools-2026-09-15"
+"""For models that take tool changes mid-conversation (``supportsMidConvoSystemMessages`` and
+``supportsMidConvoToolChanges``): pi declares a deferred placeholder tool with its tools."""
+DEFERRED_TOOL_PLACEHOLDER = {
+    "name": "__pi_deferred_placeholder__",
+    "description": "Reserved placeholder. Never available. Never call this.",
+    "input_schema": {"type": "object", "properties": {}, "required": []},
+    "defer_loading": True,
+}
+"""pi 1.5.2 sends this never-activated tool after the real ones so that a later tool change
+keeps the cached prefix; sending the same keeps pi-tui's prefix and pi's alike."""
+BOUND_THINKING = {"prefix_mismatch_behavior": "drop_block"}
+"""``thinking.block_binding`` for mid-conversation-effort models: a thinking block whose prefix
+no longer matches is dropped instead of failing the request with a 400."""
+CONTEXT_SAFETY_TOKENS = 4096
+CONTEXT_SAFETY_RATIO = 0.15
+MIN_OUTPUT_WITH_RATIO_MARGIN = 32_768
 CACHE_CONTROL = {"type": "ephemeral"}
 """Copied into each body, so a caller editing one request cannot change the next."""
-DEFAULT_MAX_TOKENS_CAP = 32_000
-"""pi asks for at most this many output tokens unless the caller says otherwise."""
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_OUTPUT_TOKENS = 1024
 """What pi leaves for the answer when the thinking budget would eat all of ``max_tokens``."""
@@ -81,6 +104,9 @@ _CLAUDE_CODE_NAMES = {name.lower(): name for name in CLAUDE_CODE_TOOLS}
 _SENT_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("anthropic_sent_tool_names", default=None)
 """Sent name -> our name for the request this task built last: the task that builds a request
 is the one that reads its answer (pi_tui/ai/stream.py), so its parser finds the names here."""
+_SENT_EFFORT: ContextVar[str | None] = ContextVar("anthropic_sent_effort", default=None)
+"""The managed effort the request this task built last asked for (the same way as the names)."""
+ANTHROPIC_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
 
 
 def is_oauth_token(key: str | None) -> bool:
@@ -98,6 +124,9 @@ class AnthropicClient:
     def build_request(self, model: Model, context: Context, options: StreamOptions) -> HttpRequest:
         headers = request_headers(model, options, has_tools=bool(context.tools))
         body = request_body(model, context, options)
+        marker = body["messages"][-1] if body["messages"] else {}
+        managed = marker.get("role") == "system" and "output_config" in marker
+        _SENT_EFFORT.set(marker["output_config"]["effort"] if managed else None)
         sent: dict[str, str] = {}
         if model.provider != "github-copilot" and is_oauth_token(options.api_key):
             sent = as_claude_code(body, context)
@@ -105,6 +134,7 @@ class AnthropicClient:
         return HttpRequest(url=model.base_url.rstrip("/") + "/v1/messages", headers=headers, body=body)
 
     def parser(self, builder: MessageBuilder) -> MessagesParser:
+        builder.provider_thinking_level = _SENT_EFFORT.get()
         return MessagesParser(builder, tool_names=_SENT_NAMES.get())
 
 
@@ -146,28 +176,58 @@ def adaptive_effort(model: Model, level: str) -> str:
     return mapped if isinstance(mapped, str) else ADAPTIVE_EFFORT.get(level, "high")
 
 
+def effort_messages(model: Model) -> bool:
+    """pi 1.5.2's managed effort (``compat.supportsMidConvoEffort``): the level goes in a system
+    message after the conversation, the top-level effort stays "low" so the cached prefix never
+    changes with the level (these models cannot turn thinking off)."""
+    return model.compat.get("supportsMidConvoEffort") is True
+
+
+def native_tool_changes(model: Model, has_tools: bool) -> bool:
+    """Whether pi declares its tools for mid-conversation tool changes (and the placeholder)."""
+    compat = model.compat
+    return (
+        has_tools
+        and compat.get("supportsMidConvoSystemMessages") is True
+        and compat.get("supportsMidConvoToolChanges") is True
+    )
+
+
+def fallback_models(model: Model) -> list[dict[str, Any]]:
+    """``compat.allowedFallbackModels`` as the body's ``fallbacks`` (model ids only)."""
+    allowed = model.compat.get("allowedFallbackModels")
+    if not isinstance(allowed, list):
+        return []
+    return [{"model": entry["model"]} for entry in allowed if isinstance(entry, dict) and "model" in entry]
+
+
 def request_headers(model: Model, options: StreamOptions, *, has_tools: bool = False) -> dict[str, str]:
-    """Auth (x-api-key, or Bearer with ``authHeader``), API version, the betas pi asks for (the
-    older fine-grained tool streaming where ``compat.supportsEagerToolInputStreaming`` is false,
-    interleaved thinking for budget-thinking models); models.json headers, then per-request
-    headers, win."""
-    extra = {"anthropic-version": API_VERSION}
+    """Auth (x-api-key, or Bearer with ``authHeader``), API version, the betas pi 1.5.2 asks for,
+    in its order (a login's Claude Code betas; the older fine-grained tool streaming where
+    ``compat.supportsEagerToolInputStreaming`` is false; interleaved thinking for budget-thinking
+    models; server-side fallback, mid-conversation effort and inline tools where the model's
+    compat says so); models.json headers, then per-request headers, win."""
+    extra = {"anthropic-version": API_VERSION, "anthropic-dangerous-direct-browser-access": "true"}
     betas: list[str] = []
     if has_tools and model.compat.get("supportsEagerToolInputStreaming") is False:
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if thinking_enabled(model, options) and not is_adaptive(model):
         # Lets budget-thinking models think between tool calls, as pi asks for.
         betas.append(INTERLEAVED_THINKING_BETA)
+    if fallback_models(model):
+        betas.append(SERVER_SIDE_FALLBACK_BETA)
+    if effort_messages(model):
+        betas.extend(MID_CONVERSATION_EFFORT_BETAS)
+    if native_tool_changes(model, has_tools):
+        betas.append(INLINE_TOOLS_BETA)
     key_header = "authorization" if model.auth_header else "x-api-key"
     if model.provider == "github-copilot":
         key_header = "authorization"  # the Copilot token, as a bearer (pi)
-        extra["anthropic-dangerous-direct-browser-access"] = "true"
     elif is_oauth_token(options.api_key):
         key_header = "authorization"
         betas[:0] = OAUTH_BETAS
         extra.update(
             {
-                "anthropic-dangerous-direct-browser-access": "true",
                 "user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}",
                 "x-app": "cli",
             }
@@ -178,24 +238,40 @@ def request_headers(model: Model, options: StreamOptions, *, has_tools: bool = F
 
 
 def request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The JSON body, keys in pi's order (model, messages, max_tokens, stream, system, ...)."""
-    max_tokens = options.max_tokens or min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
+    """The JSON body, keys in pi's order (model, messages, max_tokens, stream, system, ...).
+
+    ``max_tokens`` is the model's own maximum (as pi 1.5.2 asks; 0.73 capped it at 32000), fitted
+    into the context window beside the conversation. A reasoning model at "off" gets thinking
+    ``disabled`` unless its level map says it cannot turn thinking off."""
+    max_tokens = fit_to_context(model, context, options.max_tokens or model.max_tokens)
     thinking: dict[str, Any] | None = None
     effort: str | None = None
+    active_effort: str | None = None
     if thinking_enabled(model, options):
         level = clamp_level(model, options.thinking)  # max on a model without it: the nearest
-        if is_adaptive(model):
+        if effort_messages(model):
+            thinking = {"type": "adaptive", "display": "summarized", "block_binding": dict(BOUND_THINKING)}
+            effort = "low"  # organisations may cap effort; the real level is in the system message
+            active_effort = adaptive_effort(model, level)
+        elif is_adaptive(model):
             thinking = {"type": "adaptive", "display": "summarized"}
             effort = adaptive_effort(model, level)
         else:
             max_tokens, budget = thinking_budget(
                 level, max_tokens, model.max_tokens, options.thinking_budgets
             )
+            max_tokens = fit_to_context(model, context, max_tokens)  # again, with the budget
+            budget = min(budget, max(0, max_tokens - MIN_OUTPUT_TOKENS))
             thinking = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
+    elif model.reasoning and level_map(model).get("off", "off") is not None:
+        thinking = {"type": "disabled"}
 
+    messages = convert_messages(model, context, managed_effort=active_effort is not None)
+    if active_effort is not None:
+        messages.append(effort_marker(active_effort))
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context),
+        "messages": messages,
         "max_tokens": max_tokens,
         "stream": True,
     }
@@ -206,17 +282,71 @@ def request_body(model: Model, context: Context, options: StreamOptions) -> dict
     # Not with thinking, nor where compat.supportsTemperature is false (Opus 4.7+), as pi 1.x.
     if (
         options.temperature is not None
-        and thinking is None
+        and (thinking is None or thinking["type"] == "disabled")
+        and not effort_messages(model)
         and model.compat.get("supportsTemperature") is not False
     ):
         body["temperature"] = options.temperature
     if context.tools:
         body["tools"] = convert_tools(context.tools, model)
+        if native_tool_changes(model, True):
+            body["tools"].append(dict(DEFERRED_TOOL_PLACEHOLDER))
     if thinking is not None:
         body["thinking"] = thinking
     if effort is not None:
         body["output_config"] = {"effort": effort}
+    if fallbacks := fallback_models(model):
+        body["fallbacks"] = fallbacks
     return body
+
+
+def fit_to_context(model: Model, context: Context, max_tokens: int) -> int:
+    """pi's ``clampMaxTokensToContext``: the output cap fitted into the context window beside
+    the conversation, with a margin for the input being counted higher than estimated (15% of
+    it, at least 4096 tokens; only the 4096 when the 15% would leave less than 32768)."""
+    window = model.context_window
+    if window <= 0:
+        return max(1, max_tokens)
+    used = context_estimate(context)
+    room = window - used - max(CONTEXT_SAFETY_TOKENS, math.ceil(used * CONTEXT_SAFETY_RATIO))
+    if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
+        room = min(MIN_OUTPUT_WITH_RATIO_MARGIN, window - used - CONTEXT_SAFETY_TOKENS)
+    return min(max_tokens, max(1, room))
+
+
+def context_estimate(context: Context) -> int:
+    """Tokens of the conversation as pi estimates them before a request: the newest usable
+    usage an answer reported, plus characters / 4 (1200 per image) for what came after it."""
+    messages = list(context.messages)
+    start, tokens = 0, 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, AssistantMessage) or message.stop_reason in ("error", "aborted"):
+            continue
+        usage = message.usage
+        if usage is not None:
+            total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+            if total > 0:
+                start, tokens = index + 1, int(total)
+                break
+    return tokens + sum(_estimate(message) for message in messages[start:])
+
+
+def _estimate(message: object) -> int:
+    chars = 0
+    if isinstance(message, UserMessage | ToolResultMessage):
+        blocks = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
+        for block in blocks:
+            chars += len(block.text) if isinstance(block, TextContent) else 4800
+    elif isinstance(message, AssistantMessage):
+        for part in message.content:
+            if isinstance(part, TextContent):
+                chars += len(part.text)
+            elif isinstance(part, ThinkingContent):
+                chars += len(part.thinking)
+            elif isinstance(part, ToolCall):
+                chars += len(part.name) + len(orjson.dumps(part.arguments))
+    return math.ceil(chars / 4)
 
 
 def thinking_budget(
@@ -263,8 +393,16 @@ def convert_tools(tools: list[Tool], model: Model | None = None) -> list[dict[st
     return converted
 
 
-def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Context -> Messages ``messages`` (pi's exact shapes, after :func:`transform_messages`)."""
+def effort_marker(effort: str) -> dict[str, Any]:
+    """The system message that sets the effort of the reply after it (managed-effort models)."""
+    return {"role": "system", "content": [], "output_config": {"effort": effort}}
+
+
+def convert_messages(model: Model, context: Context, *, managed_effort: bool = False) -> list[dict[str, Any]]:
+    """Context -> Messages ``messages`` (pi's exact shapes, after :func:`transform_messages`).
+
+    ``managed_effort``: each earlier reply of this provider's managed-effort Claude is preceded
+    by the effort it answered at (its ``providerThinkingLevel``), as pi 1.5.2 sends it."""
     out: list[dict[str, Any]] = []
     merging_results = False  # the last message out is a user message of tool results
     for message in transform_messages(context.messages, model, _normalize_id):
@@ -278,6 +416,14 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
             continue
         converted = _user(message) if isinstance(message, UserMessage) else _assistant(message)
         if converted is not None:
+            if managed_effort and isinstance(message, AssistantMessage):
+                level = (message.model_extra or {}).get("providerThinkingLevel")
+                if (
+                    message.api == model.api
+                    and message.provider == model.provider
+                    and level in ANTHROPIC_EFFORTS
+                ):
+                    out.append(effort_marker(level))
             out.append(converted)
             merging_results = False
     _mark_cache_breakpoint(out)

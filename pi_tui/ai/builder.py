@@ -121,6 +121,9 @@ class MessageBuilder:
         self.stop_reason = "stop"
         self.response_id: str | None = None
         self.error_message: str | None = None
+        self.provider_thinking_level: str | None = None
+        """pi 1.5.2's ``providerThinkingLevel``: the effort a managed-effort Claude answered at
+        (kept on the message so later requests repeat it before this reply)."""
         self.timestamp = now_ms()
         self.finished = False
         self._started = started
@@ -340,4 +343,6 @@ class MessageBuilder:
             message.error_message = self.error_message
         if self.response_id is not None:
             message.response_id = self.response_id
+        if self.provider_thinking_level is not None:
+            setattr(message, "providerThinkingLevel", self.provider_thinking_level)  # noqa: B010 (an extra key)
         return message

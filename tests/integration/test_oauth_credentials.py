@@ -107,7 +107,14 @@ def test_a_pi_login_is_used_as_claude_code_is(tmp_path: Path, agent_dir: Path) -
     assert "read" not in [tool["name"] for tool in first.body["tools"]]
     # the model's "Read" ran our read tool, and the history says "Read" again
     sent_as_claude_code(second, "sk-ant-oat01-saved")
-    assistant, results = second.body["messages"][-2:]
+    # the default model (claude-opus-5-5) takes its effort as a system message after the history,
+    # at pi's default level, medium
+    assert second.body["messages"][-1] == {
+        "role": "system",
+        "content": [],
+        "output_config": {"effort": "medium"},
+    }
+    assistant, results = second.body["messages"][-3:-1]
     assert assistant["content"][-1]["name"] == "Read"
     assert "the notes say 42" in json.dumps(results["content"])
 

@@ -27,6 +27,7 @@ from pi_tui.messages import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from pi_tui.session import SessionManager, convert_to_llm
@@ -381,15 +382,16 @@ def test_no_key_no_auth_header() -> None:
         (16000, "medium", 16000, 8192),
         (16000, "high", 16000, 14976),
         (16000, "xhigh", 16000, 14976),
-        (64000, "minimal", 33024, 1024),
-        (64000, "low", 34048, 2048),
-        (64000, "medium", 40192, 8192),
-        (64000, "high", 48384, 16384),
-        (64000, "xhigh", 48384, 16384),
+        (64000, "minimal", 64000, 1024),
+        (64000, "low", 64000, 2048),
+        (64000, "medium", 64000, 8192),
+        (64000, "high", 64000, 16384),
+        (64000, "xhigh", 64000, 16384),
     ],
 )
 def test_thinking_budget_per_level(model_max: int, level: str, max_tokens: int, budget: int) -> None:
-    """pi: budget on top of min(model max, 32000), capped by the model, leaving 1024 to answer."""
+    """pi 1.5.2: the model's maximum (0.73 capped it at 32000), the budget inside it, leaving 1024
+    to answer."""
     sent = body(fake_claude(max_tokens=model_max), [user(TextContent(text="hi"))], thinking=level)
     assert sent["max_tokens"] == max_tokens
     assert sent["thinking"] == {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
@@ -402,14 +404,26 @@ def test_explicit_max_tokens_is_the_base() -> None:
     assert (sent["max_tokens"], sent["thinking"]["budget_tokens"]) == (6048, 2048)
 
 
+def test_max_tokens_fits_beside_a_long_conversation() -> None:
+    """pi 1.5.2's clampMaxTokensToContext: 180000 tokens used (the last reply's usage) plus "next"
+    (1 token) in a 200000 window leave 200000 - 180001 - 4096 = 15903, below 32768, so the fixed
+    margin alone applies; a short one gets the model's maximum."""
+    model = fake_claude(max_tokens=64000)
+    answered = reply(model, TextContent(text="ok"))
+    answered.usage = Usage(input=179000, output=1000, total_tokens=180000)
+    long = body(model, [user(TextContent(text="hi")), answered, user(TextContent(text="next"))])
+    assert long["max_tokens"] == 15903
+    assert body(model, [user(TextContent(text="hi"))])["max_tokens"] == 64000
+
+
 def test_no_thinking_for_non_reasoning_model_or_off() -> None:
     plain = body(
         fake_claude(reasoning=False, max_tokens=64000), [user(TextContent(text="hi"))], thinking="high"
     )
     assert "thinking" not in plain
-    assert plain["max_tokens"] == 32000
+    assert plain["max_tokens"] == 64000
     off = body(fake_claude(), [user(TextContent(text="hi"))], thinking="off")
-    assert "thinking" not in off
+    assert off["thinking"] == {"type": "disabled"}  # pi 1.5.2 says so for a reasoning model
     assert off["max_tokens"] == 16000
     headers = CLIENT.build_request(
         fake_claude(reasoning=False), Context(), StreamOptions(thinking="high")
@@ -428,7 +442,7 @@ def test_adaptive_thinking_models_send_effort() -> None:
     sent = body(model, [user(TextContent(text="hi"))], thinking="xhigh")
     assert sent["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert sent["output_config"] == {"effort": "max"}
-    assert sent["max_tokens"] == 32000
+    assert sent["max_tokens"] == 128000
     minimal = body(model, [user(TextContent(text="hi"))], thinking="minimal")
     assert minimal["output_config"] == {"effort": "low"}
     plain = fake_claude(id="claude-opus-4-6", compat={"forceAdaptiveThinking": True})
@@ -631,7 +645,10 @@ def test_tools_and_system() -> None:
     ]
     context = Context(system_prompt="Be brief.", messages=[user(TextContent(text="hi"))], tools=tools)
     sent = CLIENT.build_request(fake_claude(), context, StreamOptions(temperature=0.2)).body
-    assert list(sent) == ["model", "messages", "max_tokens", "stream", "system", "temperature", "tools"]
+    assert list(sent) == [
+        "model", "messages", "max_tokens", "stream", "system", "temperature", "tools", "thinking",
+    ]  # fmt: skip
+    assert sent["thinking"] == {"type": "disabled"}
     assert sent["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert sent["tools"] == [
         {
@@ -651,4 +668,4 @@ def test_tools_and_system() -> None:
     bare = CLIENT.build_request(
         fake_claude(), Context(messages=[user(TextContent(text="hi"))]), StreamOptions()
     )
-    assert list(bare.body) == ["model", "messages", "max_tokens", "stream"]
+    assert list(bare.body) == ["model", "messages", "max_tokens", "stream", "thinking"]
