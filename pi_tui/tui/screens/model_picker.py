@@ -77,7 +77,7 @@ class ModelPicker(ModalScreen[tuple[Model, bool] | None]):
         # so the first MAX_SHOWN are shown (the current model among them) and typing narrows.
         here = (self.current.provider, self.current.id)
         self._shown = matches[:MAX_SHOWN]
-        pinned = next((m for m in matches[MAX_SHOWN:] if (m.provider, m.id) == here), None)
+        pinned = next((m for m in matches[MAX_SHOWN:] if (m.provider, m.id) == here and not query), None)
         if pinned is not None:
             self._shown.insert(0, pinned)
         rows: list[Option] = []
@@ -101,7 +101,8 @@ class ModelPicker(ModalScreen[tuple[Model, bool] | None]):
             ),
             0,
         )
-        options.highlighted = current if self._shown else None
+        # pi: the current model stays highlighted until a query is typed, then the best match
+        options.highlighted = (0 if query.strip() else current) if self._shown else None
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._fill(event.value)
