@@ -89,3 +89,27 @@ def test_a_broken_auth_file_is_named_not_taken_for_no_key(
     assert str(auth) in checked.stderr and "invalid JSON" in checked.stderr
     as_json = json.loads(run("auth", "check", "deepseek", "--json", env=env, cwd=tmp_path).stdout)
     assert as_json["status"] == "invalid" and str(auth) in as_json["error"]
+
+
+@pytest.mark.pi_interop
+def test_pi_1_5_2_agrees_on_cloudflare_and_a_broken_file(
+    agent_dir: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """pi reads the ``env`` pi-tui saved with a Cloudflare key (ready), wants the account id as
+    pi-tui does (not_ready) and calls an unreadable auth.json invalid, as pi-tui now does."""
+    from tests.support.real_pi import run_pi
+
+    def both(provider: str) -> tuple[str, str]:
+        ours = run("auth", "check", provider, env=env, cwd=tmp_path).stdout.strip()
+        pis = run_pi(["auth", "check", "--provider", provider], agent_dir=agent_dir, cwd=tmp_path, pi="1.5.2")
+        return ours, pis.stdout.strip()
+
+    ids = {**env, "CLOUDFLARE_ACCOUNT_ID": "acct-1"}
+    saved = run("auth", "login", "cloudflare-workers-ai", "--api-key", "cf-key", env=ids, cwd=tmp_path)
+    assert saved.returncode == 0, saved.stderr
+    assert both("cloudflare-workers-ai") == ("ready", "ready")
+    auth = agent_dir / "auth.json"
+    auth.write_text(json.dumps({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-key"}}))
+    assert both("cloudflare-workers-ai") == ("not_ready", "not_ready")
+    auth.write_text('{"deepseek": {"type": "api_key", "key": "k"},')
+    assert both("deepseek") == ("invalid", "invalid")
