@@ -466,7 +466,7 @@ def choose_model(
             if match is not None and (
                 not registry.needs_key(match.model.provider) or registry.has_key(match.model.provider)
             ):
-                thinking = options.thinking or context.thinking_level
+                thinking = options.thinking or session_thinking(manager, context.thinking_level, settings)
                 return match.model, thinking, None
             if match is not None:  # e.g. an imported Claude Code session on a machine without that key
                 notice = (
@@ -498,11 +498,23 @@ def choose_model(
     per_model = settings.model_thinking_levels.get(f"{choice.model.provider}/{choice.model.id}")
     default_level = per_model or settings.default_thinking_level or DEFAULT_THINKING_LEVEL
     thinking = (
-        options.thinking or choice.thinking or (context.thinking_level if len(manager) else default_level)
+        options.thinking
+        or choice.thinking
+        or (session_thinking(manager, context.thinking_level, settings) if len(manager) else default_level)
     )
     if not choice.model.reasoning:
         thinking = "off" if options.thinking is None else thinking
     return choice.model, thinking, notice
+
+
+def session_thinking(manager: SessionManager, level: str, settings: Settings) -> str:
+    """The level a resumed session continues at: the last one it recorded, else (a file that
+    never recorded one, e.g. written by another program) ``defaultThinkingLevel`` or pi's
+    default, as pi 1.5.2 does. Raw entries are scanned (every branch), not the typed branch:
+    a long session opens without typing each entry."""
+    if any(raw.get("type") == "thinking_level_change" for raw in manager.iter_raw_entries()):
+        return level
+    return settings.default_thinking_level or DEFAULT_THINKING_LEVEL
 
 
 @dataclass(slots=True)

@@ -73,3 +73,37 @@ def test_a_model_without_reasoning_stays_off(tmp_path: Path) -> None:
     provider = {"api": "anthropic-messages", "apiKey": "k", "models": [model]}
     body = ask(tmp_path, "loop", "plain", {"providers": {"loop": provider}})
     assert "thinking" not in body and "output_config" not in body
+
+
+def test_a_session_that_never_recorded_a_level_continues_at_the_default(tmp_path: Path) -> None:
+    """pi 1.5.2 continues a session file without a ``thinking_level_change`` (one another program
+    wrote) at the default level, not off."""
+    models = {"providers": {"anthropic": {}}}
+    ask(tmp_path, "anthropic", "claude-sonnet-4-5", models, ANTHROPIC_API_KEY="k")
+    (session,) = (tmp_path / "agent").glob("sessions/*/*.jsonl")
+    lines = session.read_text().splitlines()
+    kept = [line for line in lines if json.loads(line).get("type") != "thinking_level_change"]
+    assert len(kept) == len(lines) - 1
+    session.write_text("\n".join(kept) + "\n")
+    with ModelServer() as server:
+        models["providers"]["anthropic"]["baseUrl"] = server.base_url
+        (tmp_path / "agent" / "models.json").write_text(json.dumps(models))
+        full = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+        full |= {
+            "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+            "HOME": str(tmp_path),
+            "ANTHROPIC_API_KEY": "k",
+        }
+        done = subprocess.run(
+            [SCRIPT, "-c", "-p", "again"],
+            cwd=tmp_path / "project",
+            env=full,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        (request,) = server.requests
+    assert request.body["model"] == "claude-sonnet-4-5"
+    assert request.body["thinking"]["budget_tokens"] == 8192  # medium, not off
