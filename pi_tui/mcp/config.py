@@ -584,6 +584,7 @@ def resolved(server: ServerConfig, session_cwd: Path) -> ResolvedServer:
 
     def filled(what: str, value: str) -> str:  # Claude's values are final once expanded
         return value if claude else _value(server, what, value)
+
     oauth = None
     if server.oauth is not None:
         oauth = {

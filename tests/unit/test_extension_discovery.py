@@ -94,11 +94,15 @@ def test_the_nearest_saved_folder_decides_and_null_is_passed_over(tmp_path: Path
     deep = work / "repo" / "sub" / "deeper"
     deep.mkdir(parents=True)
     store.path.parent.mkdir(exist_ok=True)
-    store.path.write_text(json.dumps({
-        str(work): True,
-        str(work / "repo"): False,
-        str(work / "repo" / "sub"): None,  # what pi leaves when it moves a decision up
-    }))
+    store.path.write_text(
+        json.dumps(
+            {
+                str(work): True,
+                str(work / "repo"): False,
+                str(work / "repo" / "sub"): None,  # what pi leaves when it moves a decision up
+            }
+        )
+    )
     assert store.decision(work / "other") == "trusted"
     entry = store.entry(deep)
     assert entry is not None and entry.decision == "never" and entry.folder == str(work / "repo")
@@ -112,11 +116,21 @@ def test_our_first_format_is_read_and_rewritten_in_pis_on_the_next_change(tmp_pa
     store = TrustStore(tmp_path / "agent")
     old, never, new = (tmp_path / name for name in ("old", "never", "new"))
     store.path.parent.mkdir(exist_ok=True)
-    store.path.write_text(json.dumps({"folders": {
-        str(old.resolve()): "trusted", str(never.resolve()): "never", "/odd": "maybe",
-    }}))
+    store.path.write_text(
+        json.dumps(
+            {
+                "folders": {
+                    str(old.resolve()): "trusted",
+                    str(never.resolve()): "never",
+                    "/odd": "maybe",
+                }
+            }
+        )
+    )
     assert store.is_trusted(old / "child") and store.decision(never) == "never"
     store.decide(new, "trusted")
     assert json.loads(store.path.read_text()) == {
-        str(never.resolve()): False, str(new.resolve()): True, str(old.resolve()): True,
+        str(never.resolve()): False,
+        str(new.resolve()): True,
+        str(old.resolve()): True,
     }
