@@ -283,6 +283,15 @@ class ModelRegistry:
                 return model
         return None
 
+    def usable(self, provider: str, model_id: str) -> Model | None:
+        """:meth:`get`, when the model can be used here (its provider needs no credentials or
+        has some): a resumed session keeps its own model only then, as at startup and in pi,
+        instead of switching to a model every request of which would fail for want of a key."""
+        model = self.get(provider, model_id)
+        if model is None or (self.needs_key(model.provider) and not self.has_key(model.provider)):
+            return None
+        return model
+
     def canonical_provider(self, name: str) -> str | None:
         lowered = name.strip().lower()
         return next((p for p in self.providers() if p.lower() == lowered), None)

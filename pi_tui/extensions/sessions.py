@@ -62,7 +62,7 @@ class SessionControl:
             return
         agent = self.runner.live_agent()
         registry = self.runner.registry
-        agent.adopt(manager, registry.get if restore_model and registry else None)
+        agent.adopt(manager, registry.usable if restore_model and registry else None)
         target = manager.session_file
         await self.runner.session_shutdown(reason, str(target) if target else None)
         await self.runner.session_start(reason, str(previous) if previous else None)

@@ -312,7 +312,7 @@ class RpcServer:
     async def _adopt(self, manager: SessionManager, reason: str, restore_model: bool, previous: Any) -> None:
         """Make ``manager`` the agent's session (new, switched or forked) and tell extensions;
         ``restore_model`` continues with the session's own model and thinking level when known."""
-        self.agent.adopt(manager, self.registry.get if restore_model else None)
+        self.agent.adopt(manager, self.registry.usable if restore_model else None)
         await self._extensions_moved(reason, previous)
 
     async def _extensions_allow(self, event: str, **fields: Any) -> bool:

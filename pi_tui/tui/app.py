@@ -339,7 +339,7 @@ class PiApp(App[None]):
         if follow is not None and manager.session_file != follow.session:
             self.stop_following()  # another session: the transcript is no longer shown
         assert self.started is not None  # sessions switch once the agent has started
-        self.agent.adopt(manager, self.started.registry.get if restore_model else None)
+        self.agent.adopt(manager, self.started.registry.usable if restore_model else None)
         await self.show_session()
         if self.extension_bridge is not None:
             target = manager.session_file
