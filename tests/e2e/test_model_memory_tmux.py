@@ -189,7 +189,8 @@ def picker_rows(screen: str) -> str:
 
 
 def test_only_the_levels_a_model_has_are_offered(server: ModelServer, agent_dir: Path, project: Path) -> None:
-    pane = start(project, agent_dir, "--model", "test/beta")
+    # from off (a new session starts at pi's medium): the whole cycle of beta's levels follows
+    pane = start(project, agent_dir, "--model", "test/beta", "--thinking", "off")
     try:
         pane.wait_for(on_model("beta"), "pi-tui on beta", timeout=20)
         for level in ("low", "medium", "high", "xhigh", "thinking off"):  # minimal: null in the map

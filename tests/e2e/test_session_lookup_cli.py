@@ -49,7 +49,7 @@ def import_in_tui(project: Path, source: Path, tmp_path: Path) -> None:
         height=30,
     )
     try:
-        pane.wait_for(lambda s: "demo • thinking" in s and s, "the footer", 20)
+        pane.wait_for(lambda s: "demo • " in s and s, "the footer", 20)
         pane.type(f"/import {source}")
         pane.press("Enter")
         pane.wait_for(lambda s: "Replace current session" in s and s, "the confirmation", 10)

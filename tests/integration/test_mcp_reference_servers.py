@@ -21,6 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -55,12 +56,18 @@ async def stdio_session(
     """An initialized SDK session with a stdio server (its stderr into ``errlog`` when given)."""
     params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))
     with open(errlog or "/dev/null", "w") as err:
-        async with (
-            stdio_client(params, errlog=err) as (read, write),
-            ClientSession(read, write, **session) as client,
-        ):
-            await client.initialize()
-            yield client
+        try:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write, **session) as client,
+            ):
+                await client.initialize()
+                yield client
+        except* anyio.BrokenResourceError:
+            # The SDK's teardown race, not the test's subject: a server still sending (progress of
+            # a call the client gave up on) while the session closes has its line handed to a
+            # stream already closed. Seen once in CI; pi-tui's own connection reads the end apart.
+            pass
 
 
 @asynccontextmanager
