@@ -202,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="connect no MCP server this run (no MCP tools, mcp.json is not read)",
     )
     extend.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not record the project's files per turn (/tree cannot bring files back)",
+    )
+    extend.add_argument(
         "--skill",
         action="append",
         dest="skills",
@@ -527,6 +532,7 @@ def _run(
         use_theme=args.use_theme,
         tui_mode=args.tui_mode,
         no_mcp=args.no_mcp,
+        no_checkpoints=args.no_checkpoints,
     )
     if args.offline:
         os.environ["PI_OFFLINE"] = "1"

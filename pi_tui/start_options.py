@@ -61,6 +61,8 @@ class StartOptions:
     """``--tui-mode regular|fullscreen`` (else the ``tuiMode`` setting)."""
     no_mcp: bool = False
     """``--no-mcp``: no MCP servers connect this run."""
+    no_checkpoints: bool = False
+    """``--no-checkpoints``: the project's files are not recorded this run (no file restores)."""
     demo_fallback: bool = True
     """With no model configured and no key anywhere, fall back to the offline demo (the
     interactive mode's first run). Print, json and rpc modes set False: a script gets the demo

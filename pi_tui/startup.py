@@ -22,6 +22,7 @@ from pi_tui.ai.models import ModelRegistry
 from pi_tui.ai.scoped_models import resolve_scope
 from pi_tui.ai.thinking import clamp_level
 from pi_tui.ai.types import Model, StreamOptions
+from pi_tui.checkpoints.history import file_history_for
 from pi_tui.config.paths import session_dir_for_cwd
 from pi_tui.config.settings import Settings, SettingsError, load_settings
 from pi_tui.mcp.attach import McpChoices, is_mcp_tool_name
@@ -176,6 +177,8 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
         ttsr=ttsr,
     )
     holder.append(agent)
+    on = not (options.no_checkpoints or options.no_session)
+    agent.files.history = file_history_for(options.cwd, settings, enabled=on)
     agent.loadout_pool = loadout_pool(options, tools, selection)
     if mcp is not None:
         agent.mcp = mcp

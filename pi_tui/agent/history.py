@@ -12,9 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.agent.file_restore import FileMode
 from pi_tui.agent.hooks import AgentHooks
 from pi_tui.ai.errors import ConfigError
 from pi_tui.ai.types import Model, StreamOptions
+from pi_tui.checkpoints.history import FilesRestored
 from pi_tui.config.settings import Settings
 from pi_tui.messages import TextContent
 from pi_tui.session import SessionManager
@@ -37,6 +39,8 @@ class NavigationResult:
     already_there: bool = False
     cancelled_by: str | None = None
     """Set when an extension's ``session_before_tree`` handler cancelled the move."""
+    files: FilesRestored | None = None
+    """What happened to the project's files (a move with ``files`` other than ``keep``)."""
 
 
 class CompactionFailed(Exception):
@@ -61,6 +65,10 @@ class HistoryMixin:
         def emit(self, event_type: str, **data: Any) -> AgentEvent: ...
 
         def _restore_ttsr(self) -> None: ...
+
+        async def restore_files_at(self, entry_id: str | None, *, force: bool = False) -> FilesRestored: ...
+
+        async def check_file_restore(self, entry_id: str | None) -> None: ...
 
     # --- compaction -----------------------------------------------------------------------------
 
@@ -176,7 +184,13 @@ class HistoryMixin:
     # --- moving in the tree --------------------------------------------------------------------
 
     async def navigate_tree(
-        self, target_id: str, *, summarize: bool = False, custom_focus: str | None = None
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_focus: str | None = None,
+        files: FileMode = "keep",
+        force: bool = False,
     ) -> NavigationResult:
         """Move to ``target_id`` (the /tree selection), optionally summarising what is left.
 
@@ -185,6 +199,12 @@ class HistoryMixin:
         With ``summarize`` the abandoned entries are summarised first and a ``branch_summary``
         is appended at the new position. Cancelling the awaiting task cancels the summary and
         leaves the session where it was.
+
+        ``files``: ``keep`` leaves the project's files alone; ``restore`` brings back the files
+        of the new position too, ``only`` those files without moving the conversation. Files
+        changed outside pi-tui that would be overwritten raise ``FileRestoreConflict`` before
+        anything moves, unless ``force``; the files replaced stay available to
+        :meth:`undo_file_restore`.
         """
         from pi_tui.compaction.branch_summary import collect_entries_for_branch_summary, summarize_branch
         from pi_tui.compaction.request import CompactionError
@@ -193,8 +213,6 @@ class HistoryMixin:
         if entry is None:
             raise ValueError(f"Entry {target_id} not found")
         old_leaf = self.manager.get_leaf_id()
-        if target_id == old_leaf:
-            return NavigationResult(already_there=True)
         editor_text = None
         new_leaf: str | None = target_id
         message = getattr(entry, "message", None)
@@ -206,6 +224,13 @@ class HistoryMixin:
                 if isinstance(content, str)
                 else "".join(block.text for block in content if isinstance(block, TextContent))
             )
+        if files == "only" or (files == "restore" and target_id == old_leaf):
+            alone = await self.restore_files_at(new_leaf, force=force)
+            return NavigationResult(already_there=target_id == old_leaf, files=alone)
+        if target_id == old_leaf:
+            return NavigationResult(already_there=True)
+        if files == "restore" and not force:
+            await self.check_file_restore(new_leaf)  # before anything moves or is summarised
         summary_id = None
         given: Any = None
         if self.hooks.wants("session_before_tree"):
@@ -241,6 +266,7 @@ class HistoryMixin:
             else:
                 self.manager.branch(new_leaf)
         self._restore_ttsr()  # another branch has its own injected rules
+        restored = await self.restore_files_at(new_leaf, force=True) if files == "restore" else None
         self.hooks.notify(
             "session_tree",
             new_leaf_id=self.manager.get_leaf_id(),
@@ -248,7 +274,7 @@ class HistoryMixin:
             summary_entry=self.manager.get_entry(summary_id) if summary_id else None,
             from_extension=summary_id is not None and given is not None,
         )
-        return NavigationResult(editor_text=editor_text, summary_entry_id=summary_id)
+        return NavigationResult(editor_text=editor_text, summary_entry_id=summary_id, files=restored)
 
 
 def _given_compaction(given: dict[str, Any], preparation: Any) -> Any:

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.events import AgentEvent, EventBus, Subscriber
+from pi_tui.agent.file_restore import FileRestoreMixin
+from pi_tui.agent.file_turns import TurnFiles, notice_event
 from pi_tui.agent.history import (
     HistoryMixin,
     KeyResolver,
@@ -79,7 +81,7 @@ class QueuedMessage:
 BUILT_IN_TOOL_NAMES = frozenset(ALL_TOOL_NAMES)
 
 
-class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
+class AgentSession(HistoryMixin, FileRestoreMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
     def __init__(
         self,
         manager: SessionManager,
@@ -125,6 +127,8 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         """Expands ``/skill:name`` and prompt-template lines (a PromptExpander; None: none)."""
         self.mcp: McpManager | None = None
         """The session's MCP servers (pi_tui/mcp/manager.py); their tools join :meth:`active_tools`."""
+        self.files = TurnFiles(lambda: self.manager, notice_event(self.emit))
+        """File checkpoints around each turn's tools (off until startup gives it a history)."""
         self._record_initial_state()
         self._restore_ttsr()
 
@@ -215,6 +219,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         if self._save_listener is not None:
             manager.save_listener = self._save_listener
         self.steering, self.follow_ups = [], []
+        self.files.forget()
         self._record_initial_state()
         self._restore_ttsr()
 
@@ -439,6 +444,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
             overflow_retried = False
             while True:
                 self.emit("turn_start")
+                self.files.turn_started()
                 if self.ttsr is not None:
                     self.ttsr.turn_started()
                 for message in pending:  # as pi: a turn's new user messages come after turn_start
@@ -464,7 +470,11 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
                             continue  # one retry with the compacted context
                     break
                 calls = [block for block in assistant.content if isinstance(block, ToolCall)]
+                turn_id = self.manager.get_leaf_id()
+                before = await self.files.before_tools() if calls else None
                 await self._run_tools(calls, results, produced)
+                if calls:
+                    self.files.after_tools(turn_id, before)
                 self._end_turn(assistant, results)
                 self.manager.sync()
                 if self._aborted:
@@ -486,6 +496,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
                     continue
                 break
         finally:
+            await self.files.run_ended()
             self.manager.sync()
             # willRetry: pi 1.x may start another low-level run for a retry after agent_end;
             # pi-tui retries inside the run (the stream's own retries, the one overflow retry),
@@ -518,6 +529,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
     async def _record(self, message: Any) -> Any:
         """A finished message: announced, offered to extensions (which may replace it), saved,
         announced as ended. Returns the message as saved."""
+        await self.files.settle()  # the last turn's checkpoint entry comes first
         self.emit("message_start", message=message)
         message = await self._finished(message)
         self._append(message)
@@ -690,6 +702,7 @@ class AgentSession(HistoryMixin, ToolCallsMixin, UserBashMixin, TtsrMixin):
         if not started:
             self.emit("message_start", message=message)
         message = await self._finished(message)
+        await self.files.settle()  # the last turn's checkpoint entry comes first
         self.manager.append_message(message)
         if self.ttsr is not None:
             self.ttsr.message_ended(message.stop_reason)

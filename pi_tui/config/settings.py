@@ -145,6 +145,17 @@ QueueMode = Literal["one-at-a-time", "all"]
 DoubleEscapeAction = Literal["tree", "fork", "none"]
 
 
+class CheckpointSettings(_Group):
+    """File checkpoints (pi_tui/checkpoints, docs/checkpoints.md): the project's files recorded
+    around each turn's tools so /tree can bring them back."""
+
+    enabled: bool = True
+    max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
+    """Files larger than this are not recorded (0: no limit)."""
+    max_files: int = Field(default=50_000, ge=1)
+    """More files than this to record at once switch checkpoints off for the folder."""
+
+
 class Settings(_Group):
     default_provider: str | None = None
     default_model: str | None = None
@@ -183,6 +194,7 @@ class Settings(_Group):
     branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     ttsr: TtsrSettings = Field(default_factory=TtsrSettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     tree_filter_mode: TreeFilterMode = "default"
     hide_thinking_block: bool = False

@@ -85,13 +85,15 @@ def test_multi_turn_task_then_continue_session_prefix_fork_and_no_session(
             "thinking_level_change",
             "user",
             "assistant",
+            "toolResult",  # read: no file changed, no checkpoint entry
+            "assistant",
             "toolResult",
+            "custom",  # the edit's file checkpoint (pi-tui.files; pi skips custom entries)
             "assistant",
             "toolResult",
             "assistant",
             "toolResult",
-            "assistant",
-            "toolResult",
+            "custom",  # the write's
             "assistant",
         ]
         results = [e["message"] for e in lines if e.get("message", {}).get("role") == "toolResult"]
@@ -237,8 +239,12 @@ def test_ctrl_c_during_stream_and_during_long_bash(agent_dir: Path, project: Pat
         assert time.monotonic() - started < 2.0 and process.returncode == 130
         # a busy CI machine may take a moment to show the kill
         poll_until(lambda: not alive(child), f"the tool's child {child} to be killed", timeout=8)
-        result_entry = entries(session)[-1]["message"]
+        *_, result_line, checkpoint = entries(session)
+        result_entry = result_line["message"]
         assert result_entry["role"] == "toolResult" and result_entry["isError"] is True
+        # the stopped turn's files are recorded too (the command wrote child.pid)
+        assert checkpoint["customType"] == "pi-tui.files" and checkpoint["parentId"] == result_line["id"]
+        assert checkpoint["data"]["changes"] == [{"status": "A", "path": "child.pid"}]
 
         result = pi_tui("-c", "-p", "still there?", cwd=project)
         assert result.returncode == 0 and result.stdout == "echo: still there?\n"

@@ -41,7 +41,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("config", "redact", "logfiles"),  # settings
     ("ai",),  # models
-    ("session", "transcripts", "compaction", "secrets", "resources", "ttsr", "tools", "mcp"),  # storage
+    (
+        "session",
+        "transcripts",
+        "compaction",
+        "secrets",
+        "resources",
+        "ttsr",
+        "tools",
+        "mcp",
+        "checkpoints",
+    ),  # storage
     ("view",),  # what is drawn, without a UI toolkit
     ("agent",),
     ("extensions", "startup"),

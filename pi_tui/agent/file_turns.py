@@ -1,0 +1,124 @@
+"""Recording the project's files around each turn's tool calls, without making the turn wait.
+
+A snapshot (:meth:`FileHistory.snapshot`, ~20-60 ms of git in a 10,000-file project) runs in a
+worker thread while the model streams: the one a turn's tools start from is begun at the turn's
+start and only awaited when the reply asks for tools; the one after the tools is begun as they
+end and awaited just before the next entry is written (by then the next reply has streamed).
+So the checkpoint entry still lands right after the turn's last tool result, and a turn pays
+for git only when the model answers faster than git runs.
+
+Failures (no git, a huge folder) are said once, as a ``files_notice`` event, and switch
+recording off for the session; the conversation never stops for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.checkpoints.store import CheckpointError, Snapshot
+from pi_tui.checkpoints.timeline import CHECKPOINT_TYPE
+
+if TYPE_CHECKING:
+    from pi_tui.checkpoints.history import FileHistory
+    from pi_tui.session.manager import SessionManager
+
+
+class TurnFiles:
+    """The snapshots of one agent's runs (the agent owns one; ``history`` None: off)."""
+
+    def __init__(self, manager: Callable[[], SessionManager], tell: Callable[[str], None]) -> None:
+        self._manager = manager
+        self._tell = tell
+        self.history: FileHistory | None = None
+        self._before: asyncio.Future[Snapshot | None] | None = None
+        self._pending: tuple[str | None, Snapshot, asyncio.Future[Snapshot | None]] | None = None
+        self._failed: str | None = None  # set in the worker thread, said on the loop
+
+    @property
+    def on(self) -> bool:
+        return self.history is not None
+
+    def _start(self) -> asyncio.Future[Snapshot | None]:
+        history = self.history
+        assert history is not None
+        session = self._manager().session_id
+        return asyncio.ensure_future(asyncio.to_thread(self._take, history, session))
+
+    def _take(self, history: FileHistory, session: str) -> Snapshot | None:
+        try:
+            return history.snapshot(session)
+        except CheckpointError as error:
+            self._failed = str(error)
+            return None
+
+    def _check_failed(self) -> None:
+        if self._failed is not None:
+            message, self._failed = self._failed, None
+            self.history = None  # said once; the session goes on without file checkpoints
+            self._tell(message)
+
+    def turn_started(self) -> None:
+        """A turn begins: start the snapshot its tools would start from (when none is ready)."""
+        if self.history is not None and self._before is None:
+            self._before = self._start()
+
+    async def before_tools(self) -> Snapshot | None:
+        """The files before this turn's tools run (awaits the snapshot begun at the turn start)."""
+        if self.history is None:
+            return None
+        if self._before is None:
+            self._before = self._start()
+        before = await self._before
+        self._check_failed()
+        return before
+
+    def after_tools(self, turn: str | None, before: Snapshot | None) -> None:
+        """The tools are done: start the snapshot after them (written by :meth:`settle`)."""
+        if self.history is None or before is None:
+            self._before = None
+            return
+        after = self._start()
+        self._pending = (turn, before, after)
+        self._before = after
+
+    async def settle(self) -> None:
+        """Write the last turn's checkpoint entry (before any other entry follows it)."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        turn, before, task = pending
+        after = await task
+        self._check_failed()
+        history = self.history
+        if after is None or history is None:
+            self._before = None
+            return
+        try:
+            data = await asyncio.to_thread(history.turn_entry, turn, before, after)
+        except CheckpointError as error:
+            self._tell(str(error))
+            return
+        if data is not None:
+            self._manager().append_custom_entry(CHECKPOINT_TYPE, data)
+
+    async def run_ended(self) -> None:
+        """The run is over: write what is pending; the next run starts from a fresh snapshot
+        (the user may edit files while no run is going)."""
+        await self.settle()
+        before, self._before = self._before, None
+        if before is not None and not before.done():
+            with contextlib.suppress(Exception):
+                await before
+
+    def forget(self) -> None:
+        """Another session took over (new, switch, fork): nothing pending belongs to it."""
+        self._before = None
+        self._pending = None
+
+
+def notice_event(emit: Callable[..., Any]) -> Callable[[str], None]:
+    """A ``tell`` that emits ``files_notice`` (front ends show it as one line)."""
+    return lambda message: emit("files_notice", message=message)

@@ -1,0 +1,217 @@
+"""A session's file history: the shadow store read through the session tree.
+
+:class:`FileHistory` answers "which files stood at this entry" (:mod:`timeline`), restores them
+and keeps the undo point, for one project (the store) and whichever session the agent has now
+(the manager is passed in: new, switch and fork change it). Every method blocks on git; the
+agent calls them through ``asyncio.to_thread``.
+
+Never lose work: a restore first records the files as they are (hand edits included) and keeps
+that as the undo point; a file changed outside pi-tui since pi-tui last recorded or restored the
+files, which the restore would overwrite, stops it with :class:`FileRestoreConflict` unless
+forced (the TUI asks, rpc answers with the paths).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.checkpoints.store import CheckpointError, FileChange, ShadowStore, Snapshot
+from pi_tui.checkpoints.timeline import (
+    TurnCheckpoint,
+    checkpoint_data,
+    checkpoints,
+    first_state_below,
+    latest,
+    state_at,
+)
+
+
+class FileRestoreConflict(CheckpointError):
+    """Files changed outside pi-tui since its last checkpoint that a restore would overwrite."""
+
+    def __init__(self, paths: list[str]) -> None:
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(
+            f"{len(paths)} file(s) changed outside pi-tui since the last checkpoint would be "
+            f"overwritten: {shown}"
+        )
+        self.paths = paths
+
+
+@dataclass(slots=True)
+class FilesRestored:
+    """What a restore (or its undo) did; ``target`` None: no checkpoint covers that point."""
+
+    target: str | None
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    undo_available: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.written) + len(self.deleted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checkpoint": self.target,
+            "written": self.written,
+            "deleted": self.deleted,
+            "kept": self.kept,
+            "undoAvailable": self.undo_available,
+        }
+
+    def summary(self) -> str:
+        """One line for a notice."""
+        if self.target is None:
+            return "No file checkpoint covers that point: files left as they are."
+        if not self.count:
+            return "Files already match that point."
+        parts = []
+        if self.written:
+            parts.append(f"{len(self.written)} written")
+        if self.deleted:
+            parts.append(f"{len(self.deleted)} deleted")
+        line = "Files restored: " + ", ".join(parts)
+        if self.kept:
+            line += f"; {len(self.kept)} not recorded, left as they are"
+        return line + (" (/undo-restore brings the previous files back)" if self.undo_available else "")
+
+
+class FileHistory:
+    """The store of one project, read through session trees."""
+
+    def __init__(self, store: ShadowStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self.last_seen: str | None = None
+        """The files as pi-tui last recorded or wrote them in this process (None: take the
+        session's latest checkpoint)."""
+        self._previous: str | None = None
+        """The ``after`` of the last checkpoint entry written (a turn that changed nothing and
+        started from it needs no entry)."""
+
+    # --- recording ---------------------------------------------------------------------------
+
+    def snapshot(self, session_id: str) -> Snapshot:
+        return self.store.snapshot(session_id)
+
+    def turn_entry(self, turn: str | None, before: Snapshot, after: Snapshot) -> dict[str, Any] | None:
+        """The data of the checkpoint entry for a turn, or None when there is nothing to say
+        (the tools changed nothing and the files are as last recorded)."""
+        changes = self.store.changes(before.commit, after.commit)
+        self.last_seen = after.commit
+        previous = self._previous
+        self._previous = after.commit
+        if not changes and previous in (None, before.commit):  # nothing a later turn lacks
+            return None
+        skipped = sorted(set(before.skipped) | set(after.skipped))
+        return checkpoint_data(turn, before.commit, after.commit, [c.to_json() for c in changes], skipped)
+
+    def note_recorded(self, commit: str | None) -> None:
+        """The session's last written checkpoint (a resumed session starts from it)."""
+        self._previous = commit
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def state_for(self, manager: Any, entry_id: str | None) -> str | None:
+        """The commit of the files at ``entry_id`` (None: before the first entry)."""
+        found = checkpoints(manager.iter_raw_entries())
+        path = manager.get_branch_ids(entry_id) if entry_id is not None else []
+        state = state_at(found, path)
+        if state is None:
+            parents = {raw["id"]: raw.get("parentId") for raw in manager.iter_raw_entries() if "id" in raw}
+            state = first_state_below(found, path, parents)
+        return state
+
+    def turn_changes(self, manager: Any, turn_id: str) -> TurnCheckpoint | None:
+        for cp in checkpoints(manager.iter_raw_entries()):
+            if cp.turn == turn_id or cp.entry_id == turn_id:
+                return cp
+        return None
+
+    def diff(self, cp: TurnCheckpoint) -> str:
+        if not self.store.has(cp.before) or not self.store.has(cp.after):
+            raise CheckpointError("this checkpoint is not in this machine's file store")
+        return self.store.diff(cp.before, cp.after)
+
+    # --- restoring ---------------------------------------------------------------------------
+
+    def restore(self, manager: Any, entry_id: str | None, *, force: bool = False) -> FilesRestored:
+        """Bring the files of ``entry_id`` back (the point the conversation moves to)."""
+        target = self.state_for(manager, entry_id)
+        return self.restore_commit(manager, target, force=force)
+
+    def restore_commit(self, manager: Any, target: str | None, *, force: bool) -> FilesRestored:
+        with self._lock:
+            if target is None:
+                return FilesRestored(None)
+            if not self.store.has(target):
+                raise CheckpointError(
+                    "the files of that point are not in this machine's store (the session was "
+                    "recorded elsewhere): files left as they are"
+                )
+            session = manager.session_id
+            now = self.store.snapshot(session)
+            if not force:
+                self.check_conflicts(manager, now.commit, target)
+            report = self.store.restore(target, now.commit)
+            undo = bool(report.changed)
+            if undo:
+                self.store.set_undo(session, now.commit)
+            self.last_seen = target
+            return FilesRestored(target, report.written, report.deleted, report.kept, undo)
+
+    def check_conflicts(self, manager: Any, now: str, target: str) -> None:
+        """Raise :class:`FileRestoreConflict` for hand edits the restore would overwrite."""
+        known = self.last_seen
+        if known is None:
+            last = latest(checkpoints(manager.iter_raw_entries()))
+            known = last.after if last is not None else None
+        if known is None or known == now or not self.store.has(known):
+            return
+        edited = _paths(self.store.changes(known, now, renames=False))
+        overwritten = _paths(self.store.changes(now, target, renames=False))
+        hit = sorted(edited & overwritten)
+        if hit:
+            raise FileRestoreConflict(hit)
+
+    def undo(self, manager: Any) -> FilesRestored:
+        """Bring back the files the last restore replaced; the files it replaces become the
+        next undo point (undo twice is redo)."""
+        with self._lock:
+            session = manager.session_id
+            point = self.store.undo_point(session)
+            if point is None:
+                raise CheckpointError("no file restore to undo in this session")
+            now = self.store.snapshot(session)
+            report = self.store.restore(point, now.commit)
+            self.store.set_undo(session, now.commit if report.changed else point)
+            self.last_seen = point
+            return FilesRestored(point, report.written, report.deleted, report.kept, True)
+
+    def can_undo(self, manager: Any) -> bool:
+        return self.store.undo_point(manager.session_id) is not None
+
+
+def _paths(changes: list[FileChange]) -> set[str]:
+    return {change.path for change in changes}
+
+
+def file_history_for(cwd: str | Path, settings: Any, *, enabled: bool = True) -> FileHistory | None:
+    """The file history of ``cwd`` with the user's limits, or None when checkpoints are off
+    (``checkpoints.enabled`` false, ``--no-checkpoints``). The store is made on first use."""
+    import atexit
+
+    from pi_tui.checkpoints.store import ShadowStore, StoreLimits, store_dir_for
+
+    chosen = settings.checkpoints
+    if not enabled or not chosen.enabled:
+        return None
+    limits = StoreLimits(max_file_bytes=chosen.max_file_bytes, max_files=chosen.max_files)
+    store = ShadowStore(cwd, store_dir_for(cwd), limits)
+    atexit.register(store.close)
+    return FileHistory(store)
