@@ -21,7 +21,12 @@ BASE = ("--provider", "test", "--model", "m")
 
 def run(project: Path, *words: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [SCRIPT, *BASE, *words], cwd=project, capture_output=True, text=True, timeout=120, env=os.environ.copy()
+        [SCRIPT, *BASE, *words],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
     )
 
 
@@ -56,7 +61,7 @@ def test_write_edit_and_bash_are_recorded_per_turn(agent_dir: Path, tmp_path: Pa
                     ToolCallSpec("edit", {"path": "app.py", "edits": [{"oldText": "one", "newText": "two"}]}),
                     ToolCallSpec(
                         "bash",
-                        {"command": "rm gone.txt && mv old.txt new.txt && mkdir -p build && echo x > build/out"},
+                        {"command": "rm gone.txt; mv old.txt new.txt; mkdir build; echo x > build/out"},
                     ),
                 ]
             ),
@@ -105,7 +110,8 @@ def test_no_checkpoints_records_nothing(agent_dir: Path, tmp_path: Path) -> None
     with ModelServer() as server:
         configure(agent_dir, server)
         server.queue(
-            Scripted(tool_calls=[ToolCallSpec("write", {"path": "a.txt", "content": "a"})]), Scripted(text="ok")
+            Scripted(tool_calls=[ToolCallSpec("write", {"path": "a.txt", "content": "a"})]),
+            Scripted(text="ok"),
         )
         done = run(project, "--no-checkpoints", "-p", "go")
     assert done.returncode == 0, done.stderr
