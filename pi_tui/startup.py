@@ -178,7 +178,9 @@ def start(options: StartOptions, manager: SessionManager | None = None) -> Start
     )
     holder.append(agent)
     on = not (options.no_checkpoints or options.no_session)
-    agent.files.history = file_history_for(options.cwd, settings, enabled=on)
+    agent.files.history = history = file_history_for(options.cwd, settings, enabled=on)
+    if history is not None:
+        history.warm_up(manager.session_id)
     agent.loadout_pool = loadout_pool(options, tools, selection)
     if mcp is not None:
         agent.mcp = mcp

@@ -87,17 +87,47 @@ class FileHistory:
     def __init__(self, store: ShadowStore) -> None:
         self.store = store
         self._lock = threading.Lock()
-        self.last_seen: str | None = None
-        """The files as pi-tui last recorded or wrote them in this process (None: take the
-        session's latest checkpoint)."""
         self._previous: str | None = None
         """The ``after`` of the last checkpoint entry written (a turn that changed nothing and
         started from it needs no entry)."""
+
+    # --- what pi-tui last saw on disk ---------------------------------------------------------
+
+    @property
+    def last_seen(self) -> str | None:
+        """The files as pi-tui last recorded (after a turn) or wrote (a restore) them, in any
+        session of this project: the disk is the project's, not a session's. Kept in the store
+        (``seen``), so a resumed session knows it too; None before the first."""
+        try:
+            text = (self.store.path / "seen").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+
+    @last_seen.setter
+    def last_seen(self, commit: str | None) -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            (self.store.path / "seen").write_text(f"{commit or ''}\n", encoding="ascii")
 
     # --- recording ---------------------------------------------------------------------------
 
     def snapshot(self, session_id: str) -> Snapshot:
         return self.store.snapshot(session_id)
+
+    def warm_up(self, session_id: str) -> None:
+        """Take a first snapshot in a background thread while the user types: in a project the
+        store has not seen, that one hashes every file (seconds for tens of thousands); later
+        ones only look at what changed. A failure here is said again by the first turn."""
+
+        def take() -> None:
+            try:
+                self.store.snapshot(session_id)
+            except CheckpointError:
+                pass
+
+        threading.Thread(target=take, name="pi-tui-checkpoint-warm-up", daemon=True).start()
 
     def turn_entry(self, turn: str | None, before: Snapshot, after: Snapshot) -> dict[str, Any] | None:
         """The data of the checkpoint entry for a turn, or None when there is nothing to say
