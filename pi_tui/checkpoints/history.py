@@ -13,6 +13,7 @@ forced (the TUI asks, rpc answers with the paths).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,8 +107,6 @@ class FileHistory:
 
     @last_seen.setter
     def last_seen(self, commit: str | None) -> None:
-        import contextlib
-
         with contextlib.suppress(OSError):
             (self.store.path / "seen").write_text(f"{commit or ''}\n", encoding="ascii")
 
@@ -122,10 +121,8 @@ class FileHistory:
         ones only look at what changed. A failure here is said again by the first turn."""
 
         def take() -> None:
-            try:
+            with contextlib.suppress(CheckpointError):
                 self.store.snapshot(session_id)
-            except CheckpointError:
-                pass
 
         threading.Thread(target=take, name="pi-tui-checkpoint-warm-up", daemon=True).start()
 
