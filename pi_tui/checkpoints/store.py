@@ -158,29 +158,43 @@ class ShadowStore:
             _remove_stale_indexes(self.path)
             shared = self.path / "index"
             mine = self.path / f"index.{os.getpid()}.{uuid.uuid4().hex[:8]}"
-            if shared.is_file():
-                shutil.copyfile(shared, mine)
+            if shared.is_file():  # copy2: its mtime is what git's racy-clean check compares with
+                shutil.copy2(shared, mine)
             self._index = mine
 
     def _create(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+        """Make the store in a folder of its own beside it and rename that into place, so a
+        second process starting at the same moment finds either nothing or a whole store (git
+        init and git config in place race on ``config.lock``)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        making = self.path.with_name(f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
         env = {k: v for k, v in self._environment().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
-        done = subprocess.run(
-            ["git", "init", "--quiet", "--bare", str(self.path)], env=env, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            raise CheckpointError(f"file checkpoints: cannot create {self.path}: {_first_line(done.stderr)}")
-        for key, value in (
-            ("core.bare", "false"),
-            ("core.autocrlf", "false"),
-            ("core.quotepath", "false"),
-            ("core.untrackedCache", "true"),
-            ("core.fsmonitor", "false"),
-            ("core.symlinks", "true"),
-            ("gc.auto", "0"),
-            ("advice.addEmbeddedRepo", "false"),
-        ):
-            self._git("config", key, value)
+        try:
+            done = subprocess.run(
+                ["git", "init", "--quiet", "--bare", str(making)], env=env, capture_output=True, text=True
+            )
+            if done.returncode != 0:
+                raise CheckpointError(
+                    f"file checkpoints: cannot create {self.path}: {_first_line(done.stderr)}"
+                )
+            for key, value in (
+                ("core.bare", "false"),
+                ("core.autocrlf", "false"),
+                ("core.quotepath", "false"),
+                ("core.untrackedCache", "true"),
+                ("core.fsmonitor", "false"),
+                ("core.symlinks", "true"),
+                ("gc.auto", "0"),
+                ("advice.addEmbeddedRepo", "false"),
+            ):
+                self._git("config", "--file", str(making / "config"), key, value)
+            try:
+                os.rename(making, self.path)  # onto nothing, or an empty folder
+            except OSError:
+                if not (self.path / "HEAD").is_file():  # not another process's store: a real failure
+                    raise CheckpointError(f"file checkpoints: cannot create {self.path}") from None
+        finally:
+            shutil.rmtree(making, ignore_errors=True)
 
     def _write_info(self) -> None:
         """info/attributes (no conversions) and info/exclude: the project's own
@@ -240,15 +254,21 @@ class ShadowStore:
                     f"{self.limits.max_files:,}); add a .gitignore or raise checkpoints.maxFiles"
                 )
             take, skipped = self._choose(paths)
-            if take:
-                self._git("update-index", "-z", "--add", "--remove", "--stdin", stdin=_nul_joined(take))
+            if take:  # --replace: a file that became a folder (or back) replaces its old entries
+                self._git(
+                    "update-index", "-z", "--add", "--remove", "--replace", "--stdin", stdin=_nul_joined(take)
+                )
             tree = self._git("write-tree").decode().strip()
             new_skips = tuple(path for path in skipped if path not in self._skipped_said)
             self._skipped_said.update(new_skips)
             if self._last is not None and self._last[0] == tree:
                 return Snapshot(self._last[1], new_skips)
             ref = f"refs/pi-tui/sessions/{_safe_ref(session)}"
-            parent = self._ref(ref)
+            tip = self._tip(ref)
+            if tip is not None and tip[1] == tree:  # as the session's last snapshot left them
+                self._last = (tree, tip[0])
+                return Snapshot(tip[0], new_skips)
+            parent = tip[0] if tip is not None else None
             args = ["commit-tree", tree, "-m", "pi-tui checkpoint"]
             if parent is not None:
                 args[2:2] = ["-p", parent]
@@ -276,11 +296,20 @@ class ShadowStore:
                 continue
             if limit and info.st_size > limit and not _is_link(info.st_mode):
                 skipped.append(path)
-                with contextlib.suppress(CheckpointError):
-                    self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul_joined([path]))
                 continue
             take.append(path)
+        if skipped:  # one git for all of them (a folder of big files is listed every time)
+            with contextlib.suppress(CheckpointError):
+                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul_joined(skipped))
         return take, skipped
+
+    def _tip(self, ref: str) -> tuple[str, str] | None:
+        """The commit ``ref`` names and its tree, or None for a new ref."""
+        try:
+            out = self._git("rev-parse", "--quiet", ref + "^{commit}", ref + "^{tree}").decode().split()
+        except CheckpointError:
+            return None
+        return (out[0], out[1]) if len(out) == 2 else None
 
     def _ref(self, ref: str) -> str | None:
         try:
@@ -337,12 +366,10 @@ class ShadowStore:
             changes = self.changes(current, target, renames=False)
             write = [c.path for c in changes if c.status != "D"]
             delete = [c.path for c in changes if c.status == "D"]
-            present_now = set(self._tracked(current, write)) if write else set()
-            for path in write:
-                if path not in present_now and os.path.lexists(self.project / path):
-                    report.kept.append(path)  # on disk but not recorded: the user's, left alone
-            write = [path for path in write if path not in report.kept]
-            for path in delete:
+            # Without renames, "A" is a path ``current`` lacks: on disk it is the user's
+            # (ignored, too large, a folder of theirs), unless the deletions below clear it.
+            absent_now = {c.path for c in changes if c.status == "A"}
+            for path in delete:  # first: a folder they empty may be where a file comes back
                 target_path = self.project / path
                 if target_path.is_dir() and not target_path.is_symlink():
                     report.kept.append(path)  # a folder made since: not ours to remove
@@ -351,14 +378,16 @@ class ShadowStore:
                     target_path.unlink()
                 report.deleted.append(path)
                 _prune_empty_parents(target_path.parent, self.project)
-            for path in list(write):  # a folder where the target has a file: only when empty
-                folder = self.project / path
-                if folder.is_dir() and not folder.is_symlink():
-                    try:
-                        folder.rmdir()
-                    except OSError:
-                        report.kept.append(path)
-                        write.remove(path)
+            for path in write:
+                if path not in absent_now:
+                    continue
+                on_disk = self.project / path
+                if on_disk.is_dir() and not on_disk.is_symlink():
+                    with contextlib.suppress(OSError):
+                        on_disk.rmdir()  # an empty folder where the target has a file
+                if os.path.lexists(on_disk):
+                    report.kept.append(path)  # on disk but not recorded: the user's, left alone
+            write = [path for path in write if path not in report.kept]
             if write:
                 scratch = self.path / f"index.restore.{os.getpid()}.{uuid.uuid4().hex[:8]}"
                 try:
@@ -370,15 +399,21 @@ class ShadowStore:
                     with contextlib.suppress(OSError):
                         scratch.unlink()
                 report.written.extend(write)
-            touched = report.written + report.deleted
-            if touched:  # only these are hashed again: the rest keep their cached stat data
-                self._git("update-index", "-z", "--add", "--remove", "--stdin", stdin=_nul_joined(touched))
+            # Only these are hashed again (the rest keep their cached stat data); the deleted
+            # first: one that is a folder now must leave the index before its files come in.
+            touched = report.deleted + report.written
+            if touched:
+                self._git(
+                    "update-index",
+                    "-z",
+                    "--add",
+                    "--remove",
+                    "--replace",
+                    "--stdin",
+                    stdin=_nul_joined(touched),
+                )
             self._last = None
             return report
-
-    def _tracked(self, commit: str, paths: Sequence[str]) -> list[str]:
-        out = self._git("ls-tree", "-r", "-z", "--name-only", commit, "--", *paths)
-        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
     # --- undo points -------------------------------------------------------------------------
 
@@ -446,10 +481,17 @@ def _first_line(text: str) -> str:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (another process's git may be reading it)."""
     with contextlib.suppress(OSError):
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return
-    path.write_text(text, encoding="utf-8")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def _remove_stale_indexes(store: Path) -> None:
