@@ -118,10 +118,21 @@ class Actions:
         self.shutdown_requested = True
         self.agent.emit_session_changed("shutdown")
 
-    async def navigate_tree(self, target_id: str, *, summarize: bool = False) -> Any:
-        result = await self.agent.navigate_tree(target_id, summarize=summarize)
-        self.agent.emit_session_changed("tree")
+    async def navigate_tree(
+        self, target_id: str, *, summarize: bool = False, files: str = "keep", force: bool = False
+    ) -> Any:
+        from pi_tui.agent.file_restore import FILE_MODES
+
+        mode = next((known for known in FILE_MODES if known == files), None)
+        if mode is None:
+            raise ExtensionError(f"files must be one of {', '.join(FILE_MODES)}, not {files!r}")
+        result = await self.agent.navigate_tree(target_id, summarize=summarize, files=mode, force=force)
+        if mode != "only":
+            self.agent.emit_session_changed("tree")
         return result
+
+    async def undo_file_restore(self) -> Any:
+        return await self.live_agent().undo_file_restore()
 
     def _start(self, work: Coroutine[Any, Any, Any]) -> None:
         if self.run_starter is not None:

@@ -103,9 +103,21 @@ class CommandContext(ExtensionContext):
         """Return once the agent has finished its run (at once when it is idle)."""
         await self._runner.wait_for_idle()
 
-    async def navigate_tree(self, target_id: str, *, summarize: bool = False) -> Any:
-        """Move to ``target_id`` as ``/tree`` does (optionally summarising what is left)."""
-        return await self._runner.navigate_tree(target_id, summarize=summarize)
+    async def navigate_tree(
+        self, target_id: str, *, summarize: bool = False, files: str = "keep", force: bool = False
+    ) -> Any:
+        """Move to ``target_id`` as ``/tree`` does (optionally summarising what is left).
+
+        ``files``: ``"keep"`` leaves the project's files alone, ``"restore"`` brings back the
+        files of that point too, ``"only"`` those files without moving. The result's ``files``
+        says what was written, deleted and kept. Files edited by hand that the restore would
+        overwrite raise ``FileRestoreConflict`` (``.paths``) before anything moves, unless
+        ``force``; checkpoints that are off raise ``CheckpointError``."""
+        return await self._runner.navigate_tree(target_id, summarize=summarize, files=files, force=force)
+
+    async def undo_file_restore(self) -> Any:
+        """Bring back the files the last restore replaced (again: redo); returns what it did."""
+        return await self._runner.undo_file_restore()
 
     async def new_session(self, *, setup: Any = None) -> Any:
         """Continue in a new, empty session (``setup(manager)`` may add entries first).

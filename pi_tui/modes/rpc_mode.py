@@ -27,7 +27,7 @@ import contextlib
 import signal
 import sys
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -47,6 +47,7 @@ from pi_tui.modes.exit_signals import ExitSignals
 from pi_tui.modes.mcp_status import MCP_PATH, close_mcp, mcp_words, rpc_command, rpc_say, run_mcp_command
 from pi_tui.modes.rpc_commands_pi1 import pi1_handlers
 from pi_tui.modes.rpc_commands_session import session_handlers
+from pi_tui.modes.rpc_commands_tree import tree_handlers
 from pi_tui.modes.rpc_protocol import (
     ABORT_WAIT,
     NO_DATA,
@@ -96,6 +97,10 @@ class RpcServer:
         self._prompt_task: asyncio.Task[Any] | None = None
         self.bash_task: asyncio.Task[Any] | None = None
         self._compact_task: asyncio.Task[Any] | None = None
+        self.navigate_task: asyncio.Task[Any] | None = None
+        """A tree move under way (a branch summary being written): ``abort`` cancels it."""
+        self.session_changed: Callable[[str, dict[str, Any]], None] = lambda what, details: None
+        """Told after a label, name or tree move (the server tells its clients; rpc: nobody)."""
         self._background: set[asyncio.Task[Any]] = set()
         self._answers: set[asyncio.Task[Any]] = set()
         """Responses still to be written (see :class:`Deferred`)."""
@@ -126,6 +131,7 @@ class RpcServer:
             "set_session_name": (self.cmd_set_session_name, False),
             **session_handlers(self),
             **pi1_handlers(self),
+            **tree_handlers(self),
         }
 
     # --- the loop ---------------------------------------------------------------------------
@@ -263,6 +269,10 @@ class RpcServer:
     def _compacting(self) -> bool:
         return self._compact_task is not None and not self._compact_task.done()
 
+    @property
+    def navigating(self) -> bool:
+        return self.navigate_task is not None and not self.navigate_task.done()
+
     def _abort_prompt(self) -> None:
         """Stop the accepted prompt, whether its run has begun or not.
 
@@ -284,6 +294,9 @@ class RpcServer:
             self._compact_task.cancel()
         if self.bash_running:
             self.agent.abort()
+        if self.navigating:
+            assert self.navigate_task is not None
+            self.navigate_task.cancel()  # a branch summary being written: the move is dropped
 
     async def _settle(self) -> None:
         """Abort a running prompt and wait until it has recorded its end.
@@ -299,11 +312,14 @@ class RpcServer:
         if pending:
             raise BusyError("The running prompt did not stop after abort; try again")
 
-    def _ensure_idle_for(self, what: str) -> None:
+    def ensure_idle_for(self, what: str) -> None:
+        """Refuse ``what`` while a shell command, a compaction or a tree move is going."""
         if self.bash_running:
             raise BusyError(f"Cannot {what} while a bash command runs; wait for it or send abort_bash")
         if self._compacting:
             raise BusyError(f"Cannot {what} while compacting; wait for it or send abort")
+        if self.navigating:
+            raise BusyError(f"Cannot {what} while moving in the tree; wait for it or send abort")
 
     def session_ops(self) -> SessionOps:
         """The shared session moves (:mod:`pi_tui.agent.session_ops`) on this server's agent."""
@@ -372,7 +388,7 @@ class RpcServer:
             else:
                 self.agent.follow_up(text, images)
             return {"disposition": "queued"}
-        self._ensure_idle_for("prompt")
+        self.ensure_idle_for("prompt")
         # Accepted: the answer (pi 1.x's disposition: started, or handled by an extension) goes
         # out once the agent has decided, before the run's first event.
         decided: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -560,7 +576,7 @@ class RpcServer:
     # --- sessions ---------------------------------------------------------------------------
 
     async def cmd_new_session(self, command: dict[str, Any]) -> Any:
-        self._ensure_idle_for("start a new session")
+        self.ensure_idle_for("start a new session")
         await self._settle()
         moved = await self.session_ops().new_session()
         return {"cancelled": moved.cancelled}
@@ -569,7 +585,7 @@ class RpcServer:
         path = command.get("sessionPath")
         if not isinstance(path, str) or not path:
             raise CommandError('switch_session needs a "sessionPath"')
-        self._ensure_idle_for("switch sessions")
+        self.ensure_idle_for("switch sessions")
         await self._settle()
         try:
             moved = await self.session_ops().switch_session(path)
@@ -590,7 +606,7 @@ class RpcServer:
     async def branch_off(self, command: str, entry_id: str, position: str) -> Moved:
         """Go on in a new session file holding the branch up to ``entry_id`` (``position``, as
         :meth:`SessionOps.fork`): rpc ``fork`` and ``clone``, once nothing else runs."""
-        self._ensure_idle_for(command)
+        self.ensure_idle_for(command)
         await self._settle()
         try:
             return await self.session_ops().fork(entry_id, position)

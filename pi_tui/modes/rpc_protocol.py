@@ -179,11 +179,15 @@ class RpcHost(Protocol):
     agent: AgentSession
     output: Output
     bash_task: asyncio.Task[Any] | None
+    navigate_task: asyncio.Task[Any] | None
+    session_changed: Callable[[str, dict[str, Any]], None]
 
     @property
     def busy(self) -> bool: ...
 
     @property
     def bash_running(self) -> bool: ...
+
+    def ensure_idle_for(self, what: str) -> None: ...
 
     async def branch_off(self, command: str, entry_id: str, position: str) -> Moved: ...

@@ -7,7 +7,8 @@ What the server adds:
 - every outcome is a ``(status, record)`` pair, the record being rpc mode's ``response``
   object; the status says what kind of failure it was (400 a bad command, 409 the session is
   busy or read-only, 502 the model request behind it failed, 500 our bug);
-- ``navigate_tree`` and ``set_label`` (the /tree moves, which pi's protocol does not have);
+- ``set_label`` (``navigate_tree``, ``undo_file_restore`` and ``get_file_changes`` are rpc
+  mode's own, :mod:`pi_tui.modes.rpc_commands_tree`, inherited here);
 - the commands that would swap this agent's session file (``new_session``,
   ``switch_session``, ``fork``) are resources here (``POST /sessions``, ``.../fork``), because a
   server session's id must keep naming one file;
@@ -19,17 +20,13 @@ from __future__ import annotations
 import asyncio
 import sys
 import traceback
-from collections.abc import Callable
 from typing import Any
 
-from pi_tui.agent.history import CompactionFailed
 from pi_tui.modes.rpc_mode import RpcServer
 from pi_tui.modes.rpc_protocol import (
     NO_DATA,
-    BusyError,
     CommandError,
     Deferred,
-    FailedError,
     Output,
     response_record,
 )
@@ -49,6 +46,7 @@ READING_COMMANDS = frozenset(
         "get_entries",
         "get_tree",
         "get_available_thinking_levels",
+        "get_file_changes",
     }
 )
 ALIASES = {"label": "set_label", "name": "set_session_name", "set_name": "set_session_name"}
@@ -70,11 +68,7 @@ class SessionCommands(RpcServer):
         self.read_only_reason = read_only_reason
         for name in ELSEWHERE:
             self._handlers.pop(name, None)
-        self._handlers["navigate_tree"] = (self.cmd_navigate_tree, True)
         self._handlers["set_label"] = (self.cmd_set_label, False)
-        self._navigate_task: asyncio.Task[Any] | None = None
-        self.session_changed: Callable[[str, dict[str, Any]], None] = lambda what, details: None
-        """Told after a label, name or tree move, so clients can refresh their tree."""
 
     # --- running one command ----------------------------------------------------------------
 
@@ -145,10 +139,6 @@ class SessionCommands(RpcServer):
         return self._prompt_task
 
     @property
-    def navigating(self) -> bool:
-        return self._navigate_task is not None and not self._navigate_task.done()
-
-    @property
     def compacting(self) -> bool:
         return self._compacting
 
@@ -156,64 +146,7 @@ class SessionCommands(RpcServer):
         """What ``abort`` stops, for the session closing."""
         self._abort_all()
 
-    def _abort_all(self) -> None:
-        super()._abort_all()
-        if self.navigating:
-            assert self._navigate_task is not None
-            self._navigate_task.cancel()  # a branch summary being written: the move is dropped
-
-    def _ensure_idle_for(self, what: str) -> None:
-        super()._ensure_idle_for(what)
-        if self.navigating:
-            raise BusyError(f"Cannot {what} while moving in the tree; wait for it or send abort")
-
     # --- the tree ---------------------------------------------------------------------------
-
-    async def cmd_navigate_tree(self, command: dict[str, Any]) -> Any:
-        """Move the leaf as /tree does: ``targetId``, and ``summarize`` (with optional
-        ``customInstructions``) to summarise the branch being left; ``label`` labels the
-        target afterwards. Returns ``editorText`` (a selected prompt's text), ``cancelled``,
-        ``summaryEntryId``."""
-        target = command.get("targetId")
-        if not isinstance(target, str) or not target:
-            raise CommandError('navigate_tree needs a "targetId"')
-        summarize = command.get("summarize", False)
-        if not isinstance(summarize, bool):
-            raise CommandError('"summarize" must be true or false')
-        focus = command.get("customInstructions")
-        if focus is not None and not isinstance(focus, str):
-            raise CommandError('"customInstructions" must be a string')
-        label = command.get("label")
-        if label is not None and not isinstance(label, str):
-            raise CommandError('"label" must be a string')
-        if self.agent.manager.get_entry(target) is None:
-            raise CommandError(f"Entry {target} not found")
-        if self.busy:
-            raise BusyError("Cannot move in the tree while the agent is running; wait for it or abort")
-        self._ensure_idle_for("move in the tree")
-        self._navigate_task = task = asyncio.ensure_future(
-            self.agent.navigate_tree(target, summarize=summarize, custom_focus=focus or None)
-        )
-        try:
-            result = await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                raise
-            return {"cancelled": True, "editorText": None, "summaryEntryId": None}
-        except CompactionFailed as error:
-            raise FailedError(f"Branch summary failed: {error}") from None
-        finally:
-            self._navigate_task = None
-        if label and result.cancelled_by is None:
-            self.agent.manager.append_label_change(target, label.strip() or None)
-        self.agent.manager.sync()
-        self.session_changed("tree", {"leafId": self.agent.manager.get_leaf_id()})
-        return {
-            "cancelled": result.cancelled_by is not None,
-            "editorText": result.editor_text,
-            "summaryEntryId": result.summary_entry_id,
-            "leafId": self.agent.manager.get_leaf_id(),
-        }
 
     async def cmd_set_label(self, command: dict[str, Any]) -> Any:
         """``{"type": "set_label", "entryId": ..., "label": "text"}``; null or "" removes it."""
