@@ -53,6 +53,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("scoped-models", "Choose the models Ctrl+P cycles through (and their order)"),
     SlashCommand("quit", "Quit pi-tui", aliases=("exit",)),
     SlashCommand("tree", "Navigate the session tree and continue from any point"),
+    SlashCommand("undo-restore", "Bring back the files the last /tree restore replaced (again: redo)"),
     SlashCommand("resume", "Pick a past session to continue (this folder or all)"),
     SlashCommand("branch", "Continue in a new session from an earlier prompt", aliases=("fork",)),
     SlashCommand("clone", "Continue in a new session holding the current path"),

@@ -276,5 +276,11 @@ class LiveFeed:
         self.status.retry_text = f"attempt {attempt}/{most}: {data.get('errorMessage') or 'Request failed'}"
         self.status.retry_until = time.monotonic() + data.get("delayMs", 0) / 1000
 
+    def on_files_notice(self, data: dict[str, Any]) -> None:
+        """File checkpoints said something (switched off, a store problem): one notice line."""
+        message = " ".join(str(data.get("message") or "").split())
+        if message:
+            self.add(InfoItem(message, "warning"))
+
     def on_auto_retry_end(self, data: dict[str, Any]) -> None:
         self.status.retry_until = None

@@ -5,6 +5,8 @@ The flow of ``/tree`` is: pick an entry -> (unless it is the current leaf) ask w
 summarise the branch being left -> move, summarising with the model if asked (Escape cancels and
 reopens the tree) -> redraw the chat from the new path and put the selected prompt's text in the
 editor. The moves themselves are :meth:`AgentSession.navigate_tree` and SessionManager calls.
+With file checkpoints the question also asks what happens to the files, and a restore that would
+overwrite hand edits asks first (:mod:`pi_tui.tui.file_moves`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.session_ops import Moved, SessionOps
+from pi_tui.checkpoints.history import FileRestoreConflict
+from pi_tui.checkpoints.store import CheckpointError
+from pi_tui.tui.file_moves import ask_here, ask_move, confirm_overwrite, show_turn_diff, tree_files
 from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 from pi_tui.tui.screens.tree import TreeScreen
 from pi_tui.view.tree_model import TreeModel
 from pi_tui.view.tree_text import raw_text
 
 if TYPE_CHECKING:
+    from pi_tui.agent.file_restore import FileMode
     from pi_tui.session import SessionManager
     from pi_tui.tui.host import CommandHost
 
@@ -30,13 +36,16 @@ SUMMARY_CHOICES = [
 ]
 
 
-def build_tree_model(app: CommandHost, filter_mode: str | None = None) -> TreeModel:
+def build_tree_model(
+    app: CommandHost, filter_mode: str | None = None, marks: dict[str, str] | None = None
+) -> TreeModel:
     manager = app.agent.manager
     return TreeModel(
         manager.get_tree(),
         manager.get_leaf_id(),
         filter_mode=filter_mode or app.agent.settings.tree_filter_mode,
         label_time_of=manager.get_label_timestamp,
+        marks=marks,
     )
 
 
@@ -105,60 +114,104 @@ async def open_tree(app: CommandHost, select: str | None = None) -> None:
 
         app.run_background(work(), group="label")
 
+    files = tree_files(app)  # read once per opening: marks of the turns that changed files
+
+    def diff_selected(entry_id: str) -> None:
+        app.run_background(show_turn_diff(app, entry_id), group="tree-diff")
+
     screen = TreeScreen(
-        lambda mode: build_tree_model(app, mode),
+        lambda mode: build_tree_model(app, mode, files.marks),
         on_label=label_selected,
         on_copy=lambda entry_id: copy_entry(app, entry_id),
+        on_diff=diff_selected if files.marks else None,
         select=select,
     )
     choice = await app.push_screen_wait(screen)
     if choice is None:
         return
     if choice == manager.get_leaf_id():
-        app.say("Already at this point.")
+        if files.recorded and await ask_here(app):
+            await navigate(app, choice, summarize=False, focus=None, files="only")
+        elif not files.recorded:
+            app.say("Already at this point.")
         return
     summarize, focus = False, None
-    if not app.agent.settings.branch_summary.skip_prompt:
+    file_mode: FileMode = "keep"
+    skip_summary = app.agent.settings.branch_summary.skip_prompt
+    answer: str | None = "none"
+    if files.recorded:
+        move = await ask_move(app, with_summary=not skip_summary)
+        if move is None:
+            await open_tree(app, select=choice)  # back to the tree, on the same entry
+            return
+        answer, file_mode = move.summary, move.files
+    elif not skip_summary:
         answer = await app.push_screen_wait(ChoiceMenu("Summarize branch?", SUMMARY_CHOICES))
         if answer is None:
             await open_tree(app, select=choice)  # back to the tree, on the same entry
             return
-        summarize = answer != "none"
-        if answer == "custom":
-            focus = await app.push_screen_wait(
-                TextPrompt("Summary focus:", placeholder="what the summary should keep")
-            )
-            if focus is None:
-                await open_tree(app, select=choice)
-                return
-    await navigate(app, choice, summarize=summarize, focus=focus or None)
+    summarize = answer != "none"
+    if answer == "custom":
+        focus = await app.push_screen_wait(
+            TextPrompt("Summary focus:", placeholder="what the summary should keep")
+        )
+        if focus is None:
+            await open_tree(app, select=choice)
+            return
+    await navigate(app, choice, summarize=summarize, focus=focus or None, files=file_mode)
 
 
-async def navigate(app: CommandHost, entry_id: str, *, summarize: bool, focus: str | None) -> None:
-    """Move to ``entry_id``; a summary runs as cancellable work (Escape)."""
+async def navigate(
+    app: CommandHost, entry_id: str, *, summarize: bool, focus: str | None, files: FileMode = "keep"
+) -> None:
+    """Move to ``entry_id``; a summary runs as cancellable work (Escape). With ``files`` other
+    than ``keep`` the files follow; hand edits in the way are asked about first (yes: again,
+    forced; no: nothing moves)."""
     from pi_tui.agent.history import CompactionFailed
 
-    task = asyncio.ensure_future(app.agent.navigate_tree(entry_id, summarize=summarize, custom_focus=focus))
-    if summarize:
-        app.set_activity("Summarizing the branch...")
-        app.track_cancellable(task)
-    try:
-        result = await task
-    except asyncio.CancelledError:
-        app.set_activity(None)
-        app.say("Branch summarization cancelled.", "warning")
-        await open_tree(app, select=entry_id)
-        return
-    except CompactionFailed as error:
-        app.set_activity(None)
-        app.say(f"Branch summary failed: {error}", "error")
-        return
-    finally:
-        app.track_cancellable(None)
+    force = False
+    while True:
+        task = asyncio.ensure_future(
+            app.agent.navigate_tree(
+                entry_id, summarize=summarize, custom_focus=focus, files=files, force=force
+            )
+        )
+        if summarize:
+            app.set_activity("Summarizing the branch...")
+            app.track_cancellable(task)
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            app.set_activity(None)
+            app.say("Branch summarization cancelled.", "warning")
+            await open_tree(app, select=entry_id)
+            return
+        except CompactionFailed as error:
+            app.set_activity(None)
+            app.say(f"Branch summary failed: {error}", "error")
+            return
+        except FileRestoreConflict as conflict:  # raised before anything moved
+            app.set_activity(None)
+            if force or not await confirm_overwrite(app, conflict):
+                return
+            force = True
+            continue
+        except CheckpointError as error:
+            app.set_activity(None)
+            app.say(f"Files not restored: {error}", "warning")
+            return
+        finally:
+            app.track_cancellable(None)
+        break
     app.set_activity(None)
+    if files == "only":  # the conversation stays where it is
+        app.say(result.files.summary() if result.files is not None else "Files left as they are.")
+        return
     await app.show_session()
     app.offer_editor_text(result.editor_text or "")
     app.say("Navigated to selected point.")
+    if result.files is not None:
+        app.say(result.files.summary())
 
 
 def newest_message_id(app: CommandHost) -> str | None:

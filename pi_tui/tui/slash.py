@@ -243,6 +243,15 @@ async def tree(app: CommandHost, args: str) -> None:
     await open_tree(app)
 
 
+@COMMANDS.command("undo-restore")
+async def undo_restore(app: CommandHost, args: str) -> None:
+    """Bring back the project's files as they were before the last restore of a /tree move."""
+    from pi_tui.tui.file_moves import undo_restore_command
+
+    if needs_idle(app, "restoring files"):
+        await undo_restore_command(app, args)
+
+
 @COMMANDS.command("resume")
 async def resume(app: CommandHost, args: str) -> None:
     """Pick a past session and continue in it (also what ``pi-tui -r`` opens at start)."""

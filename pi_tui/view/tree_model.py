@@ -23,7 +23,7 @@ children are indented one level.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, overload
@@ -220,8 +220,12 @@ class TreeModel:
         *,
         filter_mode: str = "default",
         label_time_of: Callable[[str], str | None] | None = None,
+        marks: Mapping[str, str] | None = None,
     ) -> None:
         self.leaf_id = leaf_id
+        self.marks: Mapping[str, str] = marks or {}
+        """Entry id -> a short mark drawn before its text (``±3 files``: the turn changed files).
+        A marked assistant message is shown even without text: the mark is what it says."""
         # The start mode comes from the user's settings: an unknown value means the default.
         self.filter_mode = filter_mode if filter_mode in FILTER_MODES else "default"
         self.search = ""
@@ -278,6 +282,11 @@ class TreeModel:
         self._ids: list[str] = [raw["id"] for raw in raws]
         self._ends = ends
         self._kinds = _kinds(raws, leaf_id)
+        if self.marks:  # a marked turn without text is shown for its mark (silent otherwise)
+            kinds, marks = self._kinds, self.marks
+            for index, entry_id in enumerate(self._ids):
+                if entry_id in marks and kinds[index] == _SILENT and raws[index].get("type") == "message":
+                    kinds[index] = _OTHER
         self._labels: dict[str, str] = {node.raw["id"]: node.label for node in nodes if node.label}
         self._texts: list[str | None] = [None] * len(raws)
         self._haystacks: list[str | None] = [None] * len(raws)
@@ -470,6 +479,8 @@ class TreeModel:
         if isinstance(message, dict) and message.get("role") == "toolResult":
             call = self._tool_call_of(index)
         text = entry_text(raw, call)
+        if raw["id"] in self.marks and isinstance(message, dict) and not has_text(message.get("content")):
+            text = _tools_text(message) or text  # a marked turn of tool calls only: name its tools
         self._texts[index] = text
         return text
 
@@ -666,6 +677,11 @@ class TreeModel:
 
     def line(self, index: int, selected: bool) -> str:
         """The full line of one row (the widget cuts it to the terminal width)."""
+        return "".join(self.line_parts(index, selected))
+
+    def line_parts(self, index: int, selected: bool) -> tuple[str, str, str]:
+        """The line of one row as (cursor, gutter, path marker and label; the mark with its
+        space, or ""; the text), so the widget can draw the mark in its own colour."""
         row = self.rows[index]
         parts = [CURSOR if selected else "  ", row.gutter]
         if row.on_path:
@@ -676,8 +692,8 @@ class TreeModel:
                 stamp = self._label_time(row.entry_id)
                 if stamp:
                     parts.append(f"{stamp} ")
-        parts.append(row.text)
-        return "".join(parts)
+        mark = self.marks.get(row.entry_id)
+        return "".join(parts), f"{mark} " if mark else "", row.text
 
     def _label_time(self, entry_id: str) -> str | None:
         if entry_id in self._label_times:
@@ -697,6 +713,17 @@ class TreeModel:
         """The entry dict as in the file (to decide what Enter does with it)."""
         index = self._index_of_id(entry_id)
         return self._raws[index] if index is not None else None
+
+
+def _tools_text(message: dict[str, Any]) -> str | None:
+    """``assistant: (write, bash)``: what an assistant message without text ran, by tool name."""
+    content = message.get("content")
+    names = [
+        str(block.get("name") or "tool")
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    ]
+    return f"assistant: ({', '.join(dict.fromkeys(names))})" if names else None
 
 
 # ---------------------------------------------------------------------- flattening

@@ -10,7 +10,7 @@ from pi_tui.commands import BUILTIN_COMMANDS, CommandRegistry, SlashCommand, par
 def test_builtins_are_the_documented_set() -> None:
     names = {command.name for command in BUILTIN_COMMANDS}
     expected = ["new", "session", "compact", "model", "thinking", "copy", "rules", "hotkeys", "settings"]
-    expected += ["quit", "tree", "resume", "branch", "clone", "label", "name", "export"]
+    expected += ["quit", "tree", "undo-restore", "resume", "branch", "clone", "label", "name", "export"]
     expected += [
         "import",
         "login",

@@ -24,6 +24,8 @@ from pi_tui.view.tree_model import FILTER_TAGS, NO_ENTRIES, TreeModel
 from pi_tui.view.tree_text import cut_to_width
 
 HELP = "↑↓ move · ←→ page · ctrl+←→ fold/jump · ctrl+o filter · L label · T times · ctrl+x copy · esc close"
+DIFF_HELP = " · D diff"
+"""Added to the help line when some entry changed files (the key of the diff view)."""
 DIRECT_FILTERS = {
     "ctrl+d": "default",
     "ctrl+t": "no-tools",
@@ -64,14 +66,27 @@ class TreeList(Widget):
         for index in window(len(model.rows), self.cursor, self.rows_shown):
             # entry texts and labels come from the session file: made safe before cutting, so the
             # visible symbols are counted in the width and a row never spreads over two lines
-            text = for_terminal(model.line(index, index == self.cursor)).replace("\n", " ")
-            text = cut_to_width(text, width)  # in columns, as pi cuts tree lines
+            head, mark, tail = (
+                for_terminal(part).replace("\n", " ")
+                for part in model.line_parts(index, index == self.cursor)
+            )
+            text = cut_to_width(head + mark + tail, width)  # in columns, as pi cuts tree lines
             style = (
                 "$pi-accent bold"
                 if index == self.cursor
                 else ("$pi-text" if model.rows[index].on_path else "$pi-muted")
             )
-            lines.append(Content.styled(text, style))
+            if mark and len(text) > len(head):  # the file mark in its own colour
+                end = len(head) + len(mark)
+                lines.append(
+                    Content.assemble(
+                        Content.styled(text[: len(head)], style),
+                        Content.styled(text[len(head) : end], "$pi-warning"),
+                        Content.styled(text[end:], style),
+                    )
+                )
+            else:
+                lines.append(Content.styled(text, style))
         return Content("\n").join(lines)
 
 
@@ -84,6 +99,7 @@ class TreeScreen(ModalScreen[str | None]):
         *,
         on_label: Callable[[str], Any] | None = None,
         on_copy: Callable[[str], Any] | None = None,
+        on_diff: Callable[[str], Any] | None = None,
         select: str | None = None,
     ) -> None:
         super().__init__(classes="tree-screen")
@@ -94,14 +110,27 @@ class TreeScreen(ModalScreen[str | None]):
         """Called with the selected entry id on Shift+L (the app shows the label prompt)."""
         self.on_copy = on_copy
         """Called with the selected entry id on Ctrl+X (pi 1.x's ``app.message.copy``)."""
+        self.on_diff = on_diff
+        """Called with the selected entry id on Shift+D when some entry changed files (the
+        app opens the diff view of that entry's turn)."""
         self._select = select
 
     def compose(self) -> ComposeResult:
         with Vertical(id="tree-panel"):
             yield Static(id="tree-search")
             yield TreeList(self.model)
-            yield Static(HELP, id="tree-help")
+            if self.diff_on:  # the help may take two lines then (it is one at 110 columns without)
+                yield Static(
+                    HELP.replace(" · ctrl+x", DIFF_HELP + " · ctrl+x"), id="tree-help", classes="-diff"
+                )
+            else:
+                yield Static(HELP, id="tree-help")
             yield Static(id="tree-counter")
+
+    @property
+    def diff_on(self) -> bool:
+        """Whether Shift+D opens a diff view: some entry of the tree changed files."""
+        return self.on_diff is not None and bool(self.model.marks)
 
     @property
     def tree_list(self) -> TreeList:
@@ -201,6 +230,9 @@ class TreeScreen(ModalScreen[str | None]):
                 self.on_label(self.selected_id)
         elif event.character == "T":
             model.toggle_label_times()
+        elif event.character == "D" and self.diff_on and self.selected_id is not None:
+            if self.on_diff is not None:
+                self.on_diff(self.selected_id)
         elif key == "ctrl+x" and self.selected_id is not None:
             if self.on_copy is not None:
                 self.on_copy(self.selected_id)
