@@ -16,7 +16,9 @@ parent is the turn's last tool result. The state at an entry is then (:func:`sta
 - the ``after`` of the nearest checkpoint on the way from the entry to the root, or of a
   checkpoint whose parent is on that way (the tools had finished at that point);
 - the ``before`` of a checkpoint whose turn is on that way (its tools had not run yet);
-- before any turn changed files: the ``before`` of the first checkpoint that descends from it.
+- before any turn changed files: the ``before`` of the first checkpoint that descends from it,
+  or from the nearest entry on the way that has one (:func:`first_state_below`: a branch that
+  never changed files has the files of the point it forked from).
 
 Tool results in the middle of a turn with several tool calls count as the turn's start: the
 record is per turn, as the issue and Gemini CLI have it, not per call.
@@ -60,7 +62,10 @@ def checkpoint_data(
 
 
 def read_checkpoint(raw: Mapping[str, Any]) -> TurnCheckpoint | None:
-    """The checkpoint in a raw entry, or None for any other entry (or a malformed one)."""
+    """The checkpoint in a raw entry, or None for any other entry (or a malformed one, a line
+    that is not even an object included)."""
+    if not isinstance(raw, Mapping):
+        return None
     if raw.get("type") != "custom" or raw.get("customType") != CHECKPOINT_TYPE:
         return None
     data = raw.get("data")
@@ -125,17 +130,25 @@ def state_at(found: Sequence[TurnCheckpoint], path: Sequence[str]) -> str | None
 def first_state_below(
     found: Sequence[TurnCheckpoint], path: Sequence[str], parents: Mapping[str, str | None]
 ) -> str | None:
-    """For a point before any checkpoint on its way: the ``before`` of the first checkpoint (in
-    file order) that descends from it. ``parents`` maps entry id -> parent id."""
+    """For a point with no checkpoint on its way: the ``before`` of the first checkpoint (in
+    file order) that descends from it or, when none does (a branch that never changed files),
+    from the nearest entry on its way that has one: no turn changed files between that fork
+    point and this one. ``parents`` maps entry id -> parent id."""
+    if not found:
+        return None
     if not path:
-        return found[0].before if found else None
-    point = path[-1]
+        return found[0].before
+    first_below: dict[str, str] = {}
     for cp in found:
         walker: str | None = cp.entry_id
-        while walker is not None:
-            if walker == point:
-                return cp.before
+        seen: set[str] = set()
+        while walker is not None and walker not in seen:  # a hand-made cycle ends the walk
+            seen.add(walker)
+            first_below.setdefault(walker, cp.before)
             walker = parents.get(walker)
+    for entry_id in reversed(path):
+        if entry_id in first_below:
+            return first_below[entry_id]
     return None
 
 
