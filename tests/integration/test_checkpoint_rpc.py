@@ -8,7 +8,8 @@ branch's; a file edited by hand stops the restore with its name, ``force`` overr
 ``undo_file_restore`` brings the hand edit back byte for byte; a plain move changes no file
 (contents and mtimes); ``filesOnly`` restores files without moving the leaf. Also:
 ``get_file_changes``, a session without checkpoints (one-line errors), ``files_notice`` events,
-and an extension's ``ctx.navigate_tree(files="restore")`` / ``ctx.undo_file_restore()``.
+an extension's ``ctx.navigate_tree(files="restore")`` / ``ctx.undo_file_restore()``, and
+``pi-tui serve``, which inherits the commands (a conflict is its 409).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tests.e2e.test_cli_agent import configure
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import requires
 from tests.support.rpc_client import RpcClient
+from tests.support.serve import ServeProcess, configure_agent, wait_idle
 
 pytestmark = requires("pi-tui")
 
@@ -339,3 +341,40 @@ def test_an_extension_moves_with_the_files(server: ModelServer, tmp_path: Path) 
         )
     finally:
         rpc.kill()
+
+
+def test_the_server_inherits_the_file_moves(tmp_path: Path, agent_dir: Path) -> None:
+    project = make_project(tmp_path)
+    with ModelServer() as model_server:
+        configure_agent(agent_dir, model_server)
+        model_server.queue(*two_turns())
+        with ServeProcess(project) as serve, serve.client() as client:
+            sid = client.post("/sessions", json={}).json()["id"]
+            url = f"/sessions/{sid}/commands"
+            for text in ("one", "two"):
+                assert client.post(url, json={"type": "prompt", "message": text}).status_code == 200
+                wait_idle(client, sid)
+            assert folder(project) == SECOND
+            listed = client.post(url, json={"type": "get_entries"}).json()["data"]["entries"]
+            replies = {
+                block.get("text"): entry["id"]
+                for entry in listed
+                if entry.get("message", {}).get("role") == "assistant"
+                for block in entry["message"]["content"]
+            }
+            one, two = replies["one done"], replies["two done"]
+            back = client.post(url, json={"type": "navigate_tree", "targetId": one, "restoreFiles": True})
+            assert back.status_code == 200, back.text
+            assert folder(project) == FIRST and back.json()["data"]["files"]["undoAvailable"]
+            (project / "x.txt").write_bytes(b"by hand\n")
+            refused = client.post(url, json={"type": "navigate_tree", "targetId": two, "restoreFiles": True})
+            assert refused.status_code == 409 and "x.txt" in refused.json()["error"]
+            assert (project / "x.txt").read_bytes() == b"by hand\n"
+            forced = {"type": "navigate_tree", "targetId": two, "restoreFiles": True, "force": True}
+            assert client.post(url, json=forced).status_code == 200
+            assert folder(project) == SECOND
+            undone = client.post(url, json={"type": "undo_file_restore"})
+            assert undone.status_code == 200 and "x.txt" in undone.json()["data"]["written"]
+            assert folder(project) == {**FIRST, "x.txt": b"by hand\n"}
+            changes = client.post(url, json={"type": "get_file_changes", "entryId": one})
+            assert changes.status_code == 200 and changes.json()["data"] is None  # "one done" ran no tool
