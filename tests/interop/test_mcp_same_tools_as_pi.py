@@ -237,6 +237,7 @@ def tool_results(session: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # --- the tests --------------------------------------------------------------------------------
 
 
+@pytest.mark.xdist_group("mcp-direct-vs-pi")  # one worker runs the fixture
 def test_direct_exposure_declares_the_same_mcp_tools(direct: Pair) -> None:
     pis, ours = direct.pi.requests[0], direct.ours.requests[0]
     pi_names = [name for name in names(pis) if is_mcp(name)]
@@ -267,6 +268,7 @@ def test_direct_exposure_declares_the_same_mcp_tools(direct: Pair) -> None:
     assert differences == []
 
 
+@pytest.mark.xdist_group("mcp-direct-vs-pi")  # one worker runs the fixture
 def test_direct_tool_results_are_saved_as_pi_saves_them(direct: Pair) -> None:
     pis, ours = tool_results(direct.pi.session), tool_results(direct.ours.session)
     # the reference: what pi 1.5.2 saved for the six calls
@@ -290,6 +292,7 @@ def test_direct_tool_results_are_saved_as_pi_saves_them(direct: Pair) -> None:
         assert mine == theirs
 
 
+@pytest.mark.xdist_group("mcp-direct-vs-pi")  # one worker runs the fixture
 def test_direct_results_reach_the_model_as_in_pi(direct: Pair) -> None:
     """The second request carries the six results: the same tool messages in both."""
     pis, ours = direct.pi.requests[1], direct.ours.requests[1]
@@ -300,6 +303,7 @@ def test_direct_results_reach_the_model_as_in_pi(direct: Pair) -> None:
     assert tool_messages(ours) == tool_messages(pis)
 
 
+@pytest.mark.xdist_group("mcp-deferred-vs-pi")  # one worker runs the fixture
 def test_deferred_exposure_declares_tool_search_only(deferred: Pair) -> None:
     pis, ours = deferred.pi.requests[0], deferred.ours.requests[0]
     assert "tool_search" in names(pis) and not any(is_mcp(name) for name in names(pis))
@@ -313,6 +317,7 @@ def test_deferred_exposure_declares_tool_search_only(deferred: Pair) -> None:
     )
 
 
+@pytest.mark.xdist_group("mcp-deferred-vs-pi")  # one worker runs the fixture
 def test_deferred_search_declares_the_match_for_the_next_call(deferred: Pair) -> None:
     for who, result in (("pi", deferred.pi), ("pi-tui", deferred.ours)):
         after = names(result.requests[1])

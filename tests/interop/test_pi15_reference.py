@@ -195,6 +195,7 @@ def pi_written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return snapshots
 
 
+@pytest.mark.xdist_group("pi15-written")  # one worker runs pi_written (tests/conftest.py)
 @pytest.mark.parametrize("stage", STAGES)
 def test_pi_tui_sends_what_pi_sends_for_a_file_pi_wrote(
     pi_written: dict[str, Path], stage: str, tmp_path: Path

@@ -559,6 +559,7 @@ def _settled(future: Future[Outcomes]) -> Outcomes:
     return future.result() if failure is None else dict.fromkeys(PI_VERSIONS, failure)
 
 
+@pytest.mark.xdist_group("pi-opens-our-files")  # one worker runs the fixture (tests/conftest.py)
 @pytest.mark.parametrize("pi", PI_VERSIONS)
 @pytest.mark.parametrize("case", list(CASES))
 def test_pi_continues_the_file(outcomes: dict[str, Outcomes], case: str, pi: str) -> None:
