@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from pi_tui.tui.host import CommandHost
 
 MOVE_TITLE = "Go to this point: what comes back?"
-MOVE_MESSAGE = "Files: the project's files as they were at that point (/undo-restore brings back today's)."
+MOVE_MESSAGE = (
+    "Files: the project's files as they were at that point (/undo-restore brings back the current ones)."
+)
 FILE_CHOICES: list[tuple[str, str]] = [
     ("keep:none", "Conversation only"),
     ("restore:none", "Conversation and files"),

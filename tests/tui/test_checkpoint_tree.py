@@ -162,6 +162,14 @@ async def test_restore_conflict_and_undo(project: Path, server: ModelServer) -> 
         assert any(t.startswith("Files restored:") for t in notices(app)[-1:])
         await pilot.press(*"/undo-restore", "enter")
         await wait_until(pilot, lambda: app_py.read_text() == "v2\n", "the redo")
+        # the point the conversation is at: its files can come back (the first turn's end)
+        await tree_at(pilot, app, ids["done1"])
+        await pilot.press("enter")
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        assert menu.title_text == "Already at this point."
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: app_py.read_text() == "v1\n", "the files of this point")
+        assert not b_txt.exists() and app.agent.manager.get_leaf_id() == ids["done1"]
 
 
 async def test_undo_restore_without_a_restore_says_so(project: Path, server: ModelServer) -> None:
