@@ -113,6 +113,7 @@ class ShadowStore:
         self._lock = threading.RLock()
         self._index: Path | None = None
         self._last: tuple[str, str] | None = None  # (tree, commit) of the last snapshot
+        self._tips: dict[str, tuple[str, str]] = {}  # session ref -> (commit, tree) set here
         self._skipped_said: set[str] = set()
         self._env: dict[str, str] | None = None
 
@@ -248,6 +249,8 @@ class ShadowStore:
             self.open()
             listed = self._git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
             paths = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
+            if not paths and self._last is not None:  # the index is as the last snapshot left it
+                return Snapshot(self._last[1])
             if len(paths) > self.limits.max_files:
                 raise CheckpointError(
                     f"file checkpoints are off here: {len(paths):,} files to record at once (more than "
@@ -264,7 +267,7 @@ class ShadowStore:
             if self._last is not None and self._last[0] == tree:
                 return Snapshot(self._last[1], new_skips)
             ref = f"refs/pi-tui/sessions/{_safe_ref(session)}"
-            tip = self._tip(ref)
+            tip = self._tips.get(ref) or self._tip(ref)
             if tip is not None and tip[1] == tree:  # as the session's last snapshot left them
                 self._last = (tree, tip[0])
                 return Snapshot(tip[0], new_skips)
@@ -274,6 +277,7 @@ class ShadowStore:
                 args[2:2] = ["-p", parent]
             commit = self._git(*args).decode().strip()
             self._git("update-ref", ref, commit)
+            self._tips[ref] = (commit, tree)  # the next commit's parent, without asking git
             self._last = (tree, commit)
             return Snapshot(commit, new_skips)
 
