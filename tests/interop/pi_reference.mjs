@@ -2,8 +2,11 @@
 // it would send (its buildSessionContext, then convertToLlm), its leaf, and the /tree rows its own
 // tree selector draws (each filter mode, at a given width, colours stripped).
 //
-// Usage: node pi_reference.mjs <pi package dir> <session file> [--width N]...
+// Usage: node pi_reference.mjs <pi package dir> <session file>... [--width N]...
 //        [--search WORDS]...
+// One JSON line per session file, in the order given (one node start for many files: starting
+// node and importing pi's modules is nearly all of a run's time). A file pi's modules throw on
+// gets {"error": "..."} as its line, and the others are still read.
 // ("tree" holds the rows at each width given, 1000 columns when none is; "search" the rows of
 // the default and "all" filters after typing each WORDS, at the first width.)
 //
@@ -42,11 +45,11 @@ function parseArgs(argv) {
 		else positional.push(argv[i]);
 	}
 	if (widths.length === 0) widths.push(1000);
-	if (positional.length !== 2 || !widths.every((width) => Number.isInteger(width) && width >= 10)) {
-		process.stderr.write("usage: node pi_reference.mjs <pi package dir> <session file> [--width N]...\n");
+	if (positional.length < 2 || !widths.every((width) => Number.isInteger(width) && width >= 10)) {
+		process.stderr.write("usage: node pi_reference.mjs <pi package dir> <session file>... [--width N]...\n");
 		process.exit(2);
 	}
-	return { packageDir: positional[0], sessionFile: positional[1], widths, searches };
+	return { packageDir: positional[0], sessionFiles: positional.slice(1), widths, searches };
 }
 
 async function load(packageDir, relative) {
@@ -146,13 +149,26 @@ function treeRows(TreeSelectorComponent, manager, filter, width, hideOmp, search
 }
 
 async function main() {
-	const { packageDir, sessionFile, widths, searches } = parseArgs(process.argv.slice(2));
+	const { packageDir, sessionFiles, widths, searches } = parseArgs(process.argv.slice(2));
 	const sessions = await load(packageDir, "core/session-manager.js");
 	const { convertToLlm } = await load(packageDir, "core/messages.js");
 	const { initTheme } = await load(packageDir, "modes/interactive/theme/theme.js");
 	const { TreeSelectorComponent } = await load(packageDir, "modes/interactive/components/tree-selector.js");
 	initTheme("dark", false);
+	const modules = { sessions, convertToLlm, TreeSelectorComponent };
+	for (const sessionFile of sessionFiles) {
+		let result;
+		try {
+			result = view(modules, sessionFile, widths, searches);
+		} catch (error) {
+			result = { error: String(error?.stack ?? error) };
+		}
+		process.stdout.write(`${JSON.stringify(result)}\n`);
+	}
+}
 
+/** What pi makes of one session file (see the top of this file). */
+function view({ sessions, convertToLlm, TreeSelectorComponent }, sessionFile, widths, searches) {
 	const work = mkdtempSync(join(tmpdir(), "pi-reference-"));
 	try {
 		const adjustments = [];
@@ -197,7 +213,7 @@ async function main() {
 			tree,
 			search,
 		};
-		process.stdout.write(`${JSON.stringify(result)}\n`);
+		return result;
 	} finally {
 		rmSync(work, { recursive: true, force: true });
 	}
