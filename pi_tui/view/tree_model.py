@@ -29,7 +29,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, overload
 
 from pi_tui.gc_control import paused_gc
-from pi_tui.view.tree_text import entry_text, find_call, format_label_time, has_all, has_text, search_parts
+from pi_tui.view.tree_text import (
+    entry_text,
+    find_call,
+    format_label_time,
+    has_all,
+    has_text,
+    search_parts,
+    tools_text,
+)
 
 if TYPE_CHECKING:
     from pi_tui.session.tree import TreeNode
@@ -480,7 +488,7 @@ class TreeModel:
             call = self._tool_call_of(index)
         text = entry_text(raw, call)
         if raw["id"] in self.marks and isinstance(message, dict) and not has_text(message.get("content")):
-            text = _tools_text(message) or text  # a marked turn of tool calls only: name its tools
+            text = tools_text(message) or text  # a marked turn of tool calls only: name its tools
         self._texts[index] = text
         return text
 
@@ -713,17 +721,6 @@ class TreeModel:
         """The entry dict as in the file (to decide what Enter does with it)."""
         index = self._index_of_id(entry_id)
         return self._raws[index] if index is not None else None
-
-
-def _tools_text(message: dict[str, Any]) -> str | None:
-    """``assistant: (write, bash)``: what an assistant message without text ran, by tool name."""
-    content = message.get("content")
-    names = [
-        str(block.get("name") or "tool")
-        for block in (content if isinstance(content, list) else [])
-        if isinstance(block, dict) and block.get("type") == "toolCall"
-    ]
-    return f"assistant: ({', '.join(dict.fromkeys(names))})" if names else None
 
 
 # ---------------------------------------------------------------------- flattening

@@ -126,6 +126,18 @@ def entry_text(raw: dict[str, Any], call: dict[str, Any] | None = None) -> str:
     return ""  # pi draws an entry type it does not know as a row with no text
 
 
+def tools_text(message: dict[str, Any]) -> str | None:
+    """``assistant: (write, bash)``: what an assistant message without text ran, by tool name
+    (the /tree row of a turn marked for its file changes)."""
+    content = message.get("content")
+    names = [
+        str(block.get("name") or "tool")
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    ]
+    return f"assistant: ({', '.join(dict.fromkeys(names))})" if names else None
+
+
 def search_parts(
     raw: dict[str, Any], tool_call: Callable[[int], dict[str, Any] | None], index: int
 ) -> list[str]:
