@@ -41,10 +41,17 @@ class FileRestoreMixin:
     manager: SessionManager
     files: TurnFiles
 
-    def _file_history(self) -> FileHistory:
+    if TYPE_CHECKING:
+
+        @property
+        def is_streaming(self) -> bool: ...
+
+    def _file_history(self, *, writes: bool = True) -> FileHistory:
         history = self.files.history
         if history is None:
             raise CheckpointError("file checkpoints are off in this session (files cannot follow the tree)")
+        if writes and self.is_streaming:  # a tool may be writing: restoring under it would mix two states
+            raise CheckpointError("files cannot be restored while the agent is running; wait for it or abort")
         return history
 
     @property
@@ -81,7 +88,7 @@ class FileRestoreMixin:
     async def file_changes(self, entry_id: str) -> TurnDiff | None:
         """What the turn of ``entry_id`` (its assistant message or its checkpoint entry)
         changed, with the diff; None when that turn changed no file."""
-        history = self._file_history()
+        history = self._file_history(writes=False)
         found = history.turn_changes(self.manager, entry_id)
         if found is None:
             return None
