@@ -41,7 +41,7 @@ from typing import Any
 
 from tests.support.canonical import Canonical, from_anthropic_request, from_openai_request
 from tests.support.model_server import ModelServer
-from tests.support.real_pi import DEFAULT_VERSION, pi_cli, pi_env
+from tests.support.real_pi import DEFAULT_VERSION, PI_VERSIONS, pi_cli, pi_env
 
 PI_TUI = shutil.which("pi-tui") or str(Path(sys.executable).with_name("pi-tui"))
 PROVIDER = "loop"
@@ -454,15 +454,19 @@ class Outcome:
     interactive: Interactive
 
 
-def continue_both(workspace: Workspace, session: Path, pi: str = DEFAULT_VERSION) -> Outcome:
+def continue_both(
+    workspace: Workspace, session: Path, pi: str = DEFAULT_VERSION, ours: Continuation | None = None
+) -> Outcome:
     """pi ``pi`` (print and interactive) and pi-tui on their own copies of ``session``,
-    concurrently."""
+    concurrently. ``ours``: pi-tui's continuation of the same file from a check with another pi
+    (it does not depend on the pi version), not run again."""
     base = workspace.root / f"continued-{pi}"
     with ThreadPoolExecutor(max_workers=3) as pool:
         theirs = pool.submit(continue_with_pi, workspace, session, base / "pi", pi)
-        ours = pool.submit(continue_with_pi_tui, workspace, session, base / "pi-tui")
+        if ours is None:
+            mine = pool.submit(continue_with_pi_tui, workspace, session, base / "pi-tui")
         shown = pool.submit(open_in_pi, workspace, session, base / "pi-interactive", pi=pi)
-        return Outcome(theirs.result(), ours.result(), shown.result())
+        return Outcome(theirs.result(), ours if ours is not None else mine.result(), shown.result())
 
 
 def null_fields(session: Path) -> list[str]:
@@ -485,11 +489,14 @@ def null_fields(session: Path) -> list[str]:
     return found
 
 
-def check_pi_continues(workspace: Workspace, session: Path, pi: str = DEFAULT_VERSION) -> Outcome:
+def check_pi_continues(
+    workspace: Workspace, session: Path, pi: str = DEFAULT_VERSION, ours: Continuation | None = None
+) -> Outcome:
     """The acceptance check of issue 11 for one file pi-tui wrote (see the module docstring),
-    with the real pi ``pi`` (a version of tests/support/real_pi.py)."""
+    with the real pi ``pi`` (a version of tests/support/real_pi.py). ``ours``: pi-tui's
+    continuation from the check of the same file with another pi (see :func:`continue_both`)."""
     assert not null_fields(session), f"{session}: null where pi writes none: {null_fields(session)}"
-    outcome = continue_both(workspace, session, pi)
+    outcome = continue_both(workspace, session, pi, ours)
     version = pi
     pi, ours, shown = outcome.pi, outcome.pi_tui, outcome.interactive
     assert pi.returncode == 0, f"pi {version} -p exited {pi.returncode}:\n{pi.stderr[-3000:]}"
@@ -537,6 +544,30 @@ def serving(workspace: Workspace, *replies: Any) -> Iterator[ModelServer]:
     with ModelServer(*replies) as server:
         workspace.use(server)
         yield server
+
+
+def check_with_every_pi(workspace: Workspace, session: Path) -> dict[str, Outcome | BaseException]:
+    """:func:`check_pi_continues` with every pi of :data:`PI_VERSIONS`, pi-tui's continuation
+    run once for all of them; a version's failure is kept (under its version) and the next still
+    checked, for the caller to raise or report per version."""
+    checked: dict[str, Outcome | BaseException] = {}
+    ours: Continuation | None = None
+    for version in PI_VERSIONS:
+        try:
+            outcome = check_pi_continues(workspace, session, version, ours)
+        except Exception as failure:
+            checked[version] = failure
+        else:
+            checked[version] = outcome
+            ours = outcome.pi_tui
+    return checked
+
+
+def raise_first_failure(checked: dict[str, Outcome | BaseException]) -> None:
+    """Raise the failure of the first pi whose check failed, if any."""
+    for outcome in checked.values():
+        if isinstance(outcome, BaseException):
+            raise outcome
 
 
 def require_node(pi: str = DEFAULT_VERSION) -> None:

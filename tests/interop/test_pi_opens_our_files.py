@@ -30,10 +30,11 @@ from tests.interop.continuation import (
     PROVIDER,
     Outcome,
     Workspace,
-    check_pi_continues,
+    check_with_every_pi,
     entries,
     messages_of,
     open_in_pi,
+    raise_first_failure,
     require_node,
     serving,
 )
@@ -56,8 +57,7 @@ def real_pi() -> None:
 
 
 def check_every_pi_continues(workspace: Workspace, session: Path) -> None:
-    for version in PI_VERSIONS:
-        check_pi_continues(workspace, session, version)
+    raise_first_failure(check_with_every_pi(workspace, session))
 
 
 @pytest.fixture
@@ -540,13 +540,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcomes]:
         write, options = CASES[name]
         workspace = Workspace(root / f"case-{index:02}", **options)
         write(workspace)
-        checked: Outcomes = {}
-        for version in PI_VERSIONS:
-            try:
-                checked[version] = check_pi_continues(workspace, workspace.session_file(), version)
-            except Exception as failure:
-                checked[version] = failure
-        return checked
+        return check_with_every_pi(workspace, workspace.session_file())
 
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
         futures = {name: pool.submit(run, index, name) for index, name in enumerate(CASES)}

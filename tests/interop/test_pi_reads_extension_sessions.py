@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.interop.continuation import Workspace, check_pi_continues, entries, require_node, serving
+from tests.interop.continuation import (
+    Workspace,
+    check_with_every_pi,
+    entries,
+    raise_first_failure,
+    require_node,
+    serving,
+)
 from tests.support.model_server import Scripted, ToolCallSpec
 from tests.support.real_pi import PI_VERSIONS
 
@@ -40,5 +47,4 @@ def test_a_session_with_extension_panels_and_tool_details_continues_in_pi(tmp_pa
     assert panel["details"]["todos"][0]["file"] == "app.py"
     result_entry = next(e for e in written if e.get("message", {}).get("role") == "toolResult")
     assert result_entry["message"]["details"] == {"totals": {"app.py": {"lines": 1, "words": 6, "chars": 36}}}
-    for version in PI_VERSIONS:
-        check_pi_continues(workspace, session, version)
+    raise_first_failure(check_with_every_pi(workspace, session))
