@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.checkpoints.timeline import by_turn, checkpoints
 from pi_tui.jsonio import dumps
 from pi_tui.view.stats import UsageTotals, add_raw_usage
 from pi_tui.view.tree_model import FILTER_MODES, KIND_NAMES, TreeModel, allowed_kinds
@@ -59,6 +60,7 @@ def session_payload(
         "filters": list(FILTER_MODES),
         "allowed": allowed_kinds(),
         "kindNames": list(KIND_NAMES),
+        "files": files_changed(raws),
     }
     summary = session_summary(manager, raws)
     if hide is not None and not hide.empty:
@@ -70,6 +72,24 @@ def session_payload(
         shown = [raw if index in on_path else None for index, raw in enumerate(raws)]
         return SessionPayload(tree, entry_lines(shown, hide), summary)
     return SessionPayload(tree, entry_lines(raws, hide), summary)
+
+
+def files_changed(raws: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[Any]]]:
+    """Each turn's changed files, by the id of the assistant message whose tools made them
+    (the session's ``pi-tui.files`` checkpoint entries, read without git): ``changes`` as
+    ``[status, path]`` or ``[status, path, from]``, ``skipped`` the paths left out. The page
+    lists them under the turn's tool calls."""
+    out: dict[str, dict[str, list[Any]]] = {}
+    for turn, found in by_turn(checkpoints(raws)).items():
+        changes: list[Any] = []
+        for change in found.changes:
+            row = [change.get("status", "?"), change.get("path", "")]
+            if "from" in change:
+                row.append(change["from"])
+            changes.append(row)
+        if changes or found.skipped:
+            out[turn] = {"changes": changes, "skipped": list(found.skipped)}
+    return out
 
 
 def carries_system_state(raw: dict[str, Any]) -> bool:

@@ -16,7 +16,7 @@ const tree = readJson("pi-tree");
 const entriesNode = document.getElementById("pi-entries");
 const store = new P.EntryStore(entriesNode ? entriesNode.textContent : "");
 const layout = new P.TreeLayout(tree);
-const transcript = new P.Transcript(store);
+const transcript = new P.Transcript(store, tree.files);
 
 const state = {
   filter: "default",

@@ -233,6 +233,15 @@ function renderSystem(item, ctx) {
   return node;
 }
 
+// A turn's changed files (its checkpoint entry): "Files changed: M app.py, R old.py -> new.py".
+function renderFiles(item) {
+  const node = P.el("div", "item files");
+  const parts = item.changes.map((c) => String(c[0]) + " " + (c.length > 2 ? String(c[2]) + " -> " : "") + String(c[1]));
+  if (parts.length) node.appendChild(P.el("div", "files-changed", "Files changed: " + parts.join(", ")));
+  if (item.skipped.length) node.appendChild(P.el("div", "muted", "Not recorded (too large): " + item.skipped.map(String).join(", ")));
+  return node;
+}
+
 function renderInfo(item) {
   return P.el("div", "item info", item.text);
 }
@@ -240,6 +249,7 @@ function renderInfo(item) {
 const RENDERERS = {
   user: renderUser, assistant: renderAssistant, tool: renderTool, bash: renderBash,
   summary: renderSummary, custom: renderCustom, rule: renderRule, info: renderInfo, system: renderSystem,
+  files: renderFiles,
 };
 
 // One branch position: its items in a frame carrying the entry id, label and copy-link button.

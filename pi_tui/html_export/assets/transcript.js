@@ -110,8 +110,10 @@ P.ruleNotes = function (entry) {
 };
 
 P.Transcript = class Transcript {
-  constructor(store) {
+  // ``files``: each turn's changed files by assistant entry id (payload.files_changed).
+  constructor(store, files) {
     this.store = store;
+    this.files = files && typeof files === "object" ? files : {};
     this.branch = [];
     this.cache = new Map();
   }
@@ -133,6 +135,10 @@ P.Transcript = class Transcript {
       this.firstSystem = p;
     }
     return this.firstSystem === position;
+  }
+
+  filesOf(entryId) {
+    return entryId && Object.prototype.hasOwnProperty.call(this.files, entryId) ? this.files[entryId] : null;
   }
 
   entryAt(position) {
@@ -230,6 +236,8 @@ P.Transcript = class Transcript {
           items.push(item({ kind: "tool", name: String(block.name || "tool"), args: block.arguments && typeof block.arguments === "object" ? block.arguments : {}, result: messageOf(result), resultId: result ? result.id : null }));
         }
         if (!items.length) items.push(item(reply));
+        const files = this.filesOf(item({}).entryId);
+        if (files) items.push(item({ kind: "files", changes: Array.isArray(files.changes) ? files.changes : [], skipped: Array.isArray(files.skipped) ? files.skipped : [] }));
         return items;
       }
       case "toolResult":
