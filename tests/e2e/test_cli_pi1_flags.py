@@ -7,11 +7,14 @@ thinking level sent (``modelThinkingLevels``), and one line with exit 2 for each
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pi_tui.cli import main
 from tests.e2e.test_cli_agent import configure, entries, pi_tui, session_files
 from tests.support.model_server import ModelServer, RecordedRequest, Scripted
 
@@ -29,6 +32,38 @@ def one_line_error(result: Any, *needles: str) -> None:
     assert len(lines) == 1, lines
     assert all(needle in lines[0] for needle in needles), lines[0]
     assert "Traceback" not in result.stderr
+
+
+@dataclass
+class Ran:
+    """What a run of ``pi-tui`` gave: the fields of a finished subprocess the tests read."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Runner = Callable[..., Ran]
+
+
+@pytest.fixture
+def in_process(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Runner:
+    """``pi-tui ARGS`` run by the installed script's entry point (pi_tui.cli.main) in this process,
+    in ``cwd``. The tests of session files and of the accepted look flags run the script itself;
+    the flag checks here are argument handling, one print turn each against the loopback server,
+    where a process each cost 1-3 s of a loaded 2-core CI run."""
+
+    def run(*args: str, cwd: Path) -> Ran:
+        monkeypatch.chdir(cwd)
+        capfd.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        out, err = capfd.readouterr()
+        return Ran(code, out, err)
+
+    return run
 
 
 @pytest.fixture
@@ -82,18 +117,20 @@ def test_session_id_creates_then_reopens_that_session(agent_dir: Path, project: 
         assert "first answer" in texts
 
 
-def test_fork_with_session_id_names_the_new_session(agent_dir: Path, project: Path) -> None:
+def test_fork_with_session_id_names_the_new_session(
+    agent_dir: Path, project: Path, in_process: Runner
+) -> None:
     with ModelServer() as server:
         configure(agent_dir, server)
         server.queue(Scripted(text="a"), Scripted(text="b"))
-        assert pi_tui(*BASE, "--session-id", "base.1", "-p", "one", cwd=project).returncode == 0
-        result = pi_tui(*BASE, "--fork", "base.1", "--session-id", "branch_2", "-p", "two", cwd=project)
+        assert in_process(*BASE, "--session-id", "base.1", "-p", "one", cwd=project).returncode == 0
+        result = in_process(*BASE, "--fork", "base.1", "--session-id", "branch_2", "-p", "two", cwd=project)
         assert result.returncode == 0, result.stderr
         forked = [path for path in session_files(agent_dir) if path.name.endswith("_branch_2.jsonl")]
         assert len(forked) == 1
         header = entries(forked[0])[0]
         assert header["id"] == "branch_2" and header["parentSession"].endswith("_base.1.jsonl")
-        taken = pi_tui(*BASE, "--fork", "base.1", "--session-id", "branch_2", "-p", "x", cwd=project)
+        taken = in_process(*BASE, "--fork", "base.1", "--session-id", "branch_2", "-p", "x", cwd=project)
         one_line_error(taken, "already has a session", "branch_2")
 
 
@@ -115,22 +152,24 @@ def test_fork_with_session_id_names_the_new_session(agent_dir: Path, project: Pa
     ],
 )
 def test_flag_mistakes_are_one_line(
-    agent_dir: Path, project: Path, args: list[str], needles: tuple[str, ...]
+    agent_dir: Path, project: Path, args: list[str], needles: tuple[str, ...], in_process: Runner
 ) -> None:
-    one_line_error(pi_tui(*args, "-p", "hi", cwd=project), *needles)
+    one_line_error(in_process(*args, "-p", "hi", cwd=project), *needles)
 
 
 # --- tools ---------------------------------------------------------------------------------------
 
 
-def run_tools(agent_dir: Path, project: Path, *flags: str, settings: dict[str, Any] | None = None) -> Any:
+def run_tools(
+    run: Runner, agent_dir: Path, project: Path, *flags: str, settings: dict[str, Any] | None = None
+) -> Any:
     """One print-mode turn with ``flags``; returns (the result, the tools the request named)."""
     if settings is not None:
         (agent_dir / "settings.json").write_text(json.dumps(settings))
     with ModelServer() as server:
         configure(agent_dir, server)
         server.queue(Scripted(text="ok"))
-        result = pi_tui(*BASE, "--no-session", *flags, "-p", "hi", cwd=project)
+        result = run(*BASE, "--no-session", *flags, "-p", "hi", cwd=project)
         assert result.returncode == 0, result.stderr
         return result, tool_names(server.requests[-1])
 
@@ -146,47 +185,55 @@ def run_tools(agent_dir: Path, project: Path, *flags: str, settings: dict[str, A
         (("-nbt", "--tools", "+find"), ["find"]),
     ],
 )
-def test_tool_selection(agent_dir: Path, project: Path, flags: tuple[str, ...], expected: list[str]) -> None:
-    _result, names = run_tools(agent_dir, project, *flags)
+def test_tool_selection(
+    agent_dir: Path, project: Path, flags: tuple[str, ...], expected: list[str], in_process: Runner
+) -> None:
+    _result, names = run_tools(in_process, agent_dir, project, *flags)
     assert names == expected
 
 
-def test_unknown_tool_is_left_out_with_a_warning(agent_dir: Path, project: Path) -> None:
-    result, names = run_tools(agent_dir, project, "--tools", "teleport,read")
+def test_unknown_tool_is_left_out_with_a_warning(agent_dir: Path, project: Path, in_process: Runner) -> None:
+    result, names = run_tools(in_process, agent_dir, project, "--tools", "teleport,read")
     assert names == ["read"]
     assert "teleport" in result.stderr and "known tools: read, bash" in result.stderr
 
 
-def test_default_tools_setting(agent_dir: Path, project: Path) -> None:
-    _r, names = run_tools(agent_dir, project, settings={"defaultTools": ["+ls", "-edit"]})
+def test_default_tools_setting(agent_dir: Path, project: Path, in_process: Runner) -> None:
+    _r, names = run_tools(in_process, agent_dir, project, settings={"defaultTools": ["+ls", "-edit"]})
     assert names == ["read", "bash", "write", "ls"]
-    _r, names = run_tools(agent_dir, project, settings={"defaultTools": ["grep", "read"]})
+    _r, names = run_tools(in_process, agent_dir, project, settings={"defaultTools": ["grep", "read"]})
     assert names == ["grep", "read"]
-    _r, names = run_tools(agent_dir, project, settings={"defaultTools": []})
+    _r, names = run_tools(in_process, agent_dir, project, settings={"defaultTools": []})
     assert names == []
     # --tools +name/-name changes the setting's selection; plain names replace it.
-    _r, names = run_tools(agent_dir, project, "--tools", "+find", settings={"defaultTools": ["grep"]})
+    _r, names = run_tools(
+        in_process, agent_dir, project, "--tools", "+find", settings={"defaultTools": ["grep"]}
+    )
     assert names == ["grep", "find"]
-    _r, names = run_tools(agent_dir, project, "--tools", "ls", settings={"defaultTools": ["grep"]})
+    _r, names = run_tools(
+        in_process, agent_dir, project, "--tools", "ls", settings={"defaultTools": ["grep"]}
+    )
     assert names == ["ls"]
 
 
-def test_project_default_tools_changes_the_users(agent_dir: Path, project: Path) -> None:
+def test_project_default_tools_changes_the_users(agent_dir: Path, project: Path, in_process: Runner) -> None:
     (project / ".agent").mkdir()
     (project / ".agent" / "settings.json").write_text(json.dumps({"defaultTools": ["+find", "-bash"]}))
-    _r, names = run_tools(agent_dir, project, "-a", settings={"defaultTools": ["read", "bash", "grep"]})
+    _r, names = run_tools(
+        in_process, agent_dir, project, "-a", settings={"defaultTools": ["read", "bash", "grep"]}
+    )
     assert names == ["read", "grep", "find"]
 
 
 # --- prompt, thinking, look ----------------------------------------------------------------------
 
 
-def test_append_system_prompt_is_repeatable(agent_dir: Path, project: Path) -> None:
+def test_append_system_prompt_is_repeatable(agent_dir: Path, project: Path, in_process: Runner) -> None:
     (project / "extra.md").write_text("From the file: marker-B2.\n")
     with ModelServer() as server:
         configure(agent_dir, server)
         server.queue(Scripted(text="ok"))
-        result = pi_tui(
+        result = in_process(
             *BASE, "--no-session", "--append-system-prompt", "Text marker-A1.",
             "--append-system-prompt", "extra.md", "-p", "hi", cwd=project,
         )  # fmt: skip
@@ -196,7 +243,7 @@ def test_append_system_prompt_is_repeatable(agent_dir: Path, project: Path) -> N
         assert prompt.index("marker-A1") < prompt.index("marker-B2")
 
 
-def test_model_thinking_levels_setting(agent_dir: Path, project: Path) -> None:
+def test_model_thinking_levels_setting(agent_dir: Path, project: Path, in_process: Runner) -> None:
     levels = {"test/m": "high", "test/other": "minimal"}
     settings = {"defaultThinkingLevel": "low", "modelThinkingLevels": levels}
     (agent_dir / "settings.json").write_text(json.dumps(settings))
@@ -204,7 +251,7 @@ def test_model_thinking_levels_setting(agent_dir: Path, project: Path) -> None:
         configure(agent_dir, server, reasoning=True)
         server.queue(Scripted(text="ok"), Scripted(text="ok"), Scripted(text="ok"))
         for extra in ([], ["--thinking", "medium"], ["--model", "test/m:minimal"]):
-            result = pi_tui(*BASE, "--no-session", *extra, "-p", "hi", cwd=project)
+            result = in_process(*BASE, "--no-session", *extra, "-p", "hi", cwd=project)
             assert result.returncode == 0, result.stderr
         efforts = [request.body.get("reasoning_effort") for request in server.requests]
         assert efforts == ["high", "medium", "minimal"]
