@@ -293,7 +293,7 @@ class ShadowStore:
                 continue
             try:
                 info = os.lstat(self.project / path)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):  # gone, or a file where its folder was
                 take.append(path)
                 continue
             except OSError:
@@ -378,7 +378,7 @@ class ShadowStore:
                 if target_path.is_dir() and not target_path.is_symlink():
                     report.kept.append(path)  # a folder made since: not ours to remove
                     continue
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                     target_path.unlink()
                 report.deleted.append(path)
                 _prune_empty_parents(target_path.parent, self.project)
@@ -389,7 +389,7 @@ class ShadowStore:
                 if on_disk.is_dir() and not on_disk.is_symlink():
                     with contextlib.suppress(OSError):
                         on_disk.rmdir()  # an empty folder where the target has a file
-                if os.path.lexists(on_disk):
+                if os.path.lexists(on_disk) or _file_in_the_way(self.project, path):
                     report.kept.append(path)  # on disk but not recorded: the user's, left alone
             write = [path for path in write if path not in report.kept]
             if write:
@@ -451,6 +451,19 @@ def _parse_name_status(out: str) -> list[FileChange]:
             changes.append(FileChange(status, fields[i + 1]))
             i += 2
     return changes
+
+
+def _file_in_the_way(project: Path, path: str) -> bool:
+    """Whether a folder of ``path`` is a file or a link on disk (one not recorded: writing
+    ``path`` would replace it)."""
+    folder = project
+    for part in path.split("/")[:-1]:
+        folder = folder / part
+        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+            return True
+        if not os.path.lexists(folder):
+            return False
+    return False
 
 
 def _prune_empty_parents(folder: Path, project: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
 import threading
@@ -488,3 +489,29 @@ def test_changes_lists_adds_edits_deletes_renames_and_type_changes(project: Path
         ("T", "becomes-link", None),
     ]
     assert "-one\n+two" in store.diff(before.commit, after.commit, ["edit.txt"])
+
+
+def test_a_recorded_folder_replaced_by_an_ignored_file(
+    project: Path, store: ShadowStore, store_dir: Path
+) -> None:
+    """The folder's files leave the snapshot (their path now runs through a file), and the
+    ignored file is never touched by a restore."""
+    write(project, "keep.txt", b"k\n")
+    write(project, "data/one.txt", b"1\n")
+    write(project, "data/two.txt", b"2\n")
+    as_folder = store.snapshot(SESSION)
+    assert stored_paths(store_dir, as_folder.commit) == {"keep.txt", "data/one.txt", "data/two.txt"}
+    write(project, ".gitignore", b"/data\n")
+    shutil.rmtree(project / "data")
+    write(project, "data", b"an ignored file now\n")
+    as_file = store.snapshot(SESSION)
+    assert stored_paths(store_dir, as_file.commit) == {"keep.txt", ".gitignore"}
+    write(project, "keep.txt", b"k2\n")
+    now = store.snapshot(SESSION)
+    report = store.restore(as_file.commit, now.commit)
+    assert report.written == ["keep.txt"]
+    assert (project / "data").read_bytes() == b"an ignored file now\n"
+    back = store.snapshot(SESSION)
+    report = store.restore(as_folder.commit, back.commit)  # the folder's files: the file is in the way
+    assert sorted(report.kept) == ["data/one.txt", "data/two.txt"]
+    assert (project / "data").read_bytes() == b"an ignored file now\n"
