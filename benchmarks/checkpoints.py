@@ -134,7 +134,8 @@ class CountingStore(ShadowStore):
         try:
             return super()._git(*args, stdin=stdin, index=index)
         finally:
-            self.spent[args[0]].append(children_cpu() - began)
+            command = next((arg for arg in args if not arg.startswith("-") and "=" not in arg), "")
+            self.spent[command].append(children_cpu() - began)
 
 
 def turn_through_agent(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.checkpoints.store import CheckpointError, ShadowStore, StoreLimits
+from pi_tui.checkpoints.store import BULK_PATHS, CheckpointError, ShadowStore, StoreLimits
 
 SESSION = "s1"
 Tree = dict[str, tuple[str, bytes, bool]]
@@ -515,3 +515,23 @@ def test_a_recorded_folder_replaced_by_an_ignored_file(
     report = store.restore(as_folder.commit, back.commit)  # the folder's files: the file is in the way
     assert sorted(report.kept) == ["data/one.txt", "data/two.txt"]
     assert (project / "data").read_bytes() == b"an ignored file now\n"
+
+
+def test_many_files_at_once_go_into_one_pack(project: Path, store: ShadowStore, store_dir: Path) -> None:
+    """A first snapshot of many files writes one pack, not a file per object, and what comes
+    back is still byte for byte (odd files included); a turn's few files stay loose."""
+    make_odd_project(project)
+    for index in range(BULK_PATHS):
+        write(project, f"many/{index % 7}/file{index}.txt", f"file {index}\r\n".encode() * (index + 1))
+    expected = read_tree(project)
+    first = store.snapshot(SESSION)
+    packs = list((store_dir / "objects" / "pack").glob("*.pack"))
+    loose = [p for p in (store_dir / "objects").glob("[0-9a-f][0-9a-f]/*")]
+    assert len(packs) == 1
+    assert len(loose) < 40  # the trees and the commit; no blob among them
+    write(project, "many/0/file0.txt", b"changed\n")
+    (project / "crlf.txt").unlink()
+    second = store.snapshot(SESSION)
+    assert len(list((store_dir / "objects" / "pack").glob("*.pack"))) == 1
+    store.restore(first.commit, second.commit)
+    assert read_tree(project) == expected
