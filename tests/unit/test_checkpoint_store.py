@@ -383,7 +383,7 @@ def test_two_processes_on_one_store(project: Path, store_dir: Path) -> None:
 def test_two_stores_created_at_once(project: Path, store_dir: Path) -> None:
     """Two processes starting on a project with no store yet: both get a working store."""
     write(project, "a.txt", b"a\n")
-    for attempt in range(5):
+    for attempt in range(3):
         where = store_dir.with_name(f"fresh{attempt}")
         stores = [ShadowStore(project, where) for _ in range(4)]
         errors: list[BaseException] = []
