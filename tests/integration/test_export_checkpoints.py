@@ -36,7 +36,8 @@ def run(project: Path, *words: str) -> subprocess.CompletedProcess[str]:
 def page_tree(html: str) -> dict[str, Any]:
     found = re.search(r'<script type="application/json" id="pi-tree">(.*?)</script>', html, re.S)
     assert found is not None
-    return json.loads(found.group(1))
+    tree: dict[str, Any] = json.loads(found.group(1))
+    return tree
 
 
 def files_line(changes: list[dict[str, str]]) -> str:
