@@ -14,8 +14,13 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from pi_tui.cli import main
 from pi_tui.config.paths import session_dir_for_cwd
 from tests.e2e.test_tui_tmux import SCRIPT
 from tests.support.requires import requires
@@ -28,6 +33,32 @@ ROW = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  (?P<prefix>[0-9a-f-]+) +(pi)? +\d
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_TUI_OFFLINE_DELAY": "0"}
     return subprocess.run([SCRIPT, *args], capture_output=True, text=True, cwd=project, env=env, timeout=60)
+
+
+@dataclass
+class Ran:
+    """The fields of a finished ``pi-tui`` run that the checks read."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def in_process(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
+    """:func:`run` through the installed script's entry point (pi_tui.cli.main) in this process:
+    the lookups after the first run of each command are the same code without a start-up of
+    1-3 s each on a loaded 2-core CI machine."""
+    monkeypatch.setenv("PI_TUI_OFFLINE_DELAY", "0")
+
+    def run_here(project: Path, *args: str) -> Ran:
+        monkeypatch.chdir(project)
+        capfd.readouterr()
+        code = main(list(args))
+        out, err = capfd.readouterr()
+        return Ran(code, out, err)
+
+    return run_here
 
 
 def header_id(path: Path) -> str:
@@ -60,7 +91,9 @@ def import_in_tui(project: Path, source: Path, tmp_path: Path) -> None:
 
 
 @requires("tmux", "pi-tui")
-def test_an_exported_and_imported_twin_opens_by_its_id(agent_dir: Path, tmp_path: Path) -> None:
+def test_an_exported_and_imported_twin_opens_by_its_id(
+    agent_dir: Path, tmp_path: Path, in_process: Callable[..., Ran]
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     original = make_session(project, "the original question", "an answer", hours_ago=2)
@@ -81,8 +114,8 @@ def test_an_exported_and_imported_twin_opens_by_its_id(agent_dir: Path, tmp_path
     os.utime(original, (time.time() - 3600, time.time() - 3600))
     before = original.read_bytes()
 
-    for reference in (session_id, session_id[:8]):
-        again = run(project, "--session", reference, "--model", "offline/demo", "-p", f"again {reference}")
+    for reference, runner in ((session_id, run), (session_id[:8], in_process)):
+        again = runner(project, "--session", reference, "--model", "offline/demo", "-p", f"again {reference}")
         assert again.returncode == 0, again.stderr
         assert "echo" in again.stdout or again.stdout.strip(), again.stdout
         assert f'"again {reference}"' in copy.read_text(), reference
@@ -92,24 +125,26 @@ def test_an_exported_and_imported_twin_opens_by_its_id(agent_dir: Path, tmp_path
     assert len(list(folder.glob("*.jsonl"))) == 2, "an id started a new session"
 
     # A file path always opens that very file, whichever is newer.
-    older = run(project, "--session", str(original), "--model", "offline/demo", "-p", "the old one")
+    older = in_process(project, "--session", str(original), "--model", "offline/demo", "-p", "the old one")
     assert older.returncode == 0, older.stderr
     assert '"the old one"' in original.read_text()
     assert "session files have the id" not in older.stderr
 
     # --export by the shared id takes the same file as --session.
-    out = run(project, "--export", session_id, "out.jsonl")
+    out = in_process(project, "--export", session_id, "out.jsonl")
     assert out.returncode == 0, out.stderr
     assert '"the old one"' in (project / "out.jsonl").read_text()  # the file written last
 
     # --list-sessions lists both files, under one prefix that --session accepts.
-    listed = run(project, "--list-sessions")
+    listed = in_process(project, "--list-sessions")
     rows = [ROW.match(line) for line in listed.stdout.splitlines()]
     assert all(rows) and len(rows) == 2, listed.stdout
     assert {row["prefix"] for row in rows if row} == {session_id[:8]}
 
 
-def test_list_sessions_puts_first_what_c_continues(agent_dir: Path, tmp_path: Path) -> None:
+def test_list_sessions_puts_first_what_c_continues(
+    agent_dir: Path, tmp_path: Path, in_process: Callable[..., Ran]
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     now = time.time()
@@ -136,8 +171,8 @@ def test_list_sessions_puts_first_what_c_continues(agent_dir: Path, tmp_path: Pa
     same = now - 60
     for path in (quiet, renamed, chatty):
         os.utime(path, (same, same))
-    first = ROW.match(run(project, "--list-sessions").stdout.splitlines()[0])
+    first = ROW.match(in_process(project, "--list-sessions").stdout.splitlines()[0])
     assert first is not None
-    run(project, "-c", "--model", "offline/demo", "-p", "tie breaker")
+    assert in_process(project, "-c", "--model", "offline/demo", "-p", "tie breaker").returncode == 0
     opened = [path for path in (quiet, renamed, chatty) if '"tie breaker"' in path.read_text()]
     assert len(opened) == 1 and header_id(opened[0]).startswith(first["prefix"])
