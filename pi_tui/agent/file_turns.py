@@ -1,6 +1,7 @@
 """Recording the project's files around each turn's tool calls, without making the turn wait.
 
-A snapshot (:meth:`FileHistory.snapshot`, ~20-60 ms of git in a 10,000-file project) runs in a
+A snapshot (:meth:`FileHistory.snapshot`, ~40 ms of git CPU in a 10,000-file project, more on a
+busy machine) runs in a
 worker thread while the model streams: the one a turn's tools start from is begun at the turn's
 start and only awaited when the reply asks for tools; the one after the tools is begun as they
 end and awaited just before the next entry is written (by then the next reply has streamed).

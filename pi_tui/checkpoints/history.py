@@ -185,10 +185,18 @@ class FileHistory:
             now = self.store.snapshot(session)
             if not force:
                 self.check_conflicts(manager, now.commit, target)
-            report = self.store.restore(target, now.commit)
+            # The undo point first: a restore that fails half-way (a file it may not write)
+            # still leaves the way back.
+            previous = self.store.undo_point(session)
+            self.store.set_undo(session, now.commit)
+            try:
+                report = self.store.restore(target, now.commit)
+            except BaseException:
+                self.last_seen = None  # the disk is somewhere between the two states
+                raise
             undo = bool(report.changed)
-            if undo:
-                self.store.set_undo(session, now.commit)
+            if not undo:  # nothing changed: the earlier restore stays the one to undo
+                self.store.set_undo(session, previous)
             self.last_seen = target
             return FilesRestored(target, report.written, report.deleted, report.kept, undo)
 
