@@ -393,8 +393,13 @@ class ShadowStore:
                 if target_path.is_dir() and not target_path.is_symlink():
                     report.kept.append(path)  # a folder made since: not ours to remove
                     continue
-                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                try:
                     target_path.unlink()
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
+                except OSError:  # not ours to delete (permissions, a read-only mount): kept
+                    report.kept.append(path)
+                    continue
                 report.deleted.append(path)
                 _prune_empty_parents(target_path.parent, self.project)
             for path in write:
