@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cli_agent import SCRIPT
+from tests.support.in_process import Ran, run_main
 from tests.support.model_server import ModelServer, RecordedRequest, Scripted, ToolCallSpec
 
 SKIP_LINE = "project resources not loaded ("
@@ -24,20 +25,30 @@ SECRET = "tok_live_5e4d3c2b1a09f8e7"
 
 
 def run(
-    project: Path, *flags: str, replies: tuple[object, ...] = (), env: dict[str, str] | None = None
-) -> tuple[subprocess.CompletedProcess[str], list[RecordedRequest]]:
-    """``pi-tui -p`` in ``project`` against a fresh loopback model; the run and its requests."""
+    project: Path,
+    *flags: str,
+    replies: tuple[object, ...] = (),
+    env: dict[str, str] | None = None,
+    script: bool = True,
+) -> tuple[subprocess.CompletedProcess[str] | Ran, list[RecordedRequest]]:
+    """``pi-tui -p`` in ``project`` against a fresh loopback model; the run and its requests.
+    ``script=False``: through the script's entry point in this process (tests/support/in_process.py),
+    for the second and later runs of a test (the first of each runs the installed script)."""
     agent_dir = Path(os.environ["PI_CODING_AGENT_DIR"])
+    args = ["--provider", "test", "--model", "m", *flags, "-p", "go"]
     with ModelServer(*replies) as server:
         (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        done = subprocess.run(
-            [SCRIPT, "--provider", "test", "--model", "m", *flags, "-p", "go"],
-            cwd=project,
-            env={**os.environ, **(env or {})},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        if script:
+            done: subprocess.CompletedProcess[str] | Ran = subprocess.run(
+                [SCRIPT, *args],
+                cwd=project,
+                env={**os.environ, **(env or {})},
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        else:
+            done = run_main(args, cwd=project, env={**os.environ, **(env or {})})
         requests = list(server.requests)
     assert "Traceback" not in done.stderr, done.stderr
     return done, requests
@@ -89,7 +100,7 @@ def test_no_approve_beats_a_saved_trust_and_a_saved_trust_loads(hostile: Path, a
     assert refused.returncode == 0, refused.stderr
     assert not (hostile / "PWNED").exists()
     assert "project resources not loaded (settings.json): -na/--no-approve was given" in refused.stderr
-    trusted, _ = run(hostile, replies=bash_then_done())
+    trusted, _ = run(hostile, replies=bash_then_done(), script=False)
     assert (hostile / "PWNED").exists() and SKIP_LINE not in trusted.stderr
 
 
@@ -103,13 +114,13 @@ def test_default_project_trust_is_the_users_alone(hostile: Path, agent_dir: Path
     assert not (hostile / "PWNED").exists() and SKIP_LINE in itself.stderr
     # the user's own setting loads the project without a flag
     (agent_dir / "settings.json").write_text(json.dumps({"defaultProjectTrust": "always"}))
-    users, _ = run(hostile, replies=bash_then_done())
+    users, _ = run(hostile, replies=bash_then_done(), script=False)
     assert users.returncode == 0, users.stderr
     assert (hostile / "PWNED").exists() and SKIP_LINE not in users.stderr
     # ... and "never" skips it with a line naming the user's file
     (hostile / "PWNED").unlink()
     (agent_dir / "settings.json").write_text(json.dumps({"defaultProjectTrust": "never"}))
-    never, _ = run(hostile, replies=bash_then_done())
+    never, _ = run(hostile, replies=bash_then_done(), script=False)
     assert not (hostile / "PWNED").exists()
     assert f'defaultProjectTrust is "never" in {agent_dir / "settings.json"}' in never.stderr
 
@@ -145,12 +156,12 @@ def test_project_skills_prompts_and_system_md_need_trust(tmp_path: Path, agent_d
     system = json.dumps(requests[0].body)
     assert "USER-SYSTEM-TEXT" in system and "PROJECT-" not in system and "Ship it" not in system
     assert "project resources not loaded (skills, SYSTEM.md, APPEND_SYSTEM.md)" in untrusted.stderr
-    _trusted, requests = run(project, "-a")
+    _trusted, requests = run(project, "-a", script=False)
     system = json.dumps(requests[0].body)
     assert "PROJECT-SYSTEM-TEXT" in system and "PROJECT-APPENDED-TEXT" in system
     assert "USER-SYSTEM-TEXT" not in system and "Ship it to production" in system
     # --system-prompt wins over any SYSTEM.md, as in pi
-    _chosen, requests = run(project, "-a", "--system-prompt", "FROM-THE-FLAG")
+    _chosen, requests = run(project, "-a", "--system-prompt", "FROM-THE-FLAG", script=False)
     system = json.dumps(requests[0].body)
     assert "FROM-THE-FLAG" in system and "PROJECT-SYSTEM-TEXT" not in system
 
