@@ -302,14 +302,19 @@ class ShadowStore:
         (taken out of the index too, so the snapshot does not keep an old copy of them)."""
         take: list[str] = []
         skipped: list[str] = []
+        gone: list[str] = []
         limit = self.limits.max_file_bytes
+        linked: dict[str, bool] = {}  # folder -> it (or a folder above it) is a link now
         for path in paths:
             if path.endswith("/"):
+                continue
+            if _behind_a_link(self.project, path, linked):
+                gone.append(path)  # its folder became a link: the file is not ours to read
                 continue
             try:
                 info = os.lstat(self.project / path)
             except (FileNotFoundError, NotADirectoryError):  # gone, or a file where its folder was
-                take.append(path)
+                gone.append(path)
                 continue
             except OSError:
                 continue
@@ -317,9 +322,10 @@ class ShadowStore:
                 skipped.append(path)
                 continue
             take.append(path)
-        if skipped:  # one git for all of them (a folder of big files is listed every time)
-            with contextlib.suppress(CheckpointError):
-                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul_joined(skipped))
+        # --force-remove: git refuses --remove for a path behind a link; one git for all of them
+        # (a folder of big files is listed every time)
+        if gone or skipped:
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul_joined(gone + skipped))
         return take, skipped
 
     def _tip(self, ref: str) -> tuple[str, str] | None:
@@ -425,8 +431,12 @@ class ShadowStore:
                 report.written.extend(write)
             # Only these are hashed again (the rest keep their cached stat data); the deleted
             # first: one that is a folder now must leave the index before its files come in.
-            touched = report.deleted + report.written
-            if touched:
+            # (--force-remove: a deleted file's folder may be a link now, which --remove refuses)
+            if report.deleted:
+                self._git(
+                    "update-index", "-z", "--force-remove", "--stdin", stdin=_nul_joined(report.deleted)
+                )
+            if report.written:
                 self._git(
                     "update-index",
                     "-z",
@@ -434,7 +444,7 @@ class ShadowStore:
                     "--remove",
                     "--replace",
                     "--stdin",
-                    stdin=_nul_joined(touched),
+                    stdin=_nul_joined(report.written),
                 )
             self._last = None
             return report
@@ -493,6 +503,24 @@ def _prune_empty_parents(folder: Path, project: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def _behind_a_link(project: Path, path: str, linked: dict[str, bool]) -> bool:
+    """Whether a folder on the way to ``path`` is a symbolic link (or no folder at all)."""
+    parts = path.split("/")[:-1]
+    folder = ""
+    for part in parts:
+        folder = f"{folder}/{part}" if folder else part
+        known = linked.get(folder)
+        if known is None:
+            try:
+                known = _is_link(os.lstat(project / folder).st_mode)
+            except OSError:
+                known = False
+            linked[folder] = known
+        if known:
+            return True
+    return False
 
 
 def _is_link(mode: int) -> bool:

@@ -329,6 +329,32 @@ def test_a_folder_where_the_target_has_a_file_and_back(project: Path, store: Sha
     assert (project / "other").read_bytes() == b"now a file\n"
 
 
+def test_a_folder_that_becomes_a_link_and_back(project: Path, store: ShadowStore, tmp_path: Path) -> None:
+    """git refuses to remove index entries behind a link with --remove: a folder replaced by a
+    link (and back) must not break the store, and a restore never writes through the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_bytes(b"outside\n")
+    write(project, "sub/f.txt", b"inside\n")
+    as_folder = store.snapshot(SESSION)
+    shutil.rmtree(project / "sub")
+    os.symlink(outside, project / "sub")
+    as_link = store.snapshot(SESSION)
+    assert stored_paths(store.path, as_link.commit) == {"sub"}
+    (project / "sub").unlink()
+    write(project, "sub/g.txt", b"g\n")
+    as_folder_again = store.snapshot(SESSION)
+    store.restore(as_link.commit, as_folder_again.commit)
+    assert os.readlink(project / "sub") == str(outside)
+    now = store.snapshot(SESSION)
+    store.restore(as_folder.commit, now.commit)
+    assert not (project / "sub").is_symlink() and (project / "sub/f.txt").read_bytes() == b"inside\n"
+    assert not (project / "sub/g.txt").exists()
+    assert (outside / "f.txt").read_bytes() == b"outside\n" and sorted(outside.iterdir()) == [
+        outside / "f.txt"
+    ]
+
+
 def test_a_non_empty_unrecorded_folder_is_kept(project: Path, store: ShadowStore) -> None:
     write(project, ".gitignore", b"*.tmp\n")
     write(project, "thing", b"a file\n")
