@@ -73,11 +73,16 @@ class FileRestoreMixin:
 
         await asyncio.to_thread(check)
 
-    async def restore_files_at(self, entry_id: str | None, *, force: bool = False) -> FilesRestored:
-        """Make the project's files those of ``entry_id`` (None: before the first entry)."""
+    async def restore_files_at(
+        self, entry_id: str | None, *, force: bool = False, keep_edited: bool = False
+    ) -> FilesRestored:
+        """Make the project's files those of ``entry_id`` (None: before the first entry).
+        ``keep_edited`` leaves the files in conflict as they are instead of raising."""
         history = self._file_history()
         await self.files.settle()
-        return await asyncio.to_thread(history.restore, self.manager, entry_id, force=force)
+        return await asyncio.to_thread(
+            history.restore, self.manager, entry_id, force=force, keep_edited=keep_edited
+        )
 
     async def undo_file_restore(self) -> FilesRestored:
         """Bring back the files the last restore of this session replaced."""

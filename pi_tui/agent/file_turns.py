@@ -98,7 +98,8 @@ class TurnFiles:
             self._before = None
             return
         try:
-            data = await asyncio.to_thread(history.turn_entry, turn, before, after)
+            session = self._manager().session_id
+            data = await asyncio.to_thread(history.turn_entry, session, turn, before, after)
         except CheckpointError as error:
             self._tell(str(error))
             return

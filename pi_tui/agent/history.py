@@ -66,7 +66,9 @@ class HistoryMixin:
 
         def _restore_ttsr(self) -> None: ...
 
-        async def restore_files_at(self, entry_id: str | None, *, force: bool = False) -> FilesRestored: ...
+        async def restore_files_at(
+            self, entry_id: str | None, *, force: bool = False, keep_edited: bool = False
+        ) -> FilesRestored: ...
 
         async def check_file_restore(self, entry_id: str | None) -> None: ...
 
@@ -191,6 +193,7 @@ class HistoryMixin:
         custom_focus: str | None = None,
         files: FileMode = "keep",
         force: bool = False,
+        keep_edited: bool = False,
     ) -> NavigationResult:
         """Move to ``target_id`` (the /tree selection), optionally summarising what is left.
 
@@ -203,7 +206,8 @@ class HistoryMixin:
         ``files``: ``keep`` leaves the project's files alone; ``restore`` brings back the files
         of the new position too, ``only`` those files without moving the conversation. Files
         changed outside pi-tui that would be overwritten raise ``FileRestoreConflict`` before
-        anything moves, unless ``force``; the files replaced stay available to
+        anything moves, unless ``force`` (or ``keep_edited``: those files are left as they are);
+        the files replaced stay available to
         :meth:`undo_file_restore`.
         """
         from pi_tui.compaction.branch_summary import collect_entries_for_branch_summary, summarize_branch
@@ -225,11 +229,11 @@ class HistoryMixin:
                 else "".join(block.text for block in content if isinstance(block, TextContent))
             )
         if files == "only" or (files == "restore" and target_id == old_leaf):
-            alone = await self.restore_files_at(new_leaf, force=force)
+            alone = await self.restore_files_at(new_leaf, force=force, keep_edited=keep_edited)
             return NavigationResult(already_there=target_id == old_leaf, files=alone)
         if target_id == old_leaf:
             return NavigationResult(already_there=True)
-        if files == "restore" and not force:
+        if files == "restore" and not (force or keep_edited):
             await self.check_file_restore(new_leaf)  # before anything moves or is summarised
         summary_id = None
         given: Any = None
@@ -266,7 +270,11 @@ class HistoryMixin:
             else:
                 self.manager.branch(new_leaf)
         self._restore_ttsr()  # another branch has its own injected rules
-        restored = await self.restore_files_at(new_leaf, force=True) if files == "restore" else None
+        restored = (
+            await self.restore_files_at(new_leaf, force=not keep_edited, keep_edited=keep_edited)
+            if files == "restore"
+            else None
+        )
         self.hooks.notify(
             "session_tree",
             new_leaf_id=self.manager.get_leaf_id(),

@@ -31,13 +31,14 @@ from pi_tui.checkpoints.timeline import (
 
 
 class FileRestoreConflict(CheckpointError):
-    """Files changed outside pi-tui since its last checkpoint that a restore would overwrite."""
+    """Files changed since this session last saw them (by hand, by another session) that a
+    restore would replace or delete."""
 
     def __init__(self, paths: list[str]) -> None:
         shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
         super().__init__(
-            f"{len(paths)} file(s) changed outside pi-tui since the last checkpoint would be "
-            f"overwritten: {shown}"
+            f"{len(paths)} file(s) changed since this session last saw them (by hand or by another "
+            f"session) would be replaced or deleted: {shown}"
         )
         self.paths = paths
 
@@ -92,23 +93,23 @@ class FileHistory:
         """The ``after`` of the last checkpoint entry written (a turn that changed nothing and
         started from it needs no entry)."""
 
-    # --- what pi-tui last saw on disk ---------------------------------------------------------
+    # --- what this session last saw on disk ---------------------------------------------------
 
-    @property
-    def last_seen(self) -> str | None:
-        """The files as pi-tui last recorded (after a turn) or wrote (a restore) them, in any
-        session of this project: the disk is the project's, not a session's. Kept in the store
-        (``seen``), so a resumed session knows it too; None before the first."""
-        try:
-            text = (self.store.path / "seen").read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+    def known(self, session: str) -> str | None:
+        """The files as this session last recorded (after a turn) or wrote (a restore) them.
+        A file that differs from it now was changed by hand or by another session (pi, a
+        second pi-tui) and is not this session's to overwrite without asking. Kept in the store
+        (``known/<session>``), so a resumed session knows it too; None before the first."""
+        return _read_commit(self._known_file(session))
 
-    @last_seen.setter
-    def last_seen(self, commit: str | None) -> None:
-        with contextlib.suppress(OSError):
-            (self.store.path / "seen").write_text(f"{commit or ''}\n", encoding="ascii")
+    def set_known(self, session: str, commit: str | None) -> None:
+        _write_commit(self._known_file(session), commit)
+
+    def _known_file(self, session: str) -> Path:
+        return self.store.path / "known" / _file_name(session)
+
+    def _undo_known_file(self, session: str) -> Path:
+        return self.store.path / "known" / (_file_name(session) + ".undo")
 
     # --- recording ---------------------------------------------------------------------------
 
@@ -126,11 +127,13 @@ class FileHistory:
 
         threading.Thread(target=take, name="pi-tui-checkpoint-warm-up", daemon=True).start()
 
-    def turn_entry(self, turn: str | None, before: Snapshot, after: Snapshot) -> dict[str, Any] | None:
+    def turn_entry(
+        self, session: str, turn: str | None, before: Snapshot, after: Snapshot
+    ) -> dict[str, Any] | None:
         """The data of the checkpoint entry for a turn, or None when there is nothing to say
         (the tools changed nothing and the files are as last recorded)."""
         changes = self.store.changes(before.commit, after.commit)
-        self.last_seen = after.commit
+        self.set_known(session, after.commit)
         previous = self._previous
         self._previous = after.commit
         if not changes and previous in (None, before.commit):  # nothing a later turn lacks
@@ -167,12 +170,20 @@ class FileHistory:
 
     # --- restoring ---------------------------------------------------------------------------
 
-    def restore(self, manager: Any, entry_id: str | None, *, force: bool = False) -> FilesRestored:
+    def restore(
+        self, manager: Any, entry_id: str | None, *, force: bool = False, keep_edited: bool = False
+    ) -> FilesRestored:
         """Bring the files of ``entry_id`` back (the point the conversation moves to)."""
         target = self.state_for(manager, entry_id)
-        return self.restore_commit(manager, target, force=force)
+        return self.restore_commit(manager, target, force=force, keep_edited=keep_edited)
 
-    def restore_commit(self, manager: Any, target: str | None, *, force: bool) -> FilesRestored:
+    def restore_commit(
+        self, manager: Any, target: str | None, *, force: bool, keep_edited: bool = False
+    ) -> FilesRestored:
+        """Restore ``target``. Files changed since this session last saw them that the restore
+        would replace or delete raise :class:`FileRestoreConflict`, unless ``force`` (they are
+        replaced; the undo point keeps them) or ``keep_edited`` (they are left as they are,
+        listed as kept)."""
         with self._lock:
             if target is None:
                 return FilesRestored(None)
@@ -182,50 +193,68 @@ class FileHistory:
                     "recorded elsewhere): files left as they are"
                 )
             session = manager.session_id
+            known = self._known_or_latest(manager)
             now = self.store.snapshot(session)
-            if not force:
-                self.check_conflicts(manager, now.commit, target)
+            edited = self.conflicts(known, now.commit, target)
+            if edited and not (force or keep_edited):
+                raise FileRestoreConflict(edited)
             # The undo point first: a restore that fails half-way (a file it may not write)
             # still leaves the way back.
-            previous = self.store.undo_point(session)
-            self.store.set_undo(session, now.commit)
+            previous = (self.store.undo_point(session), _read_commit(self._undo_known_file(session)))
+            self._set_undo(session, now.commit, known)
             try:
-                report = self.store.restore(target, now.commit)
+                report = self.store.restore(target, now.commit, skip=edited if keep_edited else ())
             except BaseException:
-                self.last_seen = None  # the disk is somewhere between the two states
+                self.set_known(session, None)  # the disk is somewhere between the two states
                 raise
             undo = bool(report.changed)
             if not undo:  # nothing changed: the earlier restore stays the one to undo
-                self.store.set_undo(session, previous)
-            self.last_seen = target
+                self._set_undo(session, *previous)
+            self.set_known(session, target)
             return FilesRestored(target, report.written, report.deleted, report.kept, undo)
 
-    def check_conflicts(self, manager: Any, now: str, target: str) -> None:
-        """Raise :class:`FileRestoreConflict` for hand edits the restore would overwrite."""
-        known = self.last_seen
-        if known is None:
+    def _known_or_latest(self, manager: Any) -> str | None:
+        known = self.known(manager.session_id)
+        if known is None:  # a session recorded before this was kept: its last turn
             last = latest(checkpoints(manager.iter_raw_entries()))
             known = last.after if last is not None else None
+        return known
+
+    def conflicts(self, known: str | None, now: str, target: str) -> list[str]:
+        """Files changed since ``known`` (by hand, by another session) that restoring ``target``
+        over ``now`` would replace or delete."""
         if known is None or known == now or not self.store.has(known):
-            return
+            return []
         edited = _paths(self.store.changes(known, now, renames=False))
-        overwritten = _paths(self.store.changes(now, target, renames=False))
-        hit = sorted(edited & overwritten)
-        if hit:
-            raise FileRestoreConflict(hit)
+        replaced = _paths(self.store.changes(now, target, renames=False))
+        return sorted(edited & replaced)
+
+    def check_conflicts(self, manager: Any, now: str, target: str) -> None:
+        """Raise :class:`FileRestoreConflict` for files a restore would replace under the user."""
+        edited = self.conflicts(self._known_or_latest(manager), now, target)
+        if edited:
+            raise FileRestoreConflict(edited)
+
+    def _set_undo(self, session: str, point: str | None, known: str | None) -> None:
+        self.store.set_undo(session, point)
+        _write_commit(self._undo_known_file(session), known if point is not None else None)
 
     def undo(self, manager: Any) -> FilesRestored:
         """Bring back the files the last restore replaced; the files it replaces become the
-        next undo point (undo twice is redo)."""
+        next undo point (undo twice is redo). What the session knew before that restore is
+        what it knows again: hand edits the undo brings back still count as hand edits."""
         with self._lock:
             session = manager.session_id
             point = self.store.undo_point(session)
             if point is None:
                 raise CheckpointError("no file restore to undo in this session")
+            known_then = _read_commit(self._undo_known_file(session))
+            known_now = self.known(session)
             now = self.store.snapshot(session)
             report = self.store.restore(point, now.commit)
-            self.store.set_undo(session, now.commit if report.changed else point)
-            self.last_seen = point
+            if report.changed:
+                self._set_undo(session, now.commit, known_now)
+            self.set_known(session, known_then)
             return FilesRestored(point, report.written, report.deleted, report.kept, True)
 
     def can_undo(self, manager: Any) -> bool:
@@ -234,6 +263,27 @@ class FileHistory:
 
 def _paths(changes: list[FileChange]) -> set[str]:
     return {change.path for change in changes}
+
+
+def _file_name(session: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session) or "none"
+
+
+def _read_commit(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+
+
+def _write_commit(path: Path, commit: str | None) -> None:
+    with contextlib.suppress(OSError):
+        if commit is None:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(commit + "\n", encoding="ascii")
 
 
 def file_history_for(cwd: str | Path, settings: Any, *, enabled: bool = True) -> FileHistory | None:

@@ -379,7 +379,7 @@ class ShadowStore:
 
     # --- restoring ---------------------------------------------------------------------------
 
-    def restore(self, target: str, current: str) -> RestoreReport:
+    def restore(self, target: str, current: str, skip: Iterable[str] = ()) -> RestoreReport:
         """Make the work tree hold ``target``'s files where it now holds ``current``'s (the
         snapshot just taken): changed files are written, files ``target`` lacks are deleted.
         Files outside ``current`` (ignored, too large) are never touched."""
@@ -389,6 +389,9 @@ class ShadowStore:
             if target == current:
                 return report
             changes = self.changes(current, target, renames=False)
+            left = set(skip)  # the caller's: left as they are, listed as kept
+            report.kept.extend(sorted(c.path for c in changes if c.path in left))
+            changes = [c for c in changes if c.path not in left]
             write = [c.path for c in changes if c.status != "D"]
             delete = [c.path for c in changes if c.status == "D"]
             # Without renames, "A" is a path ``current`` lacks: on disk it is the user's
