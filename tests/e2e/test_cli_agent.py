@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PI_SESSIONS
+from tests.support.in_process import run_main
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import requires
 from tests.support.waiting import poll_until
@@ -340,7 +341,10 @@ def test_pi_session_continues_with_pis_request(agent_dir: Path, project: Path, c
                 model["input"] = ["text", "image"]
             models = server.models_json(provider="fake", models=[model])
         (agent_dir / "models.json").write_text(json.dumps(models))
-        result = pi_tui("--session", str(session), "-c", "-p", "next", cwd=project)
+        args = ("--session", str(session), "-c", "-p", "next")
+        # the first case through the installed script, the others through its entry point in this
+        # process (tests/support/in_process.py): the same request, without a start-up each
+        result = pi_tui(*args, cwd=project) if case == CASES[0] else run_main(args, cwd=project)
         assert result.returncode == 0, result.stderr
         ours = server.requests[-1].body
     if anthropic:  # the system prompt is its own field there
