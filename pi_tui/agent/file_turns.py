@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.checkpoints.store import CheckpointError, Snapshot
 from pi_tui.checkpoints.timeline import CHECKPOINT_TYPE
+from pi_tui.messages import ToolCall
 
 if TYPE_CHECKING:
     from pi_tui.checkpoints.history import FileHistory
@@ -37,20 +40,23 @@ class TurnFiles:
         self._before: asyncio.Future[Snapshot | None] | None = None
         self._pending: tuple[str | None, Snapshot, asyncio.Future[Snapshot | None]] | None = None
         self._failed: str | None = None  # set in the worker thread, said on the loop
+        self._named: list[str] = []  # the paths this turn's write/edit calls name
 
     @property
     def on(self) -> bool:
         return self.history is not None
 
-    def _start(self) -> asyncio.Future[Snapshot | None]:
+    def _start(self, extra: Sequence[str] = (), *, rescan: bool = True) -> asyncio.Future[Snapshot | None]:
         history = self.history
         assert history is not None
         session = self._manager().session_id
-        return asyncio.ensure_future(asyncio.to_thread(self._take, history, session))
+        return asyncio.ensure_future(asyncio.to_thread(self._take, history, session, extra, rescan))
 
-    def _take(self, history: FileHistory, session: str) -> Snapshot | None:
+    def _take(
+        self, history: FileHistory, session: str, extra: Sequence[str], rescan: bool
+    ) -> Snapshot | None:
         try:
-            return history.snapshot(session)
+            return history.snapshot(session, extra, rescan=rescan)
         except CheckpointError as error:
             self._failed = str(error)
             return None
@@ -66,14 +72,20 @@ class TurnFiles:
         if self.history is not None and self._before is None:
             self._before = self._start()
 
-    async def before_tools(self) -> Snapshot | None:
-        """The files before this turn's tools run (awaits the snapshot begun at the turn start)."""
+    async def before_tools(self, calls: Sequence[ToolCall] = ()) -> Snapshot | None:
+        """The files before this turn's tools run (awaits the snapshot begun at the turn start).
+        The files ``write`` and ``edit`` name are recorded even when the project ignores them."""
         if self.history is None:
             return None
         if self._before is None:
             self._before = self._start()
         before = await self._before
         self._check_failed()
+        self._named = named_paths(calls, self.history.store.project) if self.history is not None else []
+        if before is not None and self._named and self.history is not None:
+            self._before = self._start(self._named, rescan=False)
+            before = await self._before
+            self._check_failed()
         return before
 
     def after_tools(self, turn: str | None, before: Snapshot | None) -> None:
@@ -81,7 +93,7 @@ class TurnFiles:
         if self.history is None or before is None:
             self._before = None
             return
-        after = self._start()
+        after = self._start(self._named)
         self._pending = (turn, before, after)
         self._before = after
 
@@ -119,6 +131,30 @@ class TurnFiles:
         """Another session took over (new, switch, fork): nothing pending belongs to it."""
         self._before = None
         self._pending = None
+
+
+WRITING_TOOLS = frozenset({"write", "edit"})
+
+
+def named_paths(calls: Sequence[ToolCall], root: Path) -> list[str]:
+    """The project-relative paths the ``write`` and ``edit`` calls name (outside the project,
+    or into a ``.git`` folder: left out)."""
+    found: list[str] = []
+    for call in calls:
+        if call.name not in WRITING_TOOLS or not isinstance(call.arguments, dict):
+            continue
+        given = call.arguments.get("path")
+        if not isinstance(given, str) or not given or "\0" in given:
+            continue
+        full = os.path.normpath(os.path.join(root, os.path.expanduser(given)))
+        try:
+            relative = Path(full).relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if relative in ("", ".") or ".git" in relative.split("/"):
+            continue
+        found.append(relative)
+    return found
 
 
 def notice_event(emit: Callable[..., Any]) -> Callable[[str], None]:

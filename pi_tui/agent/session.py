@@ -471,7 +471,7 @@ class AgentSession(HistoryMixin, FileRestoreMixin, ToolCallsMixin, UserBashMixin
                     break
                 calls = [block for block in assistant.content if isinstance(block, ToolCall)]
                 turn_id = self.manager.get_leaf_id()
-                before = await self.files.before_tools() if calls else None
+                before = await self.files.before_tools(calls) if calls else None
                 await self._run_tools(calls, results, produced)
                 if calls:
                     self.files.after_tools(turn_id, before)

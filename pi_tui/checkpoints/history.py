@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,8 +114,8 @@ class FileHistory:
 
     # --- recording ---------------------------------------------------------------------------
 
-    def snapshot(self, session_id: str) -> Snapshot:
-        return self.store.snapshot(session_id)
+    def snapshot(self, session_id: str, extra: Sequence[str] = (), *, rescan: bool = True) -> Snapshot:
+        return self.store.snapshot(session_id, extra, rescan=rescan)
 
     def warm_up(self, session_id: str) -> None:
         """Take a first snapshot in a background thread while the user types: in a project the

@@ -248,13 +248,24 @@ class ShadowStore:
 
     # --- snapshots ---------------------------------------------------------------------------
 
-    def snapshot(self, session: str) -> Snapshot:
+    def snapshot(self, session: str, extra: Sequence[str] = (), *, rescan: bool = True) -> Snapshot:
         """Record the project's files now; returns the commit (the same one again when nothing
-        changed since this process's last snapshot)."""
+        changed since this process's last snapshot).
+
+        ``extra``: paths (relative to the project) recorded even when ignored: the files the
+        agent's ``write`` and ``edit`` name, which a restore must bring back whatever the
+        project's ``.gitignore`` says. Once recorded, git follows them like any other. Without
+        ``rescan`` only they are looked at (the rest was recorded a moment ago)."""
         with self._lock:
             self.open()
-            listed = self._git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
-            paths = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
+            listed = (
+                self._git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
+                if rescan
+                else b""
+            )
+            found = {p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p}
+            found.update(path for path in extra if os.path.lexists(self.project / path))
+            paths = sorted(found)
             if not paths and self._last is not None:  # the index is as the last snapshot left it
                 return Snapshot(self._last[1])
             if len(paths) > self.limits.max_files:

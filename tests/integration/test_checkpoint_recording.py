@@ -49,13 +49,21 @@ def test_write_edit_and_bash_are_recorded_per_turn(agent_dir: Path, tmp_path: Pa
     (project / "keep.txt").write_text("kept\n")
     (project / "old.txt").write_text("to be renamed\n")
     (project / "gone.txt").write_text("to be deleted\n")
-    (project / ".gitignore").write_text("build/\n")
+    (project / ".gitignore").write_text("build/\n.env\n*.local\n")
+    (project / ".env").write_text("DB=prod\n")
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     user_git = sorted(p.name for p in (project / ".git").iterdir())
     with ModelServer() as server:
         configure(agent_dir, server)
         server.queue(
-            Scripted(tool_calls=[ToolCallSpec("write", {"path": "app.py", "content": "print('one')\n"})]),
+            Scripted(
+                tool_calls=[
+                    ToolCallSpec("write", {"path": "app.py", "content": "print('one')\n"}),
+                    # ignored files the agent's write and edit name are recorded all the same
+                    ToolCallSpec("edit", {"path": ".env", "edits": [{"oldText": "prod", "newText": "oops"}]}),
+                    ToolCallSpec("write", {"path": "notes.local", "content": "mine\n"}),
+                ]
+            ),
             Scripted(
                 tool_calls=[
                     ToolCallSpec("edit", {"path": "app.py", "edits": [{"oldText": "one", "newText": "two"}]}),
@@ -79,7 +87,11 @@ def test_write_edit_and_bash_are_recorded_per_turn(agent_dir: Path, tmp_path: Pa
         assert by_id[entry["parentId"]]["message"]["role"] == "toolResult"
         assert by_id[entry["data"]["turn"]]["message"]["role"] == "assistant"
     first, second = (entry["data"] for entry in found)
-    assert first["changes"] == [{"status": "A", "path": "app.py"}]
+    assert sorted((c["status"], c["path"]) for c in first["changes"]) == [
+        ("A", "app.py"),
+        ("A", "notes.local"),
+        ("M", ".env"),
+    ]
     assert sorted((c["status"], c["path"], c.get("from")) for c in second["changes"]) == [
         ("D", "gone.txt", None),
         ("M", "app.py", None),
@@ -91,6 +103,9 @@ def test_write_edit_and_bash_are_recorded_per_turn(agent_dir: Path, tmp_path: Pa
     store = stores[0]
     assert git_show(store, first["before"], "app.py") is None
     assert git_show(store, first["after"], "app.py") == b"print('one')\n"
+    assert git_show(store, first["before"], ".env") == b"DB=prod\n"
+    assert git_show(store, first["after"], ".env") == b"DB=oops\n"
+    assert git_show(store, first["after"], "notes.local") == b"mine\n"
     assert git_show(store, second["after"], "app.py") == b"print('two')\n"
     assert git_show(store, second["before"], "gone.txt") == b"to be deleted\n"
     assert git_show(store, second["after"], "gone.txt") is None
