@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import threading
 import uuid
@@ -160,6 +161,7 @@ class ShadowStore:
                 raise CheckpointError(f"file checkpoints: {self.project} is not a folder")
             if not (self.path / "HEAD").is_file():
                 self._create()
+            _private(self.path)
             self._write_info()
             _remove_stale_indexes(self.path)
             shared = self.path / "index"
@@ -433,6 +435,7 @@ class ShadowStore:
                     report.kept.append(path)  # on disk but not recorded: the user's, left alone
             write = [path for path in write if path not in report.kept]
             if write:
+                modes = _modes(self.project, write)  # git knows only 644 and 755
                 scratch = self.path / f"index.restore.{os.getpid()}.{uuid.uuid4().hex[:8]}"
                 try:
                     self._git("read-tree", target, index=scratch)
@@ -442,6 +445,7 @@ class ShadowStore:
                 finally:
                     with contextlib.suppress(OSError):
                         scratch.unlink()
+                _keep_modes(self.project, modes)
                 report.written.extend(write)
             # Only these are hashed again (the rest keep their cached stat data); the deleted
             # first: one that is a folder now must leave the index before its files come in.
@@ -519,6 +523,40 @@ def _prune_empty_parents(folder: Path, project: Path) -> None:
         folder = folder.parent
 
 
+def _private(store: Path) -> None:
+    """The store and the checkpoints folder holding it: the owner's alone (0700). They hold
+    copies of the project's files, ``.env`` files the agent edited among them, and git writes
+    its objects readable by all."""
+    for folder in (store.parent, store):
+        with contextlib.suppress(OSError):
+            if stat.S_IMODE(folder.stat().st_mode) != 0o700:
+                folder.chmod(0o700)
+
+
+def _modes(project: Path, paths: Sequence[str]) -> dict[str, int]:
+    """The permission bits of the regular files a restore is about to rewrite."""
+    found: dict[str, int] = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            info = os.lstat(project / path)
+            if stat.S_ISREG(info.st_mode):
+                found[path] = stat.S_IMODE(info.st_mode)
+    return found
+
+
+def _keep_modes(project: Path, modes: dict[str, int]) -> None:
+    """Give rewritten files their own read/write bits back (a 0600 file stays 0600); the
+    executable bits are the recorded ones, as git wrote them."""
+    for path, mode in modes.items():
+        with contextlib.suppress(OSError):
+            info = os.lstat(project / path)
+            if stat.S_ISREG(info.st_mode):
+                readable = (mode & 0o444) >> 2  # executable only where it may be read
+                wanted = (mode & ~0o111) | (stat.S_IMODE(info.st_mode) & 0o111 & readable)
+                if wanted != stat.S_IMODE(info.st_mode):
+                    os.chmod(project / path, wanted)
+
+
 def _behind_a_link(project: Path, path: str, linked: dict[str, bool]) -> bool:
     """Whether a folder on the way to ``path`` is a symbolic link (or no folder at all)."""
     parts = path.split("/")[:-1]
@@ -538,8 +576,6 @@ def _behind_a_link(project: Path, path: str, linked: dict[str, bool]) -> bool:
 
 
 def _is_link(mode: int) -> bool:
-    import stat
-
     return stat.S_ISLNK(mode)
 
 

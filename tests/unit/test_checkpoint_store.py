@@ -355,6 +355,25 @@ def test_a_folder_that_becomes_a_link_and_back(project: Path, store: ShadowStore
     ]
 
 
+def test_private_files_stay_private(project: Path, store: ShadowStore, store_dir: Path) -> None:
+    """The store is its owner's alone (it holds copies of files such as .env), and a restored
+    file keeps its own read/write bits (git records only 644 and 755)."""
+    write(project, "creds", b"first\n")
+    os.chmod(project / "creds", 0o600)
+    write(project, "run.sh", b"echo one\n")
+    os.chmod(project / "run.sh", 0o750)
+    first = store.snapshot(SESSION)
+    write(project, "creds", b"second\n")
+    write(project, "run.sh", b"echo two\n")
+    second = store.snapshot(SESSION)
+    store.restore(first.commit, second.commit)
+    assert (project / "creds").read_bytes() == b"first\n"
+    assert stat.S_IMODE((project / "creds").stat().st_mode) == 0o600
+    assert stat.S_IMODE((project / "run.sh").stat().st_mode) == 0o750
+    for folder in (store_dir, store_dir.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
 def test_a_non_empty_unrecorded_folder_is_kept(project: Path, store: ShadowStore) -> None:
     write(project, ".gitignore", b"*.tmp\n")
     write(project, "thing", b"a file\n")
