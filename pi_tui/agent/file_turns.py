@@ -79,6 +79,13 @@ class TurnFiles:
             return None
         if self._before is None:
             self._before = self._start()
+        if not self._before.done():
+            await asyncio.wait({self._before}, timeout=SLOW_SNAPSHOT_SECONDS)
+            if not self._before.done():  # a project the store has not seen: every file is hashed
+                self._tell(
+                    "Recording the project's files for the first time (file checkpoints); the tools "
+                    "start when it is done (--no-checkpoints skips it)"
+                )
         before = await self._before
         self._check_failed()
         self._named = named_paths(calls, self.history.store.project) if self.history is not None else []
@@ -134,6 +141,8 @@ class TurnFiles:
 
 
 WRITING_TOOLS = frozenset({"write", "edit"})
+SLOW_SNAPSHOT_SECONDS = 1.0
+"""A before-snapshot still running after this long is said (the first one in a big project)."""
 
 
 def named_paths(calls: Sequence[ToolCall], root: Path) -> list[str]:
