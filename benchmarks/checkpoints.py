@@ -228,7 +228,7 @@ def main() -> None:
             cpu = children_cpu()
             second_began = time.perf_counter()
             after = store.snapshot(session)
-            history.turn_entry("turn", before, after)
+            history.turn_entry(session, "turn", before, after)
             walls.append(taken + time.perf_counter() - second_began)
             cpus.append(used + children_cpu() - cpu)
         row("turn, 1-5 files changed: snapshots + comparison", ms(statistics.median(walls)), cpu_note(cpus))
