@@ -119,14 +119,30 @@ class Actions:
         self.agent.emit_session_changed("shutdown")
 
     async def navigate_tree(
-        self, target_id: str, *, summarize: bool = False, files: str = "keep", force: bool = False
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        files: str = "keep",
+        force: bool = False,
+        keep_edited: bool = False,
     ) -> Any:
         from pi_tui.agent.file_restore import FILE_MODES
 
         mode = next((known for known in FILE_MODES if known == files), None)
         if mode is None:
             raise ExtensionError(f"files must be one of {', '.join(FILE_MODES)}, not {files!r}")
-        result = await self.agent.navigate_tree(target_id, summarize=summarize, files=mode, force=force)
+        # refused rather than ignored: an extension believing it forced a restore that never ran
+        for name, given in (("force", force), ("keep_edited", keep_edited)):
+            if given and mode == "keep":
+                raise ExtensionError(f'{name} needs files="restore" or files="only"')
+        if force and keep_edited:
+            raise ExtensionError(
+                "force and keep_edited cannot go together (replace or keep the changed files)"
+            )
+        result = await self.agent.navigate_tree(
+            target_id, summarize=summarize, files=mode, force=force, keep_edited=keep_edited
+        )
         if mode != "only":
             self.agent.emit_session_changed("tree")
         return result

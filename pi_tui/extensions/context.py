@@ -104,16 +104,27 @@ class CommandContext(ExtensionContext):
         await self._runner.wait_for_idle()
 
     async def navigate_tree(
-        self, target_id: str, *, summarize: bool = False, files: str = "keep", force: bool = False
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        files: str = "keep",
+        force: bool = False,
+        keep_edited: bool = False,
     ) -> Any:
         """Move to ``target_id`` as ``/tree`` does (optionally summarising what is left).
 
         ``files``: ``"keep"`` leaves the project's files alone, ``"restore"`` brings back the
         files of that point too, ``"only"`` those files without moving. The result's ``files``
-        says what was written, deleted and kept. Files edited by hand that the restore would
-        overwrite raise ``FileRestoreConflict`` (``.paths``) before anything moves, unless
-        ``force``; checkpoints that are off raise ``CheckpointError``."""
-        return await self._runner.navigate_tree(target_id, summarize=summarize, files=files, force=force)
+        says what was written, deleted and kept. Files changed since the session last saw them
+        (by hand, by another session) that the restore would replace or delete raise
+        ``FileRestoreConflict`` (``.paths``) before anything moves, unless ``force`` (replace
+        them; the undo keeps them) or ``keep_edited`` (leave them as they are, restore the rest;
+        they are in ``files.kept``). Either with ``files="keep"``, or both at once, raise
+        ``ExtensionError``; checkpoints that are off raise ``CheckpointError``."""
+        return await self._runner.navigate_tree(
+            target_id, summarize=summarize, files=files, force=force, keep_edited=keep_edited
+        )
 
     async def undo_file_restore(self) -> Any:
         """Bring back the files the last restore replaced (again: redo); returns what it did."""

@@ -49,11 +49,40 @@ def _flag(command: dict[str, Any], name: str) -> bool:
     return value
 
 
+def _entry_id(command: dict[str, Any], name: str, missing: str) -> str:
+    """The entry id in ``name`` (``missing``: the line when there is none): a client sending a
+    number (an index, a row) is told the field is wrong, not that it is missing."""
+    value = command.get(name)
+    if value is None or value == "":
+        raise CommandError(missing)
+    if not isinstance(value, str):
+        raise CommandError(f'"{name}" must be a string')
+    return value
+
+
+def _conflict_choice(command: dict[str, Any], files: FileMode) -> tuple[bool, bool]:
+    """``force`` and ``keepEdited``: what to do with files changed since the session last saw
+    them. Both only mean something when files are restored, and they contradict each other, so
+    either mistake is refused rather than silently ignored (a client believing it forced a
+    restore that never happened)."""
+    force, keep = _flag(command, "force"), _flag(command, "keepEdited")
+    for name, given in (("force", force), ("keepEdited", keep)):
+        if given and files == "keep":
+            raise CommandError(f'"{name}" needs "restoreFiles" or "filesOnly"')
+    if force and keep:
+        raise CommandError(
+            '"force" and "keepEdited" cannot go together: force replaces the changed files, '
+            "keepEdited keeps them"
+        )
+    return force, keep
+
+
 def _file_error(error: CheckpointError) -> CommandError:
     """The one line a client sees for a restore that did not happen."""
     if isinstance(error, FileRestoreConflict):
         return RestoreConflictError(
-            f'{error}; send "force": true to overwrite them (undo_file_restore brings them back)'
+            f'{error}; send "force": true to replace them (undo_file_restore brings them back) '
+            'or "keepEdited": true to keep them as they are and restore the rest'
         )
     return CommandError(f"Files not restored: {error}")
 
@@ -75,17 +104,16 @@ class TreeCommands:
         """Move the leaf as /tree does: ``targetId``; ``summarize`` (with optional
         ``customInstructions``) summarises the branch being left; ``label`` labels the target
         afterwards. ``restoreFiles`` brings back the project's files of the new position too,
-        ``filesOnly`` those files without moving; ``force`` overwrites files edited by hand.
+        ``filesOnly`` those files without moving; files changed since the session last saw them
+        stop the restore unless ``force`` (replace them) or ``keepEdited`` (keep them, restore
+        the rest; they are listed in ``kept``).
 
         Answers ``cancelled``, ``editorText`` (a selected prompt's text), ``summaryEntryId``,
         ``leafId``, and with files asked for ``files`` (written, deleted, kept, undoAvailable;
         null when an extension cancelled the move)."""
-        target = command.get("targetId")
-        if not isinstance(target, str) or not target:
-            raise CommandError('navigate_tree needs a "targetId"')
+        target = _entry_id(command, "targetId", 'navigate_tree needs a "targetId"')
         summarize = _flag(command, "summarize")
         restore, only = _flag(command, "restoreFiles"), _flag(command, "filesOnly")
-        force = _flag(command, "force")
         focus = command.get("customInstructions")
         if focus is not None and not isinstance(focus, str):
             raise CommandError('"customInstructions" must be a string')
@@ -93,12 +121,18 @@ class TreeCommands:
         if label is not None and not isinstance(label, str):
             raise CommandError('"label" must be a string')
         files: FileMode = "only" if only else "restore" if restore else "keep"
+        force, keep_edited = _conflict_choice(command, files)
         agent = self.server.agent
         if agent.manager.get_entry(target) is None:
             raise CommandError(f"Entry {target} not found")
         self._ensure_idle("move in the tree")
         moving = agent.navigate_tree(
-            target, summarize=summarize, custom_focus=focus or None, files=files, force=force
+            target,
+            summarize=summarize,
+            custom_focus=focus or None,
+            files=files,
+            force=force,
+            keep_edited=keep_edited,
         )
         self.server.navigate_task = task = asyncio.ensure_future(moving)
         try:
@@ -141,9 +175,7 @@ class TreeCommands:
     async def get_file_changes(self, command: dict[str, Any]) -> Any:
         """What the turn of ``entryId`` (its assistant message or its checkpoint entry) did to
         the files: ``changes`` and the unified ``diff``; null when that turn changed no file."""
-        entry_id = command.get("entryId")
-        if not isinstance(entry_id, str) or not entry_id:
-            raise CommandError('get_file_changes needs an "entryId"')
+        entry_id = _entry_id(command, "entryId", 'get_file_changes needs an "entryId"')
         agent = self.server.agent
         if agent.manager.get_entry(entry_id) is None:
             raise CommandError(f"Entry {entry_id} not found")

@@ -6,10 +6,13 @@ Two turns write, edit, delete and rename files (``write``, ``edit`` and ``bash``
 folder is compared), a jump forward the second's, and a jump to another branch's leaf that
 branch's; a file edited by hand stops the restore with its name, ``force`` overrides and
 ``undo_file_restore`` brings the hand edit back byte for byte; a plain move changes no file
-(contents and mtimes); ``filesOnly`` restores files without moving the leaf. Also:
-``get_file_changes``, a session without checkpoints (one-line errors), ``files_notice`` events,
-an extension's ``ctx.navigate_tree(files="restore")`` / ``ctx.undo_file_restore()``, and
-``pi-tui serve``, which inherits the commands (a conflict is its 409).
+(contents and mtimes); ``filesOnly`` restores files without moving the leaf, and with
+``keepEdited`` restores the rest and leaves the hand edit as it is (``kept``). Also:
+``get_file_changes``, the one-line mistakes (``force`` or ``keepEdited`` without a file restore,
+both at once, ids and flags of the wrong type), a session without checkpoints, ``files_notice``
+events, an extension's ``ctx.navigate_tree(files="restore")`` (``force``, ``keep_edited``) /
+``ctx.undo_file_restore()``, and ``pi-tui serve``, which inherits the commands (a conflict is
+its 409) and whose live page lists each turn's changed files as the export does.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_cli_agent import configure
+from tests.support.browser import chromium
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import requires
 from tests.support.rpc_client import RpcClient
 from tests.support.serve import ServeProcess, configure_agent, wait_idle
+from tests.support.waiting import poll_until
 
 pytestmark = requires("pi-tui")
 
@@ -178,6 +183,7 @@ def test_files_follow_the_tree_over_rpc(server: ModelServer, tmp_path: Path) -> 
         assert refused["success"] is False
         error = refused["error"]
         assert "other.txt" in error and '"force": true' in error and "\n" not in error
+        assert '"keepEdited": true' in error
         assert folder(project, mtimes=True) == edited and rpc.leaf() == branch
         # forced: the second turn's files; undo brings the hand edit back byte for byte
         forced = rpc.ok({"type": "navigate_tree", "targetId": two, "restoreFiles": True, "force": True})
@@ -199,6 +205,13 @@ def test_files_follow_the_tree_over_rpc(server: ModelServer, tmp_path: Path) -> 
         only = rpc.ok({"type": "navigate_tree", "targetId": branch, "filesOnly": True})
         assert folder(project) == BRANCH
         assert only["leafId"] == one and rpc.leaf() == one and only["files"]["written"]
+
+        # keepEdited: the second turn's files, except the one edited by hand, which stays
+        (project / "new.py").write_bytes(b"mine\n")
+        assert '"keepEdited": true' in rpc.goto(two, filesOnly=True)["error"]
+        kept = rpc.ok({"type": "navigate_tree", "targetId": two, "filesOnly": True, "keepEdited": True})
+        assert folder(project) == {**SECOND, "new.py": b"mine\n"} and rpc.leaf() == one
+        assert kept["files"]["kept"] == ["new.py"] and "new.py" not in kept["files"]["written"]
     finally:
         rpc.kill()
 
@@ -235,8 +248,24 @@ def test_get_file_changes_and_errors(server: ModelServer, tmp_path: Path) -> Non
         nothing = rpc.request({"type": "undo_file_restore"})
         assert nothing["success"] is False
         assert nothing["error"] == "Nothing undone: no file restore to undo in this session"
-        wrong = rpc.request({"type": "navigate_tree", "targetId": turn, "restoreFiles": "yes"})
-        assert wrong["error"] == '"restoreFiles" must be true or false'
+        # mistakes: one line naming the field, nothing moved (force alone used to move, ignored)
+        leaf = rpc.leaf()
+        for command, said in (
+            ({"restoreFiles": "yes"}, '"restoreFiles" must be true or false'),
+            ({"keepEdited": 1}, '"keepEdited" must be true or false'),
+            ({"force": True}, '"force" needs "restoreFiles" or "filesOnly"'),
+            ({"keepEdited": True}, '"keepEdited" needs "restoreFiles" or "filesOnly"'),
+            ({"restoreFiles": True, "force": True, "keepEdited": True}, '"force" and "keepEdited" cannot'),
+            ({"targetId": 5}, '"targetId" must be a string'),
+            ({"targetId": None}, 'navigate_tree needs a "targetId"'),
+        ):
+            wrong = rpc.request({"type": "navigate_tree", "targetId": turn, **command})
+            assert wrong["success"] is False and wrong["error"].startswith(said), (command, wrong)
+            assert "\n" not in wrong["error"]
+        assert rpc.leaf() == leaf and folder(project) == SECOND
+        number = rpc.request({"type": "get_file_changes", "entryId": 5})
+        assert number["error"] == '"entryId" must be a string'
+        assert rpc.request({"type": "get_file_changes"})["error"] == 'get_file_changes needs an "entryId"'
     finally:
         rpc.kill()
 
@@ -285,15 +314,21 @@ EXTENSION = """
 import json
 
 from pi_tui.checkpoints.history import FileRestoreConflict
+from pi_tui.extensions import ExtensionError
 
 
 def activate(pi):
     async def goto(args, ctx):
         target, files, *rest = args.split()
         try:
-            result = await ctx.navigate_tree(target, files=files, force=rest == ["force"])
+            result = await ctx.navigate_tree(
+                target, files=files, force="force" in rest, keep_edited="keep" in rest
+            )
         except FileRestoreConflict as error:
             ctx.ui.notify("conflict " + json.dumps(error.paths), "warning")
+            return
+        except ExtensionError as error:
+            ctx.ui.notify("refused: " + str(error), "warning")
             return
         leaf = ctx.session_manager.get_leaf_id()
         ctx.ui.notify(json.dumps({"leaf": leaf, "files": result.files.to_json()}))
@@ -334,6 +369,10 @@ def test_an_extension_moves_with_the_files(server: ModelServer, tmp_path: Path) 
         (project / "c.txt").write_text("by hand\n")
         assert command(f"/goto {two} only") == 'conflict ["c.txt"]'
         assert (project / "c.txt").read_text() == "by hand\n"
+        assert command(f"/goto {two} keep force") == 'refused: force needs files="restore" or files="only"'
+        assert command(f"/goto {two} only force keep").startswith("refused: force and keep_edited")
+        kept = json.loads(command(f"/goto {one} only keep"))  # the rest restored, c.txt left
+        assert folder(project) == {**FIRST, "c.txt": b"by hand\n"} and kept["files"]["kept"] == ["c.txt"]
         only = json.loads(command(f"/goto {one} only force"))
         assert folder(project) == FIRST and only["leaf"] == one
         assert (
@@ -343,19 +382,46 @@ def test_an_extension_moves_with_the_files(server: ModelServer, tmp_path: Path) 
         rpc.kill()
 
 
+SHOWN_FILES = """return [...document.querySelectorAll('#conversation section')].map(section => ({
+    id: section.dataset.entryId,
+    files: [...section.querySelectorAll('.files-changed')].map(node => node.textContent)}))
+  .filter(section => section.files.length)"""
+
+
+def files_line(changes: list[dict[str, str]]) -> str:
+    """A turn's changed files as the pages write them."""
+    parts = [
+        f"{c['status']} {c['from']} -> {c['path']}" if "from" in c else f"{c['status']} {c['path']}"
+        for c in changes
+    ]
+    return "Files changed: " + ", ".join(parts)
+
+
 def test_the_server_inherits_the_file_moves(tmp_path: Path, agent_dir: Path) -> None:
     project = make_project(tmp_path)
-    with ModelServer() as model_server:
+    with ModelServer() as model_server, chromium() as browser:
         configure_agent(agent_dir, model_server)
         model_server.queue(*two_turns())
         with ServeProcess(project) as serve, serve.client() as client:
             sid = client.post("/sessions", json={}).json()["id"]
             url = f"/sessions/{sid}/commands"
+            # the live page, open while the turns run: each turn's changed files appear under it
+            browser.get(f"{serve.url}/?token={serve.token}")
+            current = "return window.piServe && window.piServe.state.current"
+            poll_until(lambda: browser.execute_script(current) == sid, "the page to show the session")
             for text in ("one", "two"):
                 assert client.post(url, json={"type": "prompt", "message": text}).status_code == 200
                 wait_idle(client, sid)
             assert folder(project) == SECOND
             listed = client.post(url, json={"type": "get_entries"}).json()["data"]["entries"]
+            turns = [e["data"] for e in listed if e.get("customType") == "pi-tui.files"]
+            expected = [{"id": data["turn"], "files": [files_line(data["changes"])]} for data in turns]
+            assert len(expected) == 2 and "R a.txt -> b.txt" in expected[1]["files"][0]
+            poll_until(
+                lambda: browser.execute_script(SHOWN_FILES) == expected,
+                "the live page to list the changed files",
+                detail=lambda: browser.execute_script(SHOWN_FILES),
+            )
             replies = {
                 block.get("text"): entry["id"]
                 for entry in listed

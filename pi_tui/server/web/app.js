@@ -152,7 +152,8 @@ async function loadTree() {
   state.tree = body.tree;
   state.summary = body.summary || {};
   state.layout = new P.TreeLayout(body.tree);
-  state.transcript = new P.Transcript(new P.EntryStore(body.entries || ""));
+  // tree.files: each turn's changed files (its checkpoint entry), listed under its tool calls
+  state.transcript = new P.Transcript(new P.EntryStore(body.entries || ""), body.tree.files);
   const title = document.getElementById("session-title");
   title.textContent = body.summary && body.summary.name ? body.summary.name : "pi-tui";
   refreshTree();
