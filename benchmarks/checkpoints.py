@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 from pi_tui.agent.file_turns import TurnFiles  # noqa: E402
 from pi_tui.checkpoints.history import FileHistory  # noqa: E402
 from pi_tui.checkpoints.store import ShadowStore  # noqa: E402
+from pi_tui.messages import ToolCall  # noqa: E402
 from pi_tui.session.manager import SessionManager  # noqa: E402
 
 WORDS = ["def", "class", "return", "import", "self", "value", "items", "index", "result", "error", "path"]
@@ -102,10 +103,12 @@ def text_of(rng: random.Random, size: int) -> bytes:
     return "".join(out).encode()[:size]
 
 
-def change(files: list[Path], rng: random.Random, how_many: int) -> None:
-    for path in rng.sample(files, how_many):
+def change(files: list[Path], rng: random.Random, how_many: int) -> list[Path]:
+    chosen = rng.sample(files, how_many)
+    for path in chosen:
         with path.open("ab") as stream:
             stream.write(f"# changed {rng.random()}\n".encode())
+    return chosen
 
 
 def timed(action: Callable[[], Any]) -> float:
@@ -154,7 +157,12 @@ MODEL_SECONDS = 0.5
 
 
 def turn_through_agent(
-    files: TurnFiles, project_files: list[Path], rng: random.Random, manager: Any, model: float = 0.0
+    files: TurnFiles,
+    project_files: list[Path],
+    rng: random.Random,
+    manager: Any,
+    model: float = 0.0,
+    tool: str = "bash",
 ) -> float:
     """One turn with tools and a model that streams for ``model`` seconds (before the tool call
     and again for the next reply): the time the turn waits for checkpointing (the model's time
@@ -164,9 +172,13 @@ def turn_through_agent(
         began = time.perf_counter()
         files.turn_started()
         await asyncio.sleep(model)  # the reply asking for tools streams
-        before = await files.before_tools()
+        chosen = rng.sample(project_files, rng.randint(1, 5))
+        calls = [ToolCall(id=f"c{i}", name=tool, arguments={"path": str(p)}) for i, p in enumerate(chosen)]
+        before = await files.before_tools(calls)
         edits_began = time.perf_counter()
-        change(project_files, rng, rng.randint(1, 5))  # the tools
+        for path in chosen:  # the tools
+            with path.open("ab") as stream:
+                stream.write(f"# changed {rng.random()}\n".encode())
         edits = time.perf_counter() - edits_began
         files.after_tools(manager.get_leaf_id(), before)
         files.turn_started()  # the next turn
@@ -248,28 +260,20 @@ def main() -> None:
         manager = SessionManager.in_memory(str(project))
         turns = TurnFiles(lambda: manager, lambda message: print("notice:", message))
         turns.history = history
-        walls, cpus = [], []
-        for _ in range(options.runs):
-            cpu = children_cpu()
-            walls.append(turn_through_agent(turns, project_files, rng, manager))
-            cpus.append(children_cpu() - cpu)
-        worst = statistics.median(walls)
-        verdict = "OK" if worst < TURN_TARGET else "OVER"
-        row(
-            "turn through TurnFiles, 0 ms model (worst case)",
-            ms(worst),
-            f"{cpu_note(cpus)}; {verdict} (target 100 ms)",
-        )
-        walls = [
-            turn_through_agent(turns, project_files, rng, manager, MODEL_SECONDS) for _ in range(options.runs)
-        ]
-        typical = statistics.median(walls)
-        verdict = "OK" if typical < TURN_TARGET else "OVER"
-        row(
-            f"turn through TurnFiles, {MODEL_SECONDS * 1000:.0f} ms model streams",
-            ms(typical),
-            f"added wait; {verdict} (target 100 ms)",
-        )
+        for tool, model in (("bash", 0.0), ("edit", 0.0), ("bash", MODEL_SECONDS), ("edit", MODEL_SECONDS)):
+            walls, cpus = [], []
+            for _ in range(options.runs):
+                cpu = children_cpu()
+                walls.append(turn_through_agent(turns, project_files, rng, manager, model, tool))
+                cpus.append(children_cpu() - cpu)
+            waited = statistics.median(walls)
+            verdict = "OK" if waited < TURN_TARGET else "OVER"
+            what = "0 ms model (worst case)" if not model else f"replies streaming {model * 1000:.0f} ms"
+            row(
+                f"turn through TurnFiles, {tool} calls, {what}",
+                ms(waited),
+                f"{cpu_note(cpus)}; {verdict} (target 100 ms)",
+            )
 
         restores: list[float] = []
         undos: list[float] = []

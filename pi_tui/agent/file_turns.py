@@ -41,6 +41,7 @@ class TurnFiles:
         self._pending: tuple[str | None, Snapshot, asyncio.Future[Snapshot | None]] | None = None
         self._failed: str | None = None  # set in the worker thread, said on the loop
         self._named: list[str] = []  # the paths this turn's write/edit calls name
+        self._rescan = True  # whether the after-snapshot must look at every file
 
     @property
     def on(self) -> bool:
@@ -89,6 +90,9 @@ class TurnFiles:
         before = await self._before
         self._check_failed()
         self._named = named_paths(calls, self.history.store.project) if self.history is not None else []
+        # Only write and edit (and tools that change nothing): the paths they name are all that
+        # can differ after them, so the after-snapshot need not look at the whole project.
+        self._rescan = not calls or any(call.name not in WRITING_TOOLS | READING_TOOLS for call in calls)
         if before is not None and self._named and self.history is not None:
             self._before = self._start(self._named, rescan=False)
             before = await self._before
@@ -100,7 +104,7 @@ class TurnFiles:
         if self.history is None or before is None:
             self._before = None
             return
-        after = self._start(self._named)
+        after = self._start(self._named, rescan=self._rescan)
         self._pending = (turn, before, after)
         self._before = after
 
@@ -141,6 +145,9 @@ class TurnFiles:
 
 
 WRITING_TOOLS = frozenset({"write", "edit"})
+READING_TOOLS = frozenset({"read", "grep", "find", "ls"})
+"""Built-in tools that change no file. Any other (bash, MCP, extensions' tools) may change any
+file, so the snapshot after it looks at the whole project."""
 SLOW_SNAPSHOT_SECONDS = 1.0
 """A before-snapshot still running after this long is said (the first one in a big project)."""
 
