@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.interop.test_pi_reads_exports import SCRIPT
+from tests.support.in_process import Ran, run_main
 from tests.support.model_server import ModelServer, RecordedRequest, Scripted, ToolCallSpec
 from tests.support.real_pi import pi_cli, pi_env
 
@@ -89,10 +90,13 @@ def run_both(
     level: str,
     prompt: str,
     *replies: Scripted,
+    script: bool = False,
 ) -> tuple[list[RecordedRequest], list[RecordedRequest]]:
     """pi-tui's and pi's requests for one ``-p`` run each, the two programs running at once, each
     with its own model server; ``setup`` points an agent folder at a server and gives the
-    variables to set."""
+    variables to set. pi-tui runs through the installed script's entry point in this process
+    (tests/support/in_process.py: the same request without a Python start-up, most of a case's
+    CPU), through the installed script itself with ``script`` (the first case of each file)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "note.txt").write_text("a note\n")
@@ -117,15 +121,19 @@ def run_both(
             k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("GOOGLE")
         }
         full.update({"PI_CODING_AGENT_DIR": str(dirs["ours"]), **envs["ours"]})
-        ours_run = subprocess.run(
-            [SCRIPT, *args],
-            cwd=project,
-            env=full,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        ours_run: subprocess.CompletedProcess[str] | Ran
+        if script:
+            ours_run = subprocess.run(
+                [SCRIPT, *args],
+                cwd=project,
+                env=full,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        else:  # while pi runs beside it
+            ours_run = run_main(args, cwd=project, env=full)
         out, err = theirs.communicate(timeout=120)
         assert theirs.returncode == 0, err
         assert ours_run.returncode == 0, ours_run.stderr
@@ -135,7 +143,8 @@ def run_both(
 
 @pytest.mark.parametrize(("model", "level"), HELLO_CASES)
 def test_request_matches_pi(model: str, level: str, tmp_path: Path) -> None:
-    ours, theirs = run_both(tmp_path, "google", gemini_api, model, level, "hello")
+    first = (model, level) == HELLO_CASES[0]
+    ours, theirs = run_both(tmp_path, "google", gemini_api, model, level, "hello", script=first)
     assert len(ours) == len(theirs) == 1
     assert shape(ours[0]) == shape(theirs[0])
     assert "toolConfig" not in ours[0].body
