@@ -71,8 +71,15 @@ class FilesRestored:
         """One line for a notice."""
         if self.target is None:
             return "No file checkpoint covers that point: files left as they are."
+        # kept: changed outside pi-tui (the user chose to keep them) or never recorded (ignored,
+        # too large); both stay as they are, which is what the line says
+        kept = (
+            f"{len(self.kept)} file kept as it is"
+            if len(self.kept) == 1
+            else f"{len(self.kept)} files kept as they are"
+        )
         if not self.count:
-            return "Files already match that point."
+            return f"No file to restore: {kept}." if self.kept else "Files already match that point."
         parts = []
         if self.written:
             parts.append(f"{len(self.written)} written")
@@ -80,7 +87,7 @@ class FilesRestored:
             parts.append(f"{len(self.deleted)} deleted")
         line = "Files restored: " + ", ".join(parts)
         if self.kept:
-            line += f"; {len(self.kept)} not recorded, left as they are"
+            line += f"; {kept}"
         return line + (" (/undo-restore brings the previous files back)" if self.undo_available else "")
 
 

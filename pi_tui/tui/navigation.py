@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.session_ops import Moved, SessionOps
 from pi_tui.checkpoints.history import FileRestoreConflict
 from pi_tui.checkpoints.store import CheckpointError
-from pi_tui.tui.file_moves import ask_here, ask_move, confirm_overwrite, show_turn_diff, tree_files
+from pi_tui.tui.file_moves import (
+    ask_conflict,
+    ask_here,
+    ask_move,
+    no_files_reason,
+    show_turn_diff,
+    tree_files,
+)
 from pi_tui.tui.screens.prompts import ChoiceMenu, TextPrompt
 from pi_tui.tui.screens.tree import TreeScreen
 from pi_tui.view.tree_model import TreeModel
@@ -117,7 +124,7 @@ async def open_tree(app: CommandHost, select: str | None = None) -> None:
     files = tree_files(app)  # read once per opening: marks of the turns that changed files
 
     def diff_selected(entry_id: str) -> None:
-        app.run_background(show_turn_diff(app, entry_id), group="tree-diff")
+        app.run_background(show_turn_diff(app, screen, entry_id), group="tree-diff")
 
     screen = TreeScreen(
         lambda mode: build_tree_model(app, mode, files.marks),
@@ -146,7 +153,8 @@ async def open_tree(app: CommandHost, select: str | None = None) -> None:
             return
         answer, file_mode = move.summary, move.files
     elif not skip_summary:
-        answer = await app.push_screen_wait(ChoiceMenu("Summarize branch?", SUMMARY_CHOICES))
+        menu = ChoiceMenu("Summarize branch?", SUMMARY_CHOICES, message=no_files_reason(app))
+        answer = await app.push_screen_wait(menu)
         if answer is None:
             await open_tree(app, select=choice)  # back to the tree, on the same entry
             return
@@ -165,15 +173,20 @@ async def navigate(
     app: CommandHost, entry_id: str, *, summarize: bool, focus: str | None, files: FileMode = "keep"
 ) -> None:
     """Move to ``entry_id``; a summary runs as cancellable work (Escape). With ``files`` other
-    than ``keep`` the files follow; hand edits in the way are asked about first (yes: again,
-    forced; no: nothing moves)."""
+    than ``keep`` the files follow; files changed outside pi-tui in the way are asked about
+    first (keep them and restore the rest, replace them too, or cancel: nothing moves)."""
     from pi_tui.agent.history import CompactionFailed
 
-    force = False
+    force = keep_edited = False
     while True:
         task = asyncio.ensure_future(
             app.agent.navigate_tree(
-                entry_id, summarize=summarize, custom_focus=focus, files=files, force=force
+                entry_id,
+                summarize=summarize,
+                custom_focus=focus,
+                files=files,
+                force=force,
+                keep_edited=keep_edited,
             )
         )
         if summarize:
@@ -192,9 +205,10 @@ async def navigate(
             return
         except FileRestoreConflict as conflict:  # raised before anything moved
             app.set_activity(None)
-            if force or not await confirm_overwrite(app, conflict):
+            answer = None if force or keep_edited else await ask_conflict(app, conflict)
+            if answer is None:
                 return
-            force = True
+            force, keep_edited = answer == "replace", answer == "keep"
             continue
         except CheckpointError as error:
             app.set_activity(None)

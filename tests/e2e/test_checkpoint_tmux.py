@@ -145,15 +145,16 @@ def test_files_follow_the_tree_in_tmux(agent_dir: Path, tmp_path: Path) -> None:
             move(pane, "assistant: Done three.", 1)
             restored(pane, project, third)
 
-            # a hand edit in the way: asked; y restores; /undo-restore brings the edit back
+            # a hand edit in the way: asked; "replace them too" restores; /undo-restore brings
+            # the edit back
             (project / "c.txt").write_text("edited by hand\n")
             hand = files_of(project)
             move(pane, "assistant: Done two.", 1)
             screen = pane.wait_for(
-                lambda s: "Overwrite 1 file changed outside pi-tui" in s and s, "the question"
+                lambda s: "1 file changed since pi-tui last saw it" in s and s, "the question"
             )
-            assert "c.txt" in screen and "/undo-restore" in screen
-            pane.press("y")
+            assert "c.txt" in screen and "Replace them too (/undo-restore brings them back)" in screen
+            pane.press("Down", "Enter")
             restored(pane, project, second)
             pane.type("/undo-restore")
             pane.wait_for(

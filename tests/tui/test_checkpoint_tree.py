@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_tui.tui.file_moves import MOVE_TITLE
+import pytest
+
+from pi_tui.checkpoints.history import FilesRestored
+from pi_tui.tui.file_moves import CONFLICT_CHOICES, MOVE_TITLE, ConflictMenu
 from pi_tui.tui.screens.file_diff import FileDiffScreen
-from pi_tui.tui.screens.prompts import ChoiceMenu, ConfirmPrompt
+from pi_tui.tui.screens.prompts import ChoiceMenu
 from pi_tui.tui.screens.tree import TreeScreen
 from pi_tui.tui.transcript import InfoItem
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
@@ -140,19 +143,21 @@ async def test_restore_conflict_and_undo(project: Path, server: ModelServer) -> 
         await choose_move(pilot, app, ids["done1"], 1)
         await wait_until(pilot, lambda: app_py.exists(), "the first turn's files")
         assert app_py.read_text() == "v1\n" and not b_txt.exists() and not notes.exists()
-        # a hand edit, then a restore that would overwrite it: asked; no changes nothing
+        # a hand edit, then a restore that would overwrite it: asked; cancel changes nothing
         app_py.write_text("by hand\n")
         await choose_move(pilot, app, ids["done2"], 1)
-        question = await wait_for_screen(pilot, app, ConfirmPrompt)
-        assert "Overwrite 1 file changed outside pi-tui (app.py)?" in question.question
-        assert "/undo-restore" in question.question
-        await pilot.press("n")
+        question = await wait_for_screen(pilot, app, ConflictMenu)
+        assert question.title_text == "1 file changed since pi-tui last saw it"
+        shown = screen_text(app)
+        for text in ("  app.py", *(label for _value, label in CONFLICT_CHOICES)):
+            assert text in shown, f"{text!r} not on screen:\n{shown}"
+        await pilot.press("down", "down", "enter")
         await wait_until(pilot, lambda: any("Nothing changed" in t for t in notices(app)), "the refusal")
         assert app_py.read_text() == "by hand\n" and app.agent.manager.get_leaf_id() == ids["done1"]
-        # files only, yes: the second turn's files, the conversation stays
+        # files only, replace them too: the second turn's files, the conversation stays
         await choose_move(pilot, app, ids["done2"], 2)
-        await wait_for_screen(pilot, app, ConfirmPrompt)
-        await pilot.press("y")
+        await wait_for_screen(pilot, app, ConflictMenu)
+        await pilot.press("down", "enter")
         await wait_until(pilot, lambda: b_txt.exists(), "the forced restore")
         assert app_py.read_text() == "v2\n" and app.agent.manager.get_leaf_id() == ids["done1"]
         # /undo-restore brings the hand edit back; again is redo
@@ -182,3 +187,134 @@ async def test_undo_restore_without_a_restore_says_so(project: Path, server: Mod
             lambda: "/undo-restore: no file restore to undo in this session" in notices(app),
             "the answer",
         )
+
+
+LONG_NAME = "a-" + "long" * 30 + "\x1b]0;end.txt"
+"""A file name wider than the menu, ending in an escape sequence (shown as symbols, never sent)."""
+
+
+@pytest.mark.parametrize(("size", "last", "more"), [(SIZE, "f07.txt", 3), ((80, 24), "f04.txt", 6)])
+async def test_conflict_menu_lists_the_files_and_keeps_them(
+    project: Path, server: ModelServer, size: tuple[int, int], last: str, more: int
+) -> None:
+    """Eleven files changed by hand in the way of a restore: the menu names them one per line
+    (eight, then "and 3 more"), a long name wrapped to its end, and Enter keeps them while the
+    rest comes back (the question used to be one line cut at the box edge, yes or no). On a
+    small terminal fewer names are listed (the long one wraps to three lines at 80 columns) and
+    the choices stay in view."""
+    bash_name = LONG_NAME.replace("\x1b", "\\e")
+    made = "for i in 01 02 03 04 05 06 07 08 09 10; do echo v1 > f$i.txt; done; "
+    server.queue(
+        Scripted(
+            tool_calls=[
+                ToolCallSpec(
+                    "bash", {"command": made + f"echo v1 > $'{bash_name}'; echo p > plain.txt; rm notes.txt"}
+                )
+            ]
+        ),
+        Scripted(text="done one"),
+    )
+    app = make_app(project, provider="test", model="m")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press(*"first task", "enter")
+        await settle(pilot, app)
+        ids = entry_ids(app)
+        edited = [project / LONG_NAME, *(project / f"f{n:02}.txt" for n in range(1, 11))]
+        assert all(path.read_text() == "v1\n" for path in edited)
+        for path in edited:
+            path.write_text("by hand\n")
+        await choose_move(pilot, app, ids["tools1"], 1)  # before the turn, conversation and files
+        menu = await wait_for_screen(pilot, app, ConflictMenu)
+        assert menu.title_text == "11 files changed since pi-tui last saw them"
+        shown = screen_text(app)
+        assert "end.txt" in shown and "␛]0;end.txt" in shown.replace("\n", "").replace("│", "").replace(
+            " ", ""
+        )
+        assert "\x1b" not in shown
+        for text in (
+            "  f01.txt",
+            f"  {last}",
+            f"  and {more} more",
+            *(label for _value, label in CONFLICT_CHOICES),
+        ):
+            assert text in shown, f"{text!r} not on screen:\n{shown}"
+        assert f"f{11 - more:02}.txt" not in shown
+        await pilot.press("enter")  # the first choice: keep my versions, restore the rest
+        await wait_until(pilot, lambda: any("kept" in t for t in notices(app)), "the restore")
+        assert all(path.read_text() == "by hand\n" for path in edited)
+        assert (project / "notes.txt").read_text() == "old text\n" and not (project / "plain.txt").exists()
+        assert app.agent.manager.get_leaf_id() == ids["tools1"]
+        assert notices(app)[-1] == (
+            "Files restored: 1 written, 1 deleted; 11 files kept as they are"
+            " (/undo-restore brings the previous files back)"
+        )
+
+
+@pytest.mark.parametrize("checkpoints_on", [False, True])
+async def test_the_summary_menu_says_why_files_are_not_offered(
+    project: Path, server: ModelServer, checkpoints_on: bool
+) -> None:
+    """Without a checkpoint (off, or no turn changed files yet) the move menu is pi's summary
+    question, keys and order unchanged, with one line saying why files are not in it."""
+    app = make_app(project, provider="test", model="m", no_checkpoints=not checkpoints_on)
+    async with app.run_test(size=SIZE) as pilot:
+        for prompt in ("first task", "second task"):
+            await pilot.press(*prompt, "enter")
+            await settle(pilot, app)
+        first_reply = next(
+            raw["id"]
+            for raw in app.agent.manager.iter_raw_entries()
+            if raw.get("type") == "message" and raw["message"].get("role") == "assistant"
+        )
+        await tree_at(pilot, app, first_reply)
+        await pilot.press("enter")
+        menu = await wait_for_screen(pilot, app, ChoiceMenu)
+        assert menu.title_text == "Summarize branch?"
+        assert [value for value, _label in menu.choices] == ["none", "default", "custom"]
+        why = (
+            "Files stay as they are: no turn of this session has changed files yet."
+            if checkpoints_on
+            else "Files stay as they are: file checkpoints are off (--no-checkpoints / settings)."
+        )
+        assert why in screen_text(app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Navigated to selected point." in notices(app), "the move")
+        assert app.agent.manager.get_leaf_id() == first_reply
+
+
+async def test_shift_d_on_rows_without_a_diff(project: Path, server: ModelServer) -> None:
+    """Shift+D on a tool result of a marked turn opens that turn's diff; on a row that changed
+    no files (a user message) a hint says so, on the screen the user is looking at."""
+    app = make_app(project, provider="test", model="m")
+    async with app.run_test(size=SIZE) as pilot:
+        await two_turns(pilot, app, server)
+        ids = entry_ids(app)
+        tool_result = next(
+            raw["id"]
+            for raw in app.agent.manager.iter_raw_entries()
+            if raw.get("parentId") == ids["tools2"] and raw["message"].get("role") == "toolResult"
+        )
+        await tree_at(pilot, app, tool_result)
+        await pilot.press("D")
+        await wait_for_screen(pilot, app, FileDiffScreen)
+        shown = screen_text(app)
+        assert "M app.py" in shown and "+v2" in shown
+        await pilot.press("escape")
+        tree = await wait_for_screen(pilot, app, TreeScreen)
+        while tree.model.rows and tree.selected_id != ids["done1"]:
+            await pilot.press("up")
+        await pilot.press("D")
+        hint = "This entry changed no files (D shows the turns marked ±N files)."
+        await wait_until(pilot, lambda: hint in screen_text(app), "the hint on screen")
+        assert isinstance(app.screen, TreeScreen)
+
+
+def test_the_restore_summary_reads_well() -> None:
+    """The notice after a move: files kept (changed outside pi-tui, or not recorded) are said
+    as kept, not as "not recorded"; nothing to do with files kept does not claim a match."""
+    assert FilesRestored("c", written=["a"], kept=["b"], undo_available=True).summary() == (
+        "Files restored: 1 written; 1 file kept as it is (/undo-restore brings the previous files back)"
+    )
+    assert FilesRestored("c", kept=["b", "d"]).summary() == ("No file to restore: 2 files kept as they are.")
+    assert FilesRestored("c").summary() == "Files already match that point."
+    assert FilesRestored(None).summary() == "No file checkpoint covers that point: files left as they are."

@@ -114,6 +114,7 @@ class TreeScreen(ModalScreen[str | None]):
         """Called with the selected entry id on Shift+D when some entry changed files (the
         app opens the diff view of that entry's turn)."""
         self._select = select
+        self._note = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="tree-panel"):
@@ -178,8 +179,23 @@ class TreeScreen(ModalScreen[str | None]):
             typed = for_terminal(model.search)
             search.update(Content.assemble(Content.styled("Search: ", "$pi-muted"), typed))
         counter = model.counter(cursor) if model.rows else f"(0/0){_tag(model.filter_mode)}"
-        self.query_one("#tree-counter", Static).update(Content.styled(counter, "$pi-muted"))
+        line = Content.styled(counter, "$pi-muted")
+        if self._note:
+            line = Content.assemble(line, "  ", Content.styled(for_terminal(self._note), "$pi-warning"))
+        self.query_one("#tree-counter", Static).update(line)
         self.tree_list.refresh()
+
+    def show_note(self, text: str, seconds: float = 4.0) -> None:
+        """A short line beside the counter that goes away by itself: why a key did nothing
+        (the app's hint line is under this panel, out of sight while it is open)."""
+        self._note = text.replace("\n", " ")
+        self._draw()
+        self.set_timer(seconds, self._clear_note)
+
+    def _clear_note(self) -> None:
+        self._note = ""
+        if self.is_attached:
+            self._draw()
 
     def _keep_selection(self, change: Callable[[], None]) -> None:
         """Apply a filter/search change and keep the same entry selected when it is visible."""
