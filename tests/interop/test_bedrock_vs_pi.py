@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support.bedrock_server import BedrockServer, Keys, Recorded, load_script
+from tests.support.in_process import Ran, run_main
 from tests.support.real_pi import run_pi
 
 pytestmark = pytest.mark.pi_interop
@@ -39,6 +40,10 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
     "gpt": ("global.openai.gpt-5.6-sol", "minimal", {}),
     "deepseek": ("deepseek.v3.2", "high", {}),
 }
+
+
+FIRST = sorted(CASES)[0]
+"""The case whose pi-tui runs the installed script; the others run its entry point in process."""
 
 
 def shape(request: Recorded) -> dict[str, Any]:
@@ -75,6 +80,7 @@ def test_pi_tui_sends_what_pi_sends(case: str, tmp_path: Path) -> None:
     model_id, thinking, extra = CASES[case]
     args = ["-p", "--no-session", "--provider", "amazon-bedrock", "--model", model_id, "--thinking", thinking]
     shapes = []
+    done: subprocess.CompletedProcess[str] | Ran
     for program in ("pi", "pi-tui"):
         agent = tmp_path / program / "agent"
         agent.mkdir(parents=True)
@@ -84,6 +90,10 @@ def test_pi_tui_sends_what_pi_sends(case: str, tmp_path: Path) -> None:
             env = env_for(tmp_path / program / "home", extra)
             if program == "pi":
                 done = run_pi([*args, "hello there"], agent_dir=agent, cwd=tmp_path, env=env, pi="1.5.2")
+            elif case != FIRST:  # through the script's entry point in this process (in_process.py)
+                full = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+                full.update({k: v for k, v in env.items() if v}, PI_CODING_AGENT_DIR=str(agent))
+                done = run_main([*args, "hello there"], cwd=tmp_path, env=full)
             else:
                 full = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
                 full.update({k: v for k, v in env.items() if v}, PI_CODING_AGENT_DIR=str(agent))
