@@ -1,5 +1,6 @@
 """The web page of ``pi-tui serve`` in headless Chromium, against the real server: a prompt and
-its streamed answer, the tree panel and its filters, a label, a move with a branch summary."""
+its streamed answer, the tree panel and its filters, a label, a move with a branch summary, a
+long tool output folding, and a turn's changed files listed under it (as in the export)."""
 
 from __future__ import annotations
 
@@ -210,7 +211,8 @@ def test_long_tool_output_folds_and_unfolds(
 
     open_page(browser, served)
     model_server.queue(
-        Scripted(tool_calls=[ToolCallSpec("bash", {"command": "seq 1 40"})]),
+        # tee: the turn also creates a file, which the page lists under the turn's tool calls
+        Scripted(tool_calls=[ToolCallSpec("bash", {"command": "seq 1 40 | tee count.txt"})]),
         Scripted(text="Counted to forty."),
     )
     send(browser, "count")
@@ -219,6 +221,16 @@ def test_long_tool_output_folds_and_unfolds(
     # the tool card is drawn in its own frame, which may come after the reply's text (seen in CI)
     wait(browser, "return document.querySelector('#conversation .tool pre.output') !== null")
     assert browser.execute_script(f"return {first_line}") == "21"  # a shell's output: its last 20 lines
-    browser.find_element("css selector", "#conversation .tool [data-toggle]").click()
+    # the turn's checkpoint, drawn from the tree's files as the export draws them
+    shown = wait(
+        browser,
+        "const lines = [...document.querySelectorAll('#conversation .files-changed')]"
+        ".map((node) => node.textContent); return lines.length && lines",
+    )
+    assert shown == ["Files changed: A count.txt"]
+    # clicked in the page's own script: the chat may be redrawn (agent_end's reload) between a
+    # find_element and its click, leaving a stale node
+    toggle = "document.querySelector('#conversation .tool [data-toggle]')"
+    browser.execute_script(f"{toggle}.click()")
     wait(browser, f"return {first_line} === '1'")  # unfolded: all forty
-    assert browser.find_element("css selector", "#conversation .tool [data-toggle]").text == "Show less"
+    assert wait(browser, f"return {toggle}.textContent") == "Show less"
