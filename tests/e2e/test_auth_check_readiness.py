@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_auth_config_commands import run
+from tests.e2e.test_auth_config_commands import here, run
 
 AMBIENT = ("AWS_", "CLOUDFLARE_", "GOOGLE_")
 
@@ -27,7 +27,7 @@ def env(agent_dir: Path) -> dict[str, str]:
 
 
 def table(env: dict[str, str], cwd: Path) -> dict[str, tuple[str, str]]:
-    result = run("auth", "check", env=env, cwd=cwd)
+    result = here("auth", "check", env=env, cwd=cwd)  # in process: the table is read many times
     assert result.returncode == 0, result.stderr
     rows = [line.split(None, 2) for line in result.stdout.splitlines()]
     return {row[0]: (row[1], row[2]) for row in rows}
@@ -45,7 +45,7 @@ def test_bedrock_without_aws_credentials_is_not_ready_everywhere(
     assert table(keys, tmp_path)["amazon-bedrock"] == ("ready", "ambient credentials (AWS access keys)")
     profile = {**env, "AWS_PROFILE": "work"}
     assert table(profile, tmp_path)["amazon-bedrock"] == ("ready", "ambient credentials (env: AWS_PROFILE)")
-    assert run("auth", "check", "amazon-bedrock", env=keys, cwd=tmp_path).returncode == 0
+    assert here("auth", "check", "amazon-bedrock", env=keys, cwd=tmp_path).returncode == 0
 
 
 def test_cloudflare_needs_its_account_id_and_login_saves_it(
@@ -56,7 +56,7 @@ def test_cloudflare_needs_its_account_id_and_login_saves_it(
     assert status == "not_ready" and where.startswith("needs CLOUDFLARE_ACCOUNT_ID for its URL")
     one = run("auth", "check", "cloudflare-workers-ai", env=keyed, cwd=tmp_path)
     assert (one.returncode, one.stdout) == (1, "not_ready\n")
-    gateway = run("auth", "check", "cloudflare-ai-gateway", env=keyed, cwd=tmp_path)
+    gateway = here("auth", "check", "cloudflare-ai-gateway", env=keyed, cwd=tmp_path)
     assert "CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_GATEWAY_ID" in gateway.stderr
 
     ids = {**env, "CLOUDFLARE_ACCOUNT_ID": "acct-1", "CLOUDFLARE_GATEWAY_ID": "gw-1"}
@@ -69,7 +69,7 @@ def test_cloudflare_needs_its_account_id_and_login_saves_it(
             "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-1", "CLOUDFLARE_GATEWAY_ID": "gw-1"},
         }
     }
-    assert run("auth", "check", "cloudflare-ai-gateway", env=env, cwd=tmp_path).returncode == 0  # from env
+    assert here("auth", "check", "cloudflare-ai-gateway", env=env, cwd=tmp_path).returncode == 0  # from env
     refused = run("auth", "login", "cloudflare-workers-ai", "--api-key", "cf-key", env=env, cwd=tmp_path)
     assert refused.returncode == 2 and "needs CLOUDFLARE_ACCOUNT_ID" in refused.stderr
 
@@ -87,7 +87,7 @@ def test_a_broken_auth_file_is_named_not_taken_for_no_key(
     checked = run("auth", "check", "deepseek", env=env, cwd=tmp_path)
     assert (checked.returncode, checked.stdout) == (2, "invalid\n")
     assert str(auth) in checked.stderr and "invalid JSON" in checked.stderr
-    as_json = json.loads(run("auth", "check", "deepseek", "--json", env=env, cwd=tmp_path).stdout)
+    as_json = json.loads(here("auth", "check", "deepseek", "--json", env=env, cwd=tmp_path).stdout)
     assert as_json["status"] == "invalid" and str(auth) in as_json["error"]
 
 
