@@ -276,19 +276,8 @@ class ShadowStore:
                     f"{self.limits.max_files:,}); add a .gitignore or raise checkpoints.maxFiles"
                 )
             take, skipped = self._choose(paths)
-            if take:  # --replace: a file that became a folder (or back) replaces its old entries
-                # core.bigFileThreshold=1: every file streams into the one pack of this update
-                bulk = ("-c", "core.bigFileThreshold=1") if len(take) >= BULK_PATHS else ()
-                self._git(
-                    *bulk,
-                    "update-index",
-                    "-z",
-                    "--add",
-                    "--remove",
-                    "--replace",
-                    "--stdin",
-                    stdin=_nul_joined(take),
-                )
+            if take:
+                self._record(take)
             tree = self._git("write-tree").decode().strip()
             new_skips = tuple(path for path in skipped if path not in self._skipped_said)
             self._skipped_said.update(new_skips)
@@ -308,6 +297,15 @@ class ShadowStore:
             self._tips[ref] = (commit, tree)  # the next commit's parent, without asking git
             self._last = (tree, commit)
             return Snapshot(commit, new_skips)
+
+    def _record(self, paths: Sequence[str]) -> None:
+        """Hash ``paths`` into the index (``--replace``: a file that became a folder, or back,
+        replaces its old entries)."""
+        # core.bigFileThreshold=1: many files stream into the one pack of this update
+        bulk = ("-c", "core.bigFileThreshold=1") if len(paths) >= BULK_PATHS else ()
+        self._git(
+            *bulk, "update-index", "-z", "--add", "--remove", "--replace", "--stdin", stdin=_nul_joined(paths)
+        )
 
     def _choose(self, paths: Sequence[str]) -> tuple[list[str], list[str]]:
         """The paths to record (deleted ones included: update-index removes them) and those
@@ -455,15 +453,7 @@ class ShadowStore:
                     "update-index", "-z", "--force-remove", "--stdin", stdin=_nul_joined(report.deleted)
                 )
             if report.written:
-                self._git(
-                    "update-index",
-                    "-z",
-                    "--add",
-                    "--remove",
-                    "--replace",
-                    "--stdin",
-                    stdin=_nul_joined(report.written),
-                )
+                self._record(report.written)
             self._last = None
             return report
 
