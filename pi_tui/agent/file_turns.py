@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.checkpoints.store import CheckpointError, Snapshot
 from pi_tui.checkpoints.timeline import CHECKPOINT_TYPE
 from pi_tui.messages import ToolCall
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pi_tui.checkpoints.history import FileHistory
@@ -60,6 +63,10 @@ class TurnFiles:
             return history.snapshot(session, extra, rescan=rescan)
         except CheckpointError as error:
             self._failed = str(error)
+            return None
+        except Exception as error:  # our bug: the conversation goes on without checkpoints
+            log.warning("file checkpoint snapshot failed", exc_info=True)
+            self._failed = f"file checkpoints stopped after an unexpected error: {error}"
             return None
 
     def _check_failed(self) -> None:
@@ -125,6 +132,10 @@ class TurnFiles:
             data = await asyncio.to_thread(history.turn_entry, session, turn, before, after)
         except CheckpointError as error:
             self._tell(str(error))
+            return
+        except Exception as error:  # our bug: said, and the turn's entries go on being written
+            log.warning("file checkpoint entry failed", exc_info=True)
+            self._tell(f"file checkpoint of the last turn not written: {error}")
             return
         if data is not None:
             self._manager().append_custom_entry(CHECKPOINT_TYPE, data)
