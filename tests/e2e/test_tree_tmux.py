@@ -212,7 +212,8 @@ def test_tree_in_tmux_label_summarize_branch_filters_and_session_file(
             screen = pane.wait_for(
                 lambda s: "Summarize branch?" in s and s, "the 'Summarize branch?' menu after Enter"
             )
-            options = [line.strip().strip("│").strip() for line in screen.splitlines()]
+            # what is inside the menu's box: the chat drawn behind it shows on either side
+            options = [line.split("│")[1].strip() for line in screen.splitlines() if line.count("│") >= 2]
             for option in ("No summary", "Summarize", "Summarize with custom prompt"):
                 assert option in options, f"no {option!r} option in the menu:\n{screen}"
             assert any("second question" in line and "[milestone]" in line for line in chat_lines(screen)), (
