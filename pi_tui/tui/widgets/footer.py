@@ -18,7 +18,6 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from pi_tui.ai.scoped_models import available_models
 from pi_tui.text_safety import for_terminal
 from pi_tui.view.stats import (
     UsageTotals,
@@ -108,6 +107,10 @@ class PiFooter(Static):
         started = getattr(self.app, "started", None)
         if started is None:
             return 1
+        # Here, not at the top: the footer is drawn in the first frame, before the agent (and
+        # the message models scoped_models imports, ~140 ms) exists.
+        from pi_tui.ai.scoped_models import available_models
+
         models = [item.model for item in started.scoped_models] or available_models(started.registry)
         return len({model.provider for model in models})
 
