@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_tui.checkpoints.store import CheckpointError, FileChange, ShadowStore, Snapshot
+from pi_tui.checkpoints.store import CheckpointError, FileChange, ShadowStore, Snapshot, safe_name
 from pi_tui.checkpoints.timeline import (
     TurnCheckpoint,
     checkpoint_data,
     checkpoints,
     first_state_below,
+    is_commit,
     latest,
     state_at,
 )
@@ -114,10 +115,10 @@ class FileHistory:
         _write_commit(self._known_file(session), commit)
 
     def _known_file(self, session: str) -> Path:
-        return self.store.path / "known" / _file_name(session)
+        return self.store.path / "known" / safe_name(session)
 
     def _undo_known_file(self, session: str) -> Path:
-        return self.store.path / "known" / (_file_name(session) + ".undo")
+        return self.store.path / "known" / (safe_name(session) + ".undo")
 
     # --- recording ---------------------------------------------------------------------------
 
@@ -273,16 +274,12 @@ def _paths(changes: list[FileChange]) -> set[str]:
     return {change.path for change in changes}
 
 
-def _file_name(session: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session) or "none"
-
-
 def _read_commit(path: Path) -> str | None:
     try:
         text = path.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+    return text if is_commit(text) else None
 
 
 def _write_commit(path: Path, commit: str | None) -> None:

@@ -283,7 +283,7 @@ class ShadowStore:
             self._skipped_said.update(new_skips)
             if self._last is not None and self._last[0] == tree:
                 return Snapshot(self._last[1], new_skips)
-            ref = f"refs/pi-tui/sessions/{_safe_ref(session)}"
+            ref = f"refs/pi-tui/sessions/{safe_name(session)}"
             tip = self._tips.get(ref) or self._tip(ref)
             if tip is not None and tip[1] == tree:  # as the session's last snapshot left them
                 self._last = (tree, tip[0])
@@ -463,7 +463,7 @@ class ShadowStore:
         """Keep ``commit`` as the state ``undo_file_restore`` brings back (None forgets it)."""
         with self._lock:
             self.open()
-            ref = f"refs/pi-tui/undo/{_safe_ref(session)}"
+            ref = f"refs/pi-tui/undo/{safe_name(session)}"
             if commit is None:
                 with contextlib.suppress(CheckpointError):
                     self._git("update-ref", "-d", ref)
@@ -473,7 +473,7 @@ class ShadowStore:
     def undo_point(self, session: str) -> str | None:
         with self._lock:
             self.open()
-            return self._ref(f"refs/pi-tui/undo/{_safe_ref(session)}")
+            return self._ref(f"refs/pi-tui/undo/{safe_name(session)}")
 
 
 def _parse_name_status(out: str) -> list[FileChange]:
@@ -573,7 +573,9 @@ def _nul_joined(paths: Iterable[str]) -> bytes:
     return b"".join(path.encode("utf-8", "surrogateescape") + b"\0" for path in paths)
 
 
-def _safe_ref(name: str) -> str:
+def safe_name(name: str) -> str:
+    """A session id as one ref or file name component (anything but letters, digits, ``-``
+    and ``_`` becomes ``_``)."""
     cleaned = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
     return cleaned or "none"
 

@@ -26,6 +26,7 @@ record is per turn, as the issue and Gemini CLI have it, not per call.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +74,7 @@ def read_checkpoint(raw: Mapping[str, Any]) -> TurnCheckpoint | None:
     if not isinstance(data, Mapping) or not isinstance(entry_id, str):
         return None
     before, after = data.get("before"), data.get("after")
-    if not (_is_commit(before) and _is_commit(after)):
+    if not (is_commit(before) and is_commit(after)):
         return None
     turn = data.get("turn")
     changes = data.get("changes")
@@ -157,5 +158,11 @@ def latest(found: Sequence[TurnCheckpoint]) -> TurnCheckpoint | None:
     return found[-1] if found else None
 
 
-def _is_commit(value: Any) -> bool:
-    return isinstance(value, str) and len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+"""A git object id: SHA-1 (40 hex digits) or SHA-256 (64)."""
+
+
+def is_commit(value: Any) -> bool:
+    """Whether ``value`` is a git object id as the store writes them (read from files that
+    may have been edited by hand)."""
+    return isinstance(value, str) and _COMMIT.fullmatch(value) is not None
