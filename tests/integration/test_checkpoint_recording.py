@@ -13,21 +13,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_cli_agent import SCRIPT, configure, entries, session_files
+from tests.e2e.test_cli_agent import configure, entries, pi_tui, session_files
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 
 BASE = ("--provider", "test", "--model", "m")
 
 
 def run(project: Path, *words: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [SCRIPT, *BASE, *words],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-    )
+    return pi_tui(*BASE, *words, cwd=project, timeout=120)
 
 
 def git_show(store: Path, commit: str, path: str) -> bytes | None:

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_cli_agent import SCRIPT, configure, entries, session_files
+from tests.e2e.test_cli_agent import SCRIPT, configure, entries, pi_tui, session_files
 from tests.support.browser import chromium, console_errors, open_page
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 
@@ -23,14 +23,7 @@ HOSTILE = "<img src=x onerror=window.__pwned=1>.txt"
 
 
 def run(project: Path, *words: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [SCRIPT, *BASE, *words],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-    )
+    return pi_tui(*BASE, *words, cwd=project, timeout=120)
 
 
 def page_tree(html: str) -> dict[str, Any]:
