@@ -550,8 +550,7 @@ class PiApp(App[None]):
         return self.run_worker(work, group=group, exit_on_error=False)
 
     def show_hint(self, text: str, seconds: float = 2.0) -> None:
-        self.status.hint = text
-        self.set_timer(seconds, self._clear_hint)
+        self.status.show_hint(text, seconds)
 
     def set_activity(self, text: str | None) -> None:
         self.status.activity = text
@@ -579,8 +578,7 @@ class PiApp(App[None]):
         from pi_tui.tui.slash_registry import run_command
 
         if self.agent is None:
-            self.status.hint = "Still starting; try again in a moment."
-            self.set_timer(2, self._clear_hint)
+            self.show_hint("Still starting; try again in a moment.")
             return
         self.run_worker(run_command(self, name, args), group="slash", exit_on_error=False)
 
@@ -633,7 +631,7 @@ class PiApp(App[None]):
             return
         self.agent.abort()
         self.editor_actions.restore_queued(self.agent.clear_queues())
-        self.status.hint = None
+        self.status.show_hint(None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Our keys belong to the chat screen; pickers and panels get theirs.
@@ -734,11 +732,7 @@ class PiApp(App[None]):
         if self._ctrl_cs.press(start_over=False):
             self.run_worker(self.shutdown(), group="exit")
             return
-        self.status.hint = "Press Ctrl+C again to exit"
-        self.set_timer(DOUBLE_PRESS_SECONDS * 2, self._clear_hint)
-
-    def _clear_hint(self) -> None:
-        self.status.hint = None
+        self.show_hint("Press Ctrl+C again to exit", DOUBLE_PRESS_SECONDS * 2)
 
     def action_model_picker(self) -> None:
         self.run_slash("model", "")

@@ -41,6 +41,8 @@ class StatusLine(Static):
         super().__init__(id=id)
         self._frame = 0
         self._timer: Timer | None = None
+        self._hint_timer: Timer | None = None
+        """Clears the hint shown last; a newer hint stops it, so an old timer never cuts a new hint short."""
         self._rows = -1
         """Rows the last drawing took when none of its lines could wrap (-1: unknown)."""
 
@@ -68,6 +70,19 @@ class StatusLine(Static):
 
     def watch_hint(self) -> None:
         self._draw()
+
+    def show_hint(self, text: str | None, seconds: float | None = None) -> None:
+        """Show ``text`` (None: nothing) for ``seconds`` (None: until replaced)."""
+        if self._hint_timer is not None:
+            self._hint_timer.stop()
+            self._hint_timer = None
+        self.hint = text
+        if text is not None and seconds is not None:
+            self._hint_timer = self.set_timer(seconds, self._clear_hint)
+
+    def _clear_hint(self) -> None:
+        self._hint_timer = None
+        self.hint = None
 
     def watch_steering(self) -> None:
         self._draw()
