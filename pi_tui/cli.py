@@ -41,6 +41,8 @@ commands:
                                             another agent's transcript as a session here
   pi-tui serve [--host H] [--port N] [--token T]
                                             the sessions over HTTP + SSE, and a web page
+  pi-tui acp [--model M] [-a]               an Agent Client Protocol agent on stdin/stdout, for
+                                            editors (Zed, JetBrains, Neovim, Emacs, Toad)
   pi-tui auth login|logout|check|print-api-key [PROVIDER]
                                             save, remove, check or print a provider's API key
   pi-tui config [-l]                        where each configuration file is, and whether it exists
@@ -424,6 +426,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from pi_tui.server.command import run_serve
 
         return run_serve(words[1:], fail)
+    if words[:1] == ["acp"]:  # pi-tui acp [flags]: an Agent Client Protocol agent for editors
+        from pi_tui.acp.command import run_acp
+
+        return run_acp(words[1:], fail)
     if words[:1] == ["import"]:  # pi-tui import [PATH | --from AGENT] [--all]
         from pi_tui.transcripts.command import run_import
 

@@ -368,6 +368,11 @@ class Registrations:
         self._active = names
         self._install_tools()
 
+    @property
+    def builtin_tools(self) -> list[Any]:
+        """The built-in tools the mode gave (extension tools are added on top of them)."""
+        return list(self._builtin_tools)
+
     def set_builtin_tools(self, tools: Sequence[Any]) -> None:
         """The mode changed the built-in tools (``/reload``): extension tools stay on top."""
         self._builtin_tools = list(tools)

@@ -22,10 +22,10 @@ PI_EXPOSURES: tuple[str, ...] = ("codemode", "codemode-deferred", "deferred", "d
 
 Transport = Literal["stdio", "http"]
 
-Scope = Literal["user", "pi-user", "project", "pi-project", "claude-project", "extension"]
+Scope = Literal["user", "pi-user", "project", "pi-project", "claude-project", "extension", "client"]
 """Which file (or extension) defined a server: pi-tui's agent folder, pi's, the project's
 ``.agent/mcp.json``, its ``.pi/mcp.json``, Claude Code's ``.mcp.json``, an extension's
-``register_mcp_server``."""
+``register_mcp_server``, or the editor that started ``pi-tui acp`` (``session/new``)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one request may go without an answer or a progress notification (pi's default)."""
@@ -45,6 +45,8 @@ class ConfigSource:
         """Short words for /mcp and ``pi-tui mcp list`` ("user", "project .pi/mcp.json"...)."""
         if self.scope == "extension":
             return f"extension {self.extension or '?'}"
+        if self.scope == "client":
+            return "the editor (ACP)"
         return f"{self.scope} {self.path}" if self.path is not None else self.scope
 
 

@@ -126,18 +126,23 @@ def _edit_file(path: Path, raw: str, replacements: list[Replacement]) -> ToolRes
     bom = data.startswith(BOM)
     # surrogateescape: bytes that are not UTF-8 survive the round trip untouched.
     text = data[len(BOM) if bom else 0 :].decode("utf-8", "surrogateescape")
+    out, result = edit_text(text, raw, replacements)
+    try:
+        path.write_bytes((BOM if bom else b"") + out.encode("utf-8", "surrogateescape"))
+    except OSError as error:
+        raise ToolError(f"Could not write {raw}: {error.strerror or error}.") from None
+    return result
+
+
+def edit_text(text: str, raw: str, replacements: list[Replacement]) -> tuple[str, ToolResult]:
+    """``text`` with the edits made (its line endings kept) and the tool's result, or a
+    :class:`ToolError`. Shared by the file tool and editors' buffers (ACP clients)."""
     crlf = _uses_crlf(text)
     original = text.replace("\r\n", "\n")
     updated = apply_edits(original, replacements, raw)
     if updated == original:
         raise ToolError(f"No change made to {raw}: every newText is the same as its oldText.")
-
     out = updated.replace("\n", "\r\n") if crlf else updated
-    try:
-        path.write_bytes((BOM if bom else b"") + out.encode("utf-8", "surrogateescape"))
-    except OSError as error:
-        raise ToolError(f"Could not write {raw}: {error.strerror or error}.") from None
-
     diff = line_diff(original, updated)
     # The diff is shown and saved: bytes that are not UTF-8 read as U+FFFD there, as in read.
     details: dict[str, Any] = {"diff": clean_text(diff.text)}
@@ -145,7 +150,7 @@ def _edit_file(path: Path, raw: str, replacements: list[Replacement]) -> ToolRes
         details["firstChangedLine"] = diff.first_changed_line
     count = len(replacements)
     noun = "edit" if count == 1 else "edits"
-    return ToolResult.text(f"Applied {count} {noun} to {raw}.", details)
+    return out, ToolResult.text(f"Applied {count} {noun} to {raw}.", details)
 
 
 def _uses_crlf(text: str) -> bool:

@@ -116,6 +116,17 @@ def _read(path: Path, raw: str, start: int, limit: int | None) -> ToolResult:
         raise ToolError(f"Could not read {raw}: {error.strerror or error}.") from None
 
 
+def text_read_result(text: str, raw: str, offset: int | None, limit: int | None) -> ToolResult:
+    """The tool's answer for text held elsewhere (an editor's unsaved buffer, over ACP): the
+    same lines, numbering and limits as a file on disk."""
+    data = text.encode("utf-8", "surrogateescape")
+    if not data:
+        return ToolResult.text(f"({raw} is empty)")
+    handle = io.BytesIO(data)
+    head = handle.read(BLOCK)
+    return _text_result(raw, _Lines(handle, head), max(offset or 1, 1), limit, len(data))
+
+
 def _read_open(handle: io.BufferedIOBase, raw: str, start: int, limit: int | None) -> ToolResult:
     """Image, binary or text, told from the first block; only a text file is read further."""
     info = os.fstat(handle.fileno())

@@ -1,0 +1,308 @@
+"""``pi-tui acp``: the Agent Client Protocol methods, over the sessions one editor opens.
+
+Each ``session/new`` or ``session/load`` makes an :class:`~pi_tui.acp.session.AcpSession` the
+way ``pi-tui serve`` makes its sessions: :func:`pi_tui.startup.start` with the command line's
+options and the session's folder (its project trust decides what of the folder loads: an
+editor cannot answer the TUI's trust question, so an undecided folder loads nothing of its own,
+unless ``pi-tui acp --approve``). The session id is the pi session id, so ``session/load`` and
+``session/list`` work across restarts and with pi's own sessions.
+
+Answers are the SDK's models (the SDK serialises them); mistakes a client or user can fix are
+JSON-RPC errors with one clear line as their message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+)
+
+from pi_tui import __version__
+from pi_tui.acp.client_mcp import ClientMcpError, client_servers
+from pi_tui.acp.options import OptionError, set_option
+from pi_tui.acp.prompt_input import PromptInputError, prompt_parts
+from pi_tui.acp.session import AcpSession, PromptFailed
+from pi_tui.acp.slash import available_commands, ext_method, run_slash
+from pi_tui.modes.rpc_protocol import CommandError
+from pi_tui.session import SessionError, SessionManager
+from pi_tui.session.errors import SessionLockedError
+from pi_tui.start_options import StartOptions
+
+PAGE = 50
+"""Sessions per ``session/list`` page."""
+INVALID_PARAMS = -32602
+
+
+def user_error(message: str) -> RequestError:
+    """A request the client or user can fix: the line says what is wrong."""
+    return RequestError(INVALID_PARAMS, message)
+
+
+class PiAcpAgent:
+    """The ACP agent: one per ``pi-tui acp`` process, any number of sessions."""
+
+    def __init__(self, options: StartOptions) -> None:
+        self.options = options
+        self.conn: Any = None
+        self.client_capabilities: Any = None
+        self.sessions: dict[str, AcpSession] = {}
+        self._opening = asyncio.Lock()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # --- set-up ---------------------------------------------------------------------------
+
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
+    ) -> InitializeResponse:
+        self.client_capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True, audio=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="pi-tui", title="pi-tui", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        raise user_error("pi-tui needs no sign-in here: it uses your keys and logins (pi-tui auth login)")
+
+    # --- sessions -------------------------------------------------------------------------
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        folder = _folder(cwd)
+        servers = _servers(mcp_servers)
+        from pi_tui.config.session_dir import chosen_session_dir
+
+        try:
+            manager = SessionManager.create(
+                str(folder), chosen_session_dir(str(folder), self.options.session_dir)
+            )
+            manager.check_writable()
+        except SessionError as error:
+            raise user_error(str(error)) from None
+        session = await self._open(manager, servers)
+        response = NewSessionResponse.model_validate(
+            {"sessionId": session.id, "modes": session.modes(), "configOptions": session.options()}
+        )
+        session.post(
+            {"sessionUpdate": "available_commands_update", "availableCommands": available_commands(session)}
+        )
+        return response
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        servers = _servers(mcp_servers)
+        live = self.sessions.get(session_id)
+        if live is not None:  # loaded twice: the history again, the same session
+            session = live
+        else:
+            path = await _find(session_id)
+            try:
+                manager = await asyncio.to_thread(SessionManager.open, path)
+            except SessionLockedError as error:
+                holder = f"pi-tui process {error.pid}" if error.pid else "another pi-tui process"
+                raise user_error(f"Session {session_id} is open in {holder}; close it there first") from None
+            except (SessionError, OSError) as error:
+                raise user_error(f"Cannot open session {session_id}: {error}") from None
+            session = await self._open(manager, servers, key=session_id)
+        for update in session.history():
+            session.post(update)
+        await session.flush()  # the history is drawn before the answer
+        session.post(
+            {"sessionUpdate": "available_commands_update", "availableCommands": available_commands(session)}
+        )
+        return LoadSessionResponse.model_validate(
+            {"modes": session.modes(), "configOptions": session.options()}
+        )
+
+    async def _open(self, manager: SessionManager, servers: list[Any], key: str | None = None) -> AcpSession:
+        from pi_tui.mcp.attach import ensure_manager
+        from pi_tui.startup import StartupError, start
+
+        cwd = manager.cwd if os.path.isdir(manager.cwd) else os.getcwd()
+        options = dataclasses.replace(
+            self.options, cwd=cwd, session=None, fork=None, continue_recent=False, no_session=False
+        )
+        async with self._opening:
+            try:
+                started = start(options, manager)
+            except StartupError as error:
+                manager.close()
+                raise user_error(str(error)) from None
+            session = AcpSession(key or manager.session_id, started, self.conn, self.client_capabilities)
+            if servers:
+                mcp = ensure_manager(started.agent, cwd)
+                if mcp is None:
+                    print("pi-tui acp: the editor's MCP servers are not started: --no-mcp", file=sys.stderr)
+                else:
+                    for server in servers:
+                        mcp.register(server)
+            self.sessions[session.id] = session
+        await session.start()
+        return session
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        from pi_tui.session.listing import list_all_sessions
+
+        infos = await asyncio.to_thread(list_all_sessions)
+        if cwd:
+            wanted = os.path.realpath(cwd)
+            infos = [info for info in infos if os.path.realpath(info.cwd) == wanted]
+        infos = [info for info in infos if info.agent is None]  # pi sessions; not other agents' transcripts
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        page = infos[start : start + PAGE]
+        sessions = [
+            SessionInfo(
+                session_id=info.id,
+                cwd=info.cwd,
+                title=info.name or (info.first_message[:80] if info.first_message else None),
+                updated_at=info.modified.isoformat(),
+            )
+            for info in page
+        ]
+        more = start + PAGE < len(infos)
+        return ListSessionsResponse(sessions=sessions, next_cursor=str(start + PAGE) if more else None)
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise user_error(
+                f"No open session {session_id}; create one (session/new) or load it (session/load)"
+            )
+        return session
+
+    # --- choices --------------------------------------------------------------------------
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        try:
+            set_option(session.agent, session.started.registry, session.choices, "mode", mode_id)
+        except OptionError as error:
+            raise user_error(str(error)) from None
+        session.post({"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
+        session.post_options()
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if session.busy and config_id == "mode":
+            raise user_error("Wait for the reply to finish (or cancel it) before changing the mode")
+        try:
+            set_option(session.agent, session.started.registry, session.choices, config_id, value)
+        except OptionError as error:
+            raise user_error(str(error)) from None
+        if config_id == "mode":
+            session.post({"sessionUpdate": "current_mode_update", "currentModeId": session.choices.mode})
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": session.options()})
+
+    # --- prompts --------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        if session.busy:
+            raise user_error("A reply is still running in this session; wait for it or cancel it")
+        try:
+            text, images = prompt_parts(prompt)
+        except PromptInputError as error:
+            raise user_error(str(error)) from None
+        if not images and await run_slash(session, text.strip()):
+            await session.flush()
+            return PromptResponse(stop_reason="end_turn")
+        try:
+            reason = await session.run_prompt(text, images)
+        except PromptFailed as error:
+            raise RequestError(-32603, str(error)) from None
+        return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise user_error(f'_{method} needs a "sessionId"')
+        session = self._session(session_id)
+        try:
+            return await ext_method(session, method, params)
+        except KeyError:
+            raise RequestError.method_not_found(f"_{method}") from None
+        except CommandError as error:
+            raise user_error(str(error)) from None
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    async def close_all(self) -> None:
+        for session in list(self.sessions.values()):
+            with contextlib.suppress(Exception):
+                await session.close()
+        self.sessions.clear()
+
+
+def _folder(cwd: str) -> Path:
+    folder = Path(cwd).expanduser()
+    if not folder.is_absolute():
+        raise user_error(f"cwd must be an absolute path (got {cwd!r})")
+    if not folder.is_dir():
+        raise user_error(f"No such folder: {cwd}")
+    return folder.resolve()
+
+
+def _servers(mcp_servers: list[Any] | None) -> list[Any]:
+    try:
+        return client_servers(mcp_servers)
+    except ClientMcpError as error:
+        raise user_error(str(error)) from None
+
+
+async def _find(session_id: str) -> Path:
+    """The file of the session with this id (or an id prefix naming one), in any folder."""
+    from pi_tui.session.listing import list_all_sessions
+
+    infos = await asyncio.to_thread(list_all_sessions)
+    exact = [info.path for info in infos if info.id == session_id]
+    if exact:
+        return exact[0]
+    prefixed = [info.path for info in infos if session_id and info.id.startswith(session_id)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise user_error(f'Session id prefix "{session_id}" matches {len(prefixed)} sessions')
+    raise user_error(f"No session {session_id}")

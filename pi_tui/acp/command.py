@@ -1,0 +1,122 @@
+"""``pi-tui acp [flags]``: serve the Agent Client Protocol on stdin/stdout for an editor.
+
+The editor (Zed, a JetBrains IDE, Neovim or Emacs through a plugin, Toad) starts this command
+and speaks JSON-RPC lines to it. stdout belongs to the protocol alone: the process's file
+descriptor 1 is pointed at stderr once the protocol has its own copy of it, so nothing else —
+a stray ``print``, a library's warning, a child process that inherits the descriptor — can ever
+write a byte into the stream. Everything meant for a person goes to stderr, which editors keep
+in their logs.
+
+The input ending (the editor closed the pipe) or SIGTERM / SIGINT / SIGHUP stops every running
+reply and tool, closes the session files and exits (0, or 128 + the signal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from pi_tui.argparsing import ArgumentsError, OneLineParser, add_approval_flags
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
+        prog="pi-tui acp",
+        description="Serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim, Emacs, Toad).",
+    )
+    parser.add_argument("--provider", metavar="NAME", help="provider of the model sessions start with")
+    parser.add_argument(
+        "--model", metavar="PATTERN", help="model sessions start with (default: defaultProvider/defaultModel)"
+    )
+    parser.add_argument("--thinking", metavar="LEVEL", help="thinking level sessions start with")
+    parser.add_argument("--session-dir", metavar="DIR", help="where sessions live")
+    parser.add_argument(
+        "-e", "--extension", dest="extensions", action="append", metavar="PATH", help="load an extension"
+    )
+    parser.add_argument("--no-extensions", action="store_true", help="load no extension")
+    parser.add_argument("--no-mcp", action="store_true", help="connect no MCP server (the editor's neither)")
+    parser.add_argument(
+        "--no-checkpoints", action="store_true", help="do not record the project's files per turn"
+    )
+    parser.add_argument("--no-context-files", action="store_true", help="read no AGENTS.md / CLAUDE.md")
+    add_approval_flags(parser, whose="the project folders the editor opens sessions in (it cannot ask)")
+    return parser
+
+
+def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
+    try:
+        args = build_parser().parse_args(list(argv))
+    except ArgumentsError as problem:
+        return say_error(f"acp: {problem} (see pi-tui acp --help)", 2)
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    from pi_tui.start_options import StartOptions
+
+    options = StartOptions(
+        cwd=os.getcwd(),
+        provider=args.provider,
+        model=args.model,
+        thinking=args.thinking,
+        session_dir=args.session_dir,
+        extensions=args.extensions,
+        no_extensions=args.no_extensions,
+        no_mcp=args.no_mcp,
+        no_checkpoints=args.no_checkpoints,
+        no_context_files=args.no_context_files,
+        approve=args.approve,
+        demo_fallback=False,
+    )
+    protocol_out = os.dup(1)  # the protocol's own stdout; fd 1 becomes stderr for everything else
+    os.dup2(2, 1)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        return asyncio.run(_serve(options, protocol_out))
+    finally:
+        sys.stdout = real_stdout
+
+
+async def _serve(options: Any, protocol_out: int) -> int:
+    from acp.agent.connection import AgentSideConnection
+    from acp.stdio import _WritePipeProtocol  # the SDK's writer protocol with drain support
+
+    from pi_tui.acp.agent import PiAcpAgent
+    from pi_tui.ai.http import close_shared_client
+    from pi_tui.tools.bash import kill_running_commands
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    writer_protocol = _WritePipeProtocol()
+    transport, _ = await loop.connect_write_pipe(
+        lambda: writer_protocol, os.fdopen(protocol_out, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, writer_protocol, None, loop)
+    agent = PiAcpAgent(options)
+    conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
+    received: list[int] = []
+    listening = asyncio.ensure_future(conn.listen())
+
+    def stop(signum: int) -> None:
+        received.append(signum)
+        listening.cancel()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await listening
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+        await agent.close_all()
+        kill_running_commands()
+        with contextlib.suppress(Exception):
+            await conn.close()
+        await close_shared_client()
+    return 128 + received[0] if received else 0

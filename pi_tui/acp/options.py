@@ -1,0 +1,147 @@
+"""The choices an ACP client shows for a session: mode, model and thinking level.
+
+ACP's session config options (``configOptions``, ``session/set_config_option``) carry all
+three; the older ``modes`` / ``session/set_mode`` pair carries the mode too, for clients that
+only know that. Two modes:
+
+- ``code``: the session's tools as configured (the default);
+- ``ask``: only the tools that look and never change anything (read, grep, find, ls), for
+  questions about a codebase the user does not want touched. MCP and extension tools stay: pi-tui
+  cannot tell which of them write.
+
+The model list is what ``/model`` offers (the models with a key here); values are
+``provider/id``. The thinking levels are those the current model runs, so changing the model
+sends the options again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_tui.ai.scoped_models import available_models
+from pi_tui.ai.thinking import supported_levels
+
+MODES = {
+    "code": ("Code", "Read, edit and run things in the project (the session's tools)"),
+    "ask": ("Ask", "Look only: read, grep, find and ls; nothing in the project changes"),
+}
+READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
+LEVEL_NAMES = {
+    "off": "Off",
+    "minimal": "Minimal",
+    "low": "Low",
+    "medium": "Medium",
+    "high": "High",
+    "xhigh": "Extra high",
+    "max": "Max",
+}
+
+
+class OptionError(ValueError):
+    """A config option or value the session does not have (an invalid-params answer)."""
+
+
+def model_value(model: Any) -> str:
+    return f"{model.provider}/{model.id}"
+
+
+@dataclass(slots=True)
+class SessionChoices:
+    """The mode of one session and the tools it switches between (model and thinking level
+    live on the agent itself)."""
+
+    mode: str = "code"
+    all_tools: list[Any] = field(default_factory=list)
+    all_pool: list[Any] = field(default_factory=list)
+
+    def apply_mode(self, agent: Any, mode: str) -> None:
+        if mode not in MODES:
+            raise OptionError(f'Unknown mode "{mode}"; this agent has {", ".join(MODES)}')
+        if not self.all_tools and not self.all_pool:
+            self.all_tools, self.all_pool = list(agent.tools), list(agent.loadout_pool)
+        self.mode = mode
+        if mode == "ask":
+            agent.tools = [tool for tool in self.all_tools if tool.name in READ_ONLY_TOOLS]
+            agent.loadout_pool = [tool for tool in self.all_pool if tool.name in READ_ONLY_TOOLS]
+        else:
+            agent.tools, agent.loadout_pool = list(self.all_tools), list(self.all_pool)
+
+
+def modes_state(choices: SessionChoices) -> dict[str, Any]:
+    return {
+        "currentModeId": choices.mode,
+        "availableModes": [
+            {"id": mode, "name": name, "description": description}
+            for mode, (name, description) in MODES.items()
+        ],
+    }
+
+
+def config_options(agent: Any, registry: Any, choices: SessionChoices) -> list[dict[str, Any]]:
+    """The session's options as ACP ``SessionConfigOption`` objects (wire field names)."""
+    models = available_models(registry)
+    current = model_value(agent.model)
+    model_options = [
+        {"value": model_value(m), "name": m.name or m.id, "description": model_value(m)} for m in models
+    ]
+    if current not in {option["value"] for option in model_options}:
+        model_options.insert(
+            0, {"value": current, "name": agent.model.name or agent.model.id, "description": current}
+        )
+    levels = supported_levels(agent.model)
+    return [
+        {
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "type": "select",
+            "currentValue": choices.mode,
+            "options": [
+                {"value": mode, "name": name, "description": text} for mode, (name, text) in MODES.items()
+            ],
+        },
+        {
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "type": "select",
+            "currentValue": current,
+            "options": model_options,
+        },
+        {
+            "id": "thinking",
+            "name": "Thinking",
+            "category": "thought_level",
+            "type": "select",
+            "currentValue": agent.thinking_level if agent.thinking_level in levels else levels[0],
+            "options": [{"value": level, "name": LEVEL_NAMES.get(level, level)} for level in levels],
+        },
+    ]
+
+
+def set_option(agent: Any, registry: Any, choices: SessionChoices, option: str, value: Any) -> None:
+    """Apply the client's choice; :class:`OptionError` names what is wrong."""
+    if not isinstance(value, str):
+        raise OptionError(f'"{option}" takes one of its listed values')
+    if option == "mode":
+        choices.apply_mode(agent, value)
+    elif option == "model":
+        provider, _, model_id = value.partition("/")
+        model = registry.get(provider, model_id) if model_id else None
+        if model is None:
+            raise OptionError(f'Unknown model "{value}"')
+        if registry.usable(model.provider, model.id) is None:
+            raise OptionError(
+                f'No API key for {model.provider}: sign in with "pi-tui auth login {model.provider}"'
+            )
+        agent.set_model(model, source="set")
+    elif option == "thinking":
+        levels = supported_levels(agent.model)
+        if value not in levels:
+            raise OptionError(
+                f'Unknown thinking level "{value}" for {agent.model.id}; it has {", ".join(levels)}'
+            )
+        agent.set_thinking_level(value)
+    else:
+        raise OptionError(f'Unknown config option "{option}"; this agent has mode, model and thinking')

@@ -1,0 +1,269 @@
+"""One ACP session: an AgentSession (the same one the TUI drives) and what the client sees of it.
+
+Events from the agent are turned into ``session/update`` payloads (:mod:`pi_tui.acp.updates`)
+and sent in order by one sender task, so a prompt's answer goes out only after every update of
+its turn (:meth:`AcpSession.flush`). A prompt runs as a task ``session/cancel`` can stop: the
+agent aborts the stream and the running tool, records what happened, and the prompt answers
+``cancelled``.
+
+The session is a pi session file like any other: the TUI resumes it, pi opens it. Tree moves
+(``/tree``, ``/label``, ``/branch`` typed in the editor's prompt box, or the ``_pi/*`` extension
+methods) go through the same code as rpc mode's (:mod:`pi_tui.modes.rpc_commands_tree`) and the
+TUI's (:mod:`pi_tui.agent.session_ops`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from pi_tui.acp.client_tools import ClientAccess, client_tools
+from pi_tui.acp.history import branch_messages, replay
+from pi_tui.acp.options import SessionChoices, config_options, modes_state
+from pi_tui.acp.ui import AcpExtensionUI, PermissionState
+from pi_tui.acp.updates import FileTexts, LiveUpdates, Update, thought_chunk
+from pi_tui.agent.events import AgentEvent
+from pi_tui.agent.session import AgentSession
+from pi_tui.agent.session_ops import Moved, SessionOpError, SessionOps
+from pi_tui.modes.mcp_status import close_mcp
+from pi_tui.modes.rpc_protocol import ABORT_WAIT, BusyError, Output
+from pi_tui.session import SessionManager
+from pi_tui.startup import Started
+
+REFUSAL = re.compile(r"\((?:stop_reason: )?(?:refusal|sensitive|content_filter)\)")
+"""How the providers word a reply the model refused (pi-tui records those as errors)."""
+
+
+def stop_reason(message: Any, cancelled: bool) -> str:
+    """ACP's stop reason for a run that ended with ``message`` (None: no run, e.g. a command)."""
+    if cancelled:
+        return "cancelled"
+    reason = getattr(message, "stop_reason", None)
+    if reason == "aborted":
+        return "cancelled"
+    if reason == "length":
+        return "max_tokens"
+    if reason == "error" and REFUSAL.search(getattr(message, "error_message", None) or ""):
+        return "refusal"
+    return "end_turn"
+
+
+class AcpSession:
+    """One session of the client's; ``id`` is the pi session id it was opened with."""
+
+    def __init__(self, session_id: str, started: Started, conn: Any, client_capabilities: Any) -> None:
+        self.id = session_id
+        self.started = started
+        self.agent: AgentSession = started.agent
+        self.conn = conn
+        self.choices = SessionChoices()
+        self.files = FileTexts()
+        self.live = LiveUpdates(started.agent.cwd, self.files)
+        self.access = ClientAccess.from_capabilities(
+            conn, session_id, client_capabilities, self.files, self._show_terminal
+        )
+        self.permissions = PermissionState(ask=self._ask_permission, say=self.say)
+        self._outbox: asyncio.Queue[Update] = asyncio.Queue()
+        self._sender = asyncio.ensure_future(self._send_loop())
+        self._run: asyncio.Task[Any] | None = None
+        self.navigate_task: asyncio.Task[Any] | None = None
+        self.bash_task: asyncio.Task[Any] | None = None
+        self.output = Output(sys.stderr.buffer)
+        self.session_changed: Callable[[str, dict[str, Any]], None] = self._tell_changed
+        self.cancelled = False
+        self._unsubscribe = started.agent.subscribe(self._on_event)
+        self.closed = False
+
+    # --- lifetime -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Extensions (trusted folders only: startup decided) see the session start; then the
+        file and shell tools go through the client where it offered to take them."""
+        await self._start_extensions()
+        self._use_client_tools()
+
+    def _use_client_tools(self) -> None:
+        if not self.access.any:
+            return
+        agent = self.agent
+        setup = self.started.extensions
+        if setup is not None:  # the runner owns the list: extension tools stay on top of ours
+            setup.runner.set_builtin_tools(client_tools(setup.runner.builtin_tools, self.access))
+        else:
+            agent.tools = client_tools(list(agent.tools), self.access)
+        agent.loadout_pool = client_tools(list(agent.loadout_pool), self.access)
+
+    async def _start_extensions(self) -> None:
+        setup = self.started.extensions
+        if setup is None:
+            return
+        runner = setup.runner
+        for line in setup.lines:
+            print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
+        runner.ui = AcpExtensionUI(self.permissions)
+        runner.report = lambda line: print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
+        await runner.finish_activation()
+        await runner.session_start("startup")
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.cancel()
+        if self._run is not None:
+            await asyncio.wait([self._run], timeout=ABORT_WAIT)
+        setup = self.started.extensions
+        if setup is not None:
+            with contextlib.suppress(Exception):
+                await setup.runner.session_shutdown("quit")
+        self._unsubscribe()
+        await close_mcp(self.agent.mcp)
+        with contextlib.suppress(Exception):
+            self.agent.manager.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.flush(), 2.0)
+        self._sender.cancel()
+
+    # --- what the client sees -----------------------------------------------------------------
+
+    def post(self, update: Update) -> None:
+        if not self.closed or update.get("sessionUpdate") != "agent_message_chunk":
+            self._outbox.put_nowait(update)
+
+    def say(self, text: str) -> None:
+        """A line for the user, as the agent's thought (it never enters the conversation)."""
+        self.post(thought_chunk(text))
+
+    async def flush(self) -> None:
+        """Wait until every posted update is written (a prompt answers after its updates)."""
+        await self._outbox.join()
+
+    async def _send_loop(self) -> None:
+        while True:
+            update = await self._outbox.get()
+            try:
+                await self.conn.session_update(session_id=self.id, update=update)
+            except Exception as error:  # a closed client, or a payload of ours it refused
+                print(f"pi-tui acp: an update was not sent: {error}", file=sys.stderr, flush=True)
+            finally:
+                self._outbox.task_done()
+
+    def _on_event(self, event: AgentEvent) -> None:
+        if event.type == "tool_execution_start":
+            self.permissions.current_call = (event["toolCallId"], event["toolName"], event.get("args"))
+        elif event.type == "tool_execution_end":
+            self.permissions.current_call = None
+        for update in self.live.updates(event):
+            self.post(update)
+        if event.type == "tool_execution_end":
+            self.live.terminals.pop(event["toolCallId"], None)
+        if event.type == "thinking_level_changed":
+            self.post_options()
+
+    def post_options(self) -> None:
+        self.post({"sessionUpdate": "config_option_update", "configOptions": self.options()})
+
+    def _show_terminal(self, call_id: str, terminal_id: str) -> None:
+        self.live.terminals[call_id] = terminal_id
+        self.post(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "content": [{"type": "terminal", "terminalId": terminal_id}],
+            }
+        )
+
+    async def _ask_permission(self, call: dict[str, Any], options: list[dict[str, Any]]) -> Any:
+        await self.flush()  # the call the question is about is on the client's screen first
+        return await self.conn.request_permission(session_id=self.id, tool_call=call, options=options)
+
+    def _tell_changed(self, what: str, details: dict[str, Any]) -> None:
+        if what == "name":
+            self.post(
+                {"sessionUpdate": "session_info_update", "title": self.agent.manager.get_session_name()}
+            )
+
+    def options(self) -> list[dict[str, Any]]:
+        return config_options(self.agent, self.started.registry, self.choices)
+
+    def modes(self) -> dict[str, Any]:
+        return modes_state(self.choices)
+
+    def history(self) -> list[Update]:
+        return replay(branch_messages(self.agent.manager.get_branch()), self.agent.cwd)
+
+    # --- prompts ------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._run is not None and not self._run.done()
+
+    @property
+    def bash_running(self) -> bool:
+        return False
+
+    def ensure_idle_for(self, what: str) -> None:
+        if self.busy or (self.navigate_task is not None and not self.navigate_task.done()):
+            raise BusyError(f"Cannot {what} while the agent is running; wait for it or cancel")
+
+    async def run_prompt(self, text: str, images: list[Any]) -> str:
+        """Run one prompt to its end; the ACP stop reason."""
+        self.cancelled = False
+        self.live.streamed_text = False
+        self._run = run = asyncio.ensure_future(self.agent.prompt(text, images, source="acp"))
+        message: Any = None
+        try:
+            message = await run
+        except asyncio.CancelledError:
+            if not run.cancelled():
+                raise  # our own caller went away
+        finally:
+            self._run = None
+        await self.flush()
+        reason = stop_reason(message, self.cancelled)
+        if reason == "end_turn" and getattr(message, "stop_reason", None) == "error":
+            raise PromptFailed(getattr(message, "error_message", None) or "The model request failed")
+        return reason
+
+    def cancel(self) -> None:
+        """``session/cancel``: stop the stream and the running tool (the run records it)."""
+        self.cancelled = True
+        if self.busy:
+            self.agent.abort()
+        if self.navigate_task is not None and not self.navigate_task.done():
+            self.navigate_task.cancel()
+
+    # --- session moves ------------------------------------------------------------------------
+
+    def session_ops(self) -> SessionOps:
+        return SessionOps(self.agent, self._adopt, self._extensions_allow)
+
+    async def _adopt(self, manager: SessionManager, reason: str, restore_model: bool, previous: Any) -> None:
+        self.agent.adopt(manager, self.started.registry.usable if restore_model else None)
+        setup = self.started.extensions
+        if setup is not None:
+            target = self.agent.manager.session_file
+            await setup.runner.session_shutdown(reason, str(target) if target else None)
+            await setup.runner.session_start(reason, str(previous) if previous else None)
+
+    async def _extensions_allow(self, event: str, **fields: Any) -> bool:
+        setup = self.started.extensions
+        if setup is None or not setup.runner.wants(event):
+            return True
+        answer = await setup.runner.before(event, **fields)
+        return not (answer is not None and answer.get("cancel"))
+
+    async def branch_off(self, command: str, entry_id: str, position: str) -> Moved:
+        self.ensure_idle_for(command)
+        try:
+            return await self.session_ops().fork(entry_id, position)
+        except SessionOpError as error:
+            raise BusyError(str(error)) from None
+
+
+class PromptFailed(Exception):
+    """The model request failed (network, provider error): the prompt answers with an error."""
