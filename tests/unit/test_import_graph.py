@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("view",),  # what is drawn, without a UI toolkit
     ("agent",),
     ("extensions", "startup"),
-    ("modes", "html_export", "server", "tui", "cli", "auth_command", "config_command", "__main__"),
+    ("modes", "acp", "html_export", "server", "tui", "cli", "auth_command", "config_command", "__main__"),
 )
 """The rows of docs/architecture.md's "Layers", top first: a folder or top-level module imports
 only from its own row and the rows above."""
