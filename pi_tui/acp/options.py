@@ -5,8 +5,9 @@ three; the older ``modes`` / ``session/set_mode`` pair carries the mode too, for
 only know that. Two modes:
 
 - ``code``: the session's tools as configured (the default);
-- ``ask``: only the tools that look and never change anything (read, grep, find, ls), for
-  questions about a codebase the user does not want touched. MCP and extension tools stay: pi-tui
+- ``ask``: only the tools that look and never change anything (read, grep, find, ls, all four
+  even where the session's own set has fewer), for questions about a codebase the user does not
+  want touched. MCP and extension tools stay: pi-tui
   cannot tell which of them write.
 
 The model list is what ``/model`` offers (the models with a key here); values are
@@ -21,6 +22,7 @@ from typing import Any
 
 from pi_tui.ai.scoped_models import available_models
 from pi_tui.ai.thinking import supported_levels
+from pi_tui.tools import tools_by_name
 
 MODES = {
     "code": ("Code", "Read, edit and run things in the project (the session's tools)"),
@@ -62,7 +64,10 @@ class SessionChoices:
             self.all_tools, self.all_pool = list(agent.tools), list(agent.loadout_pool)
         self.mode = mode
         if mode == "ask":
-            agent.tools = [tool for tool in self.all_tools if tool.name in READ_ONLY_TOOLS]
+            kept = [tool for tool in self.all_tools if tool.name in READ_ONLY_TOOLS]
+            have = {tool.name for tool in kept}
+            missing = [name for name in ("read", "grep", "find", "ls") if name not in have]
+            agent.tools = kept + tools_by_name(missing, agent.cwd)  # looking needs all four
             agent.loadout_pool = [tool for tool in self.all_pool if tool.name in READ_ONLY_TOOLS]
         else:
             agent.tools, agent.loadout_pool = list(self.all_tools), list(self.all_pool)

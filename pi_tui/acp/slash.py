@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from pi_tui.acp.session import AcpSession
 from pi_tui.acp.updates import message_chunk
 from pi_tui.agent.session_ops import message_text, user_message_entry
@@ -179,8 +181,10 @@ _COMMANDS = {"tree": _tree, "label": _label, "branch": _branch, "name": _name}
 async def ext_method(session: AcpSession, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """``_pi/get_tree``, ``_pi/navigate_tree``, ``_pi/set_label`` (rpc mode's shapes)."""
     if method == "pi/get_tree":
-        result: dict[str, Any] = await Pi1Commands(session).get_tree({})
-        return result
+        # rpc's answer holds raw entries as orjson fragments (written as they are on disk):
+        # the SDK's writer wants plain JSON values
+        tree: dict[str, Any] = orjson.loads(orjson.dumps(await Pi1Commands(session).get_tree({})))
+        return tree
     if method == "pi/navigate_tree":
         moved: dict[str, Any] = await TreeCommands(session).navigate_tree(params)
         return moved

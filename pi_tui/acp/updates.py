@@ -201,7 +201,7 @@ class LiveUpdates:
             "status": "failed" if failed else "completed",
             "content": content,
         }
-        details = getattr(result, "details", None)
+        details = result.get("details") if isinstance(result, dict) else getattr(result, "details", None)
         raw = {"content": [block["content"] for block in result_blocks(result)]}
         if details is not None:
             raw["details"] = details
