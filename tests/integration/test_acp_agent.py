@@ -487,3 +487,25 @@ def test_a_failing_model_request_is_an_error_answer(agent_dir: Path, project: Pa
             prompt(client, session_id, "hello?")
         assert raised.value.code == -32603 and "Traceback" not in str(raised.value)
         client.assert_clean()
+
+
+def test_a_rule_interrupt_retries_and_the_turn_still_ends_normally(
+    server: ModelServer, project: Path
+) -> None:
+    (project / ".git").mkdir()
+    rules = project / ".agent" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "no-print.md").write_text("---\ncondition: print\\(\nscope: text\n---\nUse the logger.\n")
+    server.queue(Scripted(text="Debug with print(x) then more words follow here", event_delay=0.03))
+    server.queue(Scripted(text="Use logger.debug(x)."))
+    with start(project, "--approve") as client:  # the folder's rules load: trusted for this run
+        session_id = open_session(client, project)
+        answer = prompt(client, session_id, "how to debug?")
+        assert answer == {"stopReason": "end_turn"}  # the rule's abort is not the user's cancel
+        updates = client.updates(session_id)
+        said = texts(updates, "agent_thought_chunk")
+        assert "Rule no-print stopped the reply" in said
+        streamed = texts(updates, "agent_message_chunk")
+        assert streamed.endswith("Use logger.debug(x).") and "more words follow" not in streamed
+        assert "system-interrupt" in json.dumps(server.requests[1].body)
+        client.assert_clean()
