@@ -54,6 +54,7 @@ import fcntl
 import functools
 import json
 import os
+import pwd
 import shlex
 import shutil
 import subprocess
@@ -180,7 +181,8 @@ def _candidates() -> Iterator[str]:
     for name in ("python3.14", "python3.13"):
         if found := shutil.which(name):
             yield found
-    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    # the account's own home, not $HOME: tests point HOME at a scratch folder
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path(pwd.getpwuid(os.getuid()).pw_dir) / ".pyenv")
     for minor in ("3.14", "3.13"):
         for folder in sorted((pyenv_root / "versions").glob(f"{minor}*"), reverse=True):
             yield str(folder / "bin" / f"python{minor}")
