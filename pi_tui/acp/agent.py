@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
@@ -55,6 +57,24 @@ PAGE = 50
 INVALID_PARAMS = -32602
 
 
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
+
+
+def answered_before_exit(method: Handler) -> Handler:
+    """Count the request as in flight until its answer is written: requests read before the
+    input ended (a script piping a file in) are answered before the agent exits."""
+
+    @functools.wraps(method)
+    async def wrapper(self: PiAcpAgent, *args: Any, **kwargs: Any) -> Any:
+        task = asyncio.current_task()
+        if task is not None:
+            self.in_flight.add(task)
+            task.add_done_callback(self.in_flight.discard)
+        return await method(self, *args, **kwargs)
+
+    return cast(Handler, wrapper)
+
+
 def user_error(message: str) -> RequestError:
     """A request the client or user can fix: the line says what is wrong."""
     return RequestError(INVALID_PARAMS, message)
@@ -69,12 +89,15 @@ class PiAcpAgent:
         self.client_capabilities: Any = None
         self.sessions: dict[str, AcpSession] = {}
         self._opening = asyncio.Lock()
+        self.in_flight: set[asyncio.Task[Any]] = set()
+        """The request handlers running, each until its answer is written (see ``finish``)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
     # --- set-up ---------------------------------------------------------------------------
 
+    @answered_before_exit
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
     ) -> InitializeResponse:
@@ -91,11 +114,13 @@ class PiAcpAgent:
             auth_methods=[],
         )
 
+    @answered_before_exit
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise user_error("pi-tui needs no sign-in here: it uses your keys and logins (pi-tui auth login)")
 
     # --- sessions -------------------------------------------------------------------------
 
+    @answered_before_exit
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
@@ -119,6 +144,7 @@ class PiAcpAgent:
         )
         return response
 
+    @answered_before_exit
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
@@ -172,6 +198,7 @@ class PiAcpAgent:
         await session.start()
         return session
 
+    @answered_before_exit
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
@@ -206,6 +233,7 @@ class PiAcpAgent:
 
     # --- choices --------------------------------------------------------------------------
 
+    @answered_before_exit
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         session = self._session(session_id)
         try:
@@ -216,6 +244,7 @@ class PiAcpAgent:
         session.post_options()
         return SetSessionModeResponse()
 
+    @answered_before_exit
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
@@ -232,6 +261,7 @@ class PiAcpAgent:
 
     # --- prompts --------------------------------------------------------------------------
 
+    @answered_before_exit
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         if session.busy:
@@ -254,6 +284,7 @@ class PiAcpAgent:
         if session is not None:
             session.cancel()
 
+    @answered_before_exit
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
@@ -268,6 +299,15 @@ class PiAcpAgent:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+    async def finish(self, timeout: float) -> None:
+        """The input ended: replies stop (the editor is gone), other requests read before the
+        end are answered, at most ``timeout`` seconds."""
+        for session in self.sessions.values():
+            session.cancel()
+        running = {task for task in self.in_flight if task is not asyncio.current_task()}
+        if running:
+            await asyncio.wait(running, timeout=timeout)
 
     async def close_all(self) -> None:
         for session in list(self.sessions.values()):

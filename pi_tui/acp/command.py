@@ -83,20 +83,15 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
 
 async def _serve(options: Any, protocol_out: int) -> int:
     from acp.agent.connection import AgentSideConnection
-    from acp.stdio import _WritePipeProtocol  # the SDK's writer protocol with drain support
 
     from pi_tui.acp.agent import PiAcpAgent
+    from pi_tui.acp.streams import open_streams
     from pi_tui.ai.http import close_shared_client
+    from pi_tui.modes.rpc_protocol import ABORT_WAIT
     from pi_tui.tools.bash import kill_running_commands
 
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    writer_protocol = _WritePipeProtocol()
-    transport, _ = await loop.connect_write_pipe(
-        lambda: writer_protocol, os.fdopen(protocol_out, "wb", buffering=0)
-    )
-    writer = asyncio.StreamWriter(transport, writer_protocol, None, loop)
+    reader, writer, pump = await open_streams(0, protocol_out)
     agent = PiAcpAgent(options)
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
     received: list[int] = []
@@ -114,6 +109,9 @@ async def _serve(options: Any, protocol_out: int) -> int:
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(signum)
+        pump.cancel()
+        if not received:  # the input ended: what was asked before the end is answered
+            await agent.finish(timeout=ABORT_WAIT)
         await agent.close_all()
         kill_running_commands()
         with contextlib.suppress(Exception):
