@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -48,6 +49,22 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+class _OneLineLog(logging.Handler):
+    """The SDK's log records (it logs a traceback when, say, a client cancels a request) as one
+    line on stderr; the traceback goes to ``acp.log`` in pi-tui's log folder."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from pi_tui.logfiles import append_log
+
+        line = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            line += f": {type(error).__name__}: {error}"
+            where = append_log("acp.log", self.format(record) + "\n")
+            line += f" (details: {where})"
+        print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
+
+
 def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     try:
         args = build_parser().parse_args(list(argv))
@@ -71,6 +88,9 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
         approve=args.approve,
         demo_fallback=False,
     )
+    handler = _OneLineLog(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
     protocol_out = os.dup(1)  # the protocol's own stdout; fd 1 becomes stderr for everything else
     os.dup2(2, 1)
     real_stdout = sys.stdout
