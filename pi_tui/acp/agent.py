@@ -47,6 +47,7 @@ from pi_tui.acp.options import OptionError, set_option
 from pi_tui.acp.prompt_input import PromptInputError, prompt_parts
 from pi_tui.acp.session import AcpSession, PromptFailed
 from pi_tui.acp.slash import available_commands, ext_method, run_slash
+from pi_tui.acp.updates import message_chunk
 from pi_tui.modes.rpc_protocol import CommandError
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.errors import SessionLockedError
@@ -139,9 +140,7 @@ class PiAcpAgent:
         response = NewSessionResponse.model_validate(
             {"sessionId": session.id, "modes": session.modes(), "configOptions": session.options()}
         )
-        session.post(
-            {"sessionUpdate": "available_commands_update", "availableCommands": available_commands(session)}
-        )
+        _after_opening(session)
         return response
 
     @answered_before_exit
@@ -165,9 +164,7 @@ class PiAcpAgent:
         for update in session.history():
             session.post(update)
         await session.flush()  # the history is drawn before the answer
-        session.post(
-            {"sessionUpdate": "available_commands_update", "availableCommands": available_commands(session)}
-        )
+        _after_opening(session)
         return LoadSessionResponse.model_validate(
             {"modes": session.modes(), "configOptions": session.options()}
         )
@@ -314,6 +311,19 @@ class PiAcpAgent:
             with contextlib.suppress(Exception):
                 await session.close()
         self.sessions.clear()
+
+
+def _after_opening(session: AcpSession) -> None:
+    """Sent after the answer (the client knows the session by then): the commands, and what
+    the user should know about how the session started (a project folder whose extensions and
+    settings did not load because it is not trusted, a model that was not found)."""
+    commands = available_commands(session)
+    session.post({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+    notice = session.started.notice
+    if notice:
+        print(f"pi-tui acp: {notice}", file=sys.stderr, flush=True)
+        session.post(message_chunk(f"pi-tui: {notice}\n"))
+        session.started.notice = None  # said once, not again when the session is loaded again
 
 
 def _folder(cwd: str) -> Path:

@@ -30,7 +30,7 @@ from pi_tui.agent.events import AgentEvent
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.session_ops import Moved, SessionOpError, SessionOps
 from pi_tui.modes.mcp_status import close_mcp
-from pi_tui.modes.rpc_protocol import ABORT_WAIT, BusyError, Output
+from pi_tui.modes.rpc_protocol import ABORT_WAIT, BusyError, CommandError, Output
 from pi_tui.session import SessionManager
 from pi_tui.startup import Started
 
@@ -131,7 +131,7 @@ class AcpSession:
     # --- what the client sees -----------------------------------------------------------------
 
     def post(self, update: Update) -> None:
-        if not self.closed or update.get("sessionUpdate") != "agent_message_chunk":
+        if not self.closed:
             self._outbox.put_nowait(update)
 
     def say(self, text: str) -> None:
@@ -213,7 +213,6 @@ class AcpSession:
     async def run_prompt(self, text: str, images: list[Any]) -> str:
         """Run one prompt to its end; the ACP stop reason."""
         self.cancelled = False
-        self.live.streamed_text = False
         self._run = run = asyncio.ensure_future(self.agent.prompt(text, images, source="acp"))
         message: Any = None
         try:
@@ -262,7 +261,7 @@ class AcpSession:
         try:
             return await self.session_ops().fork(entry_id, position)
         except SessionOpError as error:
-            raise BusyError(str(error)) from None
+            raise CommandError(str(error)) from None
 
 
 class PromptFailed(Exception):

@@ -111,8 +111,6 @@ class LiveUpdates:
         self.calls: dict[str, _Call] = {}
         self.terminals: dict[str, str] = {}
         """call id -> the client terminal running it (its output is shown there, live)."""
-        self.streamed_text = False
-        """Whether this run sent answer text (an empty reply says so instead of nothing)."""
 
     # --- the entry point ------------------------------------------------------------------
 
@@ -126,7 +124,6 @@ class LiveUpdates:
         stream = event.get("assistantMessageEvent")
         kind = getattr(stream, "type", None)
         if kind == "text_delta" and stream.delta:
-            self.streamed_text = True
             return [message_chunk(stream.delta)]
         if kind == "thinking_delta" and stream.delta:
             return [thought_chunk(stream.delta)]

@@ -509,3 +509,43 @@ def test_a_rule_interrupt_retries_and_the_turn_still_ends_normally(
         assert streamed.endswith("Use logger.debug(x).") and "more words follow" not in streamed
         assert "system-interrupt" in json.dumps(server.requests[1].body)
         client.assert_clean()
+
+
+def test_an_untrusted_folder_loads_nothing_of_its_own_and_says_so(server: ModelServer, project: Path) -> None:
+    extensions = project / ".agent" / "extensions"
+    extensions.mkdir(parents=True)
+    (extensions / "sneaky.py").write_text(
+        "from pathlib import Path\n"
+        "def activate(pi):\n"
+        "    Path('RAN').write_text('the extension ran')\n"
+        "    pi.register_command('sneaky', handler=lambda args, ctx: None)\n"
+    )
+    with start(project) as client:
+        session_id = open_session(client, project)
+        said = client.wait_for(
+            lambda: texts(client.updates(session_id), "agent_message_chunk"), what="the notice"
+        )
+        assert "project resources not loaded" in said and "not trusted" in said
+        commands = next(
+            u["update"]["availableCommands"]
+            for u in client.updates(session_id)
+            if u["update"]["sessionUpdate"] == "available_commands_update"
+        )
+        assert "sneaky" not in {command["name"] for command in commands}
+        client.assert_clean()
+    assert not (project / "RAN").exists()
+    with start(project, "-a") as client:  # trusted for this run: it loads
+        session_id = open_session(client, project)
+        commands = client.wait_for(
+            lambda: next(
+                (
+                    u["update"]["availableCommands"]
+                    for u in client.updates(session_id)
+                    if u["update"]["sessionUpdate"] == "available_commands_update"
+                ),
+                None,
+            ),
+            what="the commands",
+        )
+        assert "sneaky" in {command["name"] for command in commands}
+        client.assert_clean()
