@@ -549,3 +549,34 @@ def test_an_untrusted_folder_loads_nothing_of_its_own_and_says_so(server: ModelS
         )
         assert "sneaky" in {command["name"] for command in commands}
         client.assert_clean()
+
+
+def test_a_session_pi_wrote_loads_by_id_with_its_history(
+    server: ModelServer, tmp_path: Path, project: Path
+) -> None:
+    source = (
+        Path(__file__).resolve().parents[1] / "data" / "pi15-sessions" / "01-print-continue" / "session.jsonl"
+    )
+    folder = tmp_path / "pi-agent" / "sessions" / "--home-user-project--"  # pi's own folder (conftest)
+    folder.mkdir(parents=True)
+    target = folder / "2026-11-26T14-08-27-576Z_01a2182f-adb6-70ed-a012-96055e935ddf.jsonl"
+    target.write_bytes(source.read_bytes())
+    with start(project) as client:
+        client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        session_id = "01a2182f-adb6-70ed-a012-96055e935ddf"
+        client.request("session/load", {"sessionId": session_id[:13], "cwd": str(project), "mcpServers": []})
+        history = client.updates(session_id[:13])
+        assert texts(history, "user_message_chunk") == "Hello, who are you?What is 2+2?"
+        assert texts(history, "agent_message_chunk").startswith("echo: Hello, who are you?echo: What is 2+2?")
+        server.queue(Scripted(text="Cut short", stop_reason="length"))
+        answer = prompt(client, session_id[:13], "and 3+3?")
+        assert answer["stopReason"] == "max_tokens"
+        sent = [
+            m["role"]
+            for m in server.requests[-1].body["messages"]
+            if m["role"] not in ("system", "developer")
+        ]
+        assert sent == ["user", "assistant", "user", "assistant", "user"]
+        client.assert_clean()
+    lines = target.read_text().splitlines()
+    assert json.loads(lines[-1])["message"]["stopReason"] == "length"  # continued in pi's file
