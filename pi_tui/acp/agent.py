@@ -53,6 +53,7 @@ from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.errors import SessionLockedError
 from pi_tui.start_options import StartOptions
 
+EXTENSION_METHODS = frozenset({"pi/get_tree", "pi/navigate_tree", "pi/set_label"})
 PAGE = 50
 """Sessions per ``session/list`` page."""
 INVALID_PARAMS = -32602
@@ -84,8 +85,9 @@ def user_error(message: str) -> RequestError:
 class PiAcpAgent:
     """The ACP agent: one per ``pi-tui acp`` process, any number of sessions."""
 
-    def __init__(self, options: StartOptions) -> None:
+    def __init__(self, options: StartOptions, start_mode: str = "code") -> None:
         self.options = options
+        self.start_mode = start_mode
         self.conn: Any = None
         self.client_capabilities: Any = None
         self.sessions: dict[str, AcpSession] = {}
@@ -160,7 +162,7 @@ class PiAcpAgent:
                 raise user_error(f"Session {session_id} is open in {holder}; close it there first") from None
             except (SessionError, OSError) as error:
                 raise user_error(f"Cannot open session {session_id}: {error}") from None
-            session = await self._open(manager, servers, key=session_id)
+            session = await self._open(manager, servers, key=session_id, cwd=cwd)
         for update in session.history():
             session.post(update)
         await session.flush()  # the history is drawn before the answer
@@ -169,11 +171,16 @@ class PiAcpAgent:
             {"modes": session.modes(), "configOptions": session.options()}
         )
 
-    async def _open(self, manager: SessionManager, servers: list[Any], key: str | None = None) -> AcpSession:
+    async def _open(
+        self, manager: SessionManager, servers: list[Any], key: str | None = None, cwd: str | None = None
+    ) -> AcpSession:
+        """A live session on ``manager``; its tools work in ``cwd`` (the folder the editor
+        has open) when that is a folder, else in the session's own folder."""
         from pi_tui.mcp.attach import ensure_manager
         from pi_tui.startup import StartupError, start
 
-        cwd = manager.cwd if os.path.isdir(manager.cwd) else os.getcwd()
+        if cwd is None or not os.path.isabs(cwd) or not os.path.isdir(cwd):
+            cwd = manager.cwd if os.path.isdir(manager.cwd) else os.getcwd()
         options = dataclasses.replace(
             self.options, cwd=cwd, session=None, fork=None, continue_recent=False, no_session=False
         )
@@ -191,8 +198,11 @@ class PiAcpAgent:
                 else:
                     for server in servers:
                         mcp.register(server)
+                    session.watch_client_servers(mcp, [server.name for server in servers])
             self.sessions[session.id] = session
         await session.start()
+        if self.start_mode != "code":
+            set_option(session.agent, started.registry, session.choices, "mode", self.start_mode)
         return session
 
     @answered_before_exit
@@ -206,7 +216,9 @@ class PiAcpAgent:
             wanted = os.path.realpath(cwd)
             infos = [info for info in infos if os.path.realpath(info.cwd) == wanted]
         infos = [info for info in infos if info.agent is None]  # pi sessions; not other agents' transcripts
-        start = int(cursor) if cursor and cursor.isdigit() else 0
+        if cursor is not None and not cursor.isdigit():
+            raise user_error(f"Unknown cursor {cursor!r}: pass the nextCursor of the previous page")
+        start = int(cursor) if cursor else 0
         page = infos[start : start + PAGE]
         sessions = [
             SessionInfo(
@@ -261,19 +273,26 @@ class PiAcpAgent:
     @answered_before_exit
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        if session.busy:
-            raise user_error("A reply is still running in this session; wait for it or cancel it")
         try:
             text, images = prompt_parts(prompt)
         except PromptInputError as error:
             raise user_error(str(error)) from None
-        if not images and await run_slash(session, text.strip()):
-            await session.flush()
-            return PromptResponse(stop_reason="end_turn")
-        try:
-            reason = await session.run_prompt(text, images)
-        except PromptFailed as error:
-            raise RequestError(-32603, str(error)) from None
+        if not text.strip() and not images:
+            raise user_error("The prompt is empty")
+        if images and "image" not in session.agent.model.input:
+            session.post(
+                message_chunk(f"pi-tui: {session.agent.model.id} does not take images; they are left out.\n")
+            )
+        async with session.turn() as ours:
+            if not ours:
+                return PromptResponse(stop_reason="cancelled")
+            if not images and await run_slash(session, text.strip()):
+                await session.flush()
+                return PromptResponse(stop_reason="end_turn")
+            try:
+                reason = await session.run_prompt(text, images)
+            except PromptFailed as error:
+                raise RequestError(-32603, str(error)) from None
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -283,6 +302,8 @@ class PiAcpAgent:
 
     @answered_before_exit
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method not in EXTENSION_METHODS:
+            raise RequestError.method_not_found(f"_{method}")
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             raise user_error(f'_{method} needs a "sessionId"')

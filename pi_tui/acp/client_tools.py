@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from pi_tui.tools.edit import EditArguments, edit_text, parse_edits
 from pi_tui.tools.read import ReadArguments, image_mime_type, text_read_result
 from pi_tui.tools.write import WriteArguments
 
+CLIENT_CLEANUP_SECONDS = 2.0
 TERMINAL_OUTPUT_LIMIT = 1024 * 1024
 """Bytes of a command's output the client keeps (it drops the start beyond this)."""
 
@@ -209,12 +210,10 @@ class ClientBash(_Wrapped):
                 exited = None
             output = await conn.terminal_output(session_id=session_id, terminal_id=terminal)
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(conn.kill_terminal(session_id=session_id, terminal_id=terminal))
+            await _within(conn.kill_terminal(session_id=session_id, terminal_id=terminal))
             raise
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(conn.release_terminal(session_id=session_id, terminal_id=terminal))
+            await _within(conn.release_terminal(session_id=session_id, terminal_id=terminal))
         buffer = OutputBuffer()
         buffer.add(str(output.output).encode("utf-8", "surrogateescape"))
         text, details = format_output(buffer)
@@ -231,6 +230,15 @@ class ClientBash(_Wrapped):
         if code:
             raise ToolError(f"{text}\n\nCommand exited with code {code}", details)
         return ToolResult.text(text, details)
+
+
+async def _within(call: Awaitable[Any], seconds: float = CLIENT_CLEANUP_SECONDS) -> None:
+    """Ask the client to kill or release a terminal, not waiting past ``seconds`` (a client that
+    went away never answers) and not stopped by the cancel that asked for it."""
+    task = asyncio.ensure_future(call)
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, not logged
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(task), seconds)
 
 
 def client_tools(tools: list[AgentTool], access: ClientAccess) -> list[AgentTool]:

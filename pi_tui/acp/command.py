@@ -24,6 +24,9 @@ from typing import Any, cast
 
 from pi_tui.argparsing import ArgumentsError, OneLineParser, add_approval_flags
 
+SIGNAL_GRACE = 3.0
+"""Seconds a signal gives running replies and tools to stop before the sessions are closed."""
+
 
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
@@ -35,7 +38,19 @@ def build_parser() -> OneLineParser:
         "--model", metavar="PATTERN", help="model sessions start with (default: defaultProvider/defaultModel)"
     )
     parser.add_argument("--thinking", metavar="LEVEL", help="thinking level sessions start with")
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="the API key for the provider (instead of auth.json or the environment)",
+    )
     parser.add_argument("--session-dir", metavar="DIR", help="where sessions live")
+    parser.add_argument(
+        "--start-mode",
+        choices=("code", "careful", "ask"),
+        default="code",
+        help="the mode sessions start in: code (no questions, as pi), careful (ask before changes), "
+        "ask (look only)",
+    )
     parser.add_argument(
         "-e", "--extension", dest="extensions", action="append", metavar="PATH", help="load an extension"
     )
@@ -79,6 +94,7 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
         provider=args.provider,
         model=args.model,
         thinking=args.thinking,
+        api_key=args.api_key,
         session_dir=args.session_dir,
         extensions=args.extensions,
         no_extensions=args.no_extensions,
@@ -88,6 +104,13 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
         approve=args.approve,
         demo_fallback=False,
     )
+    if os.isatty(0):  # someone typed it in a terminal: say what it is for
+        print(
+            "pi-tui acp: waiting for an editor's Agent Client Protocol messages on stdin "
+            "(JSON-RPC lines; see docs/acp.md). Ctrl+D ends it.",
+            file=sys.stderr,
+            flush=True,
+        )
     handler = _OneLineLog(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
@@ -96,12 +119,12 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
     try:
-        return asyncio.run(_serve(options, protocol_out))
+        return asyncio.run(_serve(options, protocol_out, args.start_mode))
     finally:
         sys.stdout = real_stdout
 
 
-async def _serve(options: Any, protocol_out: int) -> int:
+async def _serve(options: Any, protocol_out: int, start_mode: str) -> int:
     from acp.agent.connection import AgentSideConnection
 
     from pi_tui.acp.agent import PiAcpAgent
@@ -112,29 +135,38 @@ async def _serve(options: Any, protocol_out: int) -> int:
 
     loop = asyncio.get_running_loop()
     reader, writer, pump = await open_streams(0, protocol_out)
-    agent = PiAcpAgent(options)
+    agent = PiAcpAgent(options, start_mode=start_mode)
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
     received: list[int] = []
     listening = asyncio.ensure_future(conn.listen())
+    signalled = asyncio.Event()
 
     def stop(signum: int) -> None:
+        if received:  # a second signal: out now (session files are written as they go)
+            os._exit(128 + received[0])
         received.append(signum)
-        listening.cancel()
+        signalled.set()
+        loop.call_later(SIGNAL_GRACE + 3.0, os._exit, 128 + signum)  # a last resort, never a hang
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, stop, signum)
+    waiting = asyncio.ensure_future(signalled.wait())
     try:
+        await asyncio.wait({listening, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        # A signal: replies and tools stop while the client can still answer (a command in its
+        # terminal is killed there). The input ended: what was asked before the end is answered.
+        await agent.finish(timeout=SIGNAL_GRACE if received else ABORT_WAIT)
+    finally:
+        waiting.cancel()
+        listening.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await listening
-    finally:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(signum)
         pump.cancel()
-        if not received:  # the input ended: what was asked before the end is answered
-            await agent.finish(timeout=ABORT_WAIT)
         await agent.close_all()
         kill_running_commands()
         with contextlib.suppress(Exception):
-            await conn.close()
+            await asyncio.wait_for(conn.close(), 2.0)
         await close_shared_client()
     return 128 + received[0] if received else 0

@@ -2,13 +2,14 @@
 
 ACP's session config options (``configOptions``, ``session/set_config_option``) carry all
 three; the older ``modes`` / ``session/set_mode`` pair carries the mode too, for clients that
-only know that. Two modes:
+only know that. Three modes:
 
-- ``code``: the session's tools as configured (the default);
+- ``code``: the session's tools as configured, run without asking, as in pi (the default);
+- ``careful``: the same tools, but edits, writes and commands ask the editor first
+  (:mod:`pi_tui.acp.confirm`);
 - ``ask``: only the tools that look and never change anything (read, grep, find, ls, all four
   even where the session's own set has fewer), for questions about a codebase the user does not
-  want touched. MCP and extension tools stay: pi-tui
-  cannot tell which of them write.
+  want touched. MCP and extension tools stay: pi-tui cannot tell which of them write.
 
 The model list is what ``/model`` offers (the models with a key here); values are
 ``provider/id``. The thinking levels are those the current model runs, so changing the model
@@ -20,12 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.acp.confirm import Ask, confirming
 from pi_tui.ai.scoped_models import available_models
 from pi_tui.ai.thinking import supported_levels
 from pi_tui.tools import tools_by_name
 
 MODES = {
-    "code": ("Code", "Read, edit and run things in the project (the session's tools)"),
+    "code": ("Code", "Read, edit and run things in the project without asking (pi's way)"),
+    "careful": ("Careful", "Ask before every edit, write and command"),
     "ask": ("Ask", "Look only: read, grep, find and ls; nothing in the project changes"),
 }
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
@@ -56,6 +59,8 @@ class SessionChoices:
     mode: str = "code"
     all_tools: list[Any] = field(default_factory=list)
     all_pool: list[Any] = field(default_factory=list)
+    confirm: Ask | None = None
+    """How ``careful`` mode asks the user (set by the session)."""
 
     def apply_mode(self, agent: Any, mode: str) -> None:
         if mode not in MODES:
@@ -69,6 +74,9 @@ class SessionChoices:
             missing = [name for name in ("read", "grep", "find", "ls") if name not in have]
             agent.tools = kept + tools_by_name(missing, agent.cwd)  # looking needs all four
             agent.loadout_pool = [tool for tool in self.all_pool if tool.name in READ_ONLY_TOOLS]
+        elif mode == "careful" and self.confirm is not None:
+            agent.tools = confirming(self.all_tools, self.confirm)
+            agent.loadout_pool = confirming(self.all_pool, self.confirm)
         else:
             agent.tools, agent.loadout_pool = list(self.all_tools), list(self.all_pool)
 

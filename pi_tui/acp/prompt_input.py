@@ -9,6 +9,8 @@ offered in ``initialize``, so a client sending it anyway is told so.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -48,7 +50,7 @@ def prompt_parts(blocks: list[Any]) -> tuple[str, list[ImageContent]]:
             data = _field(block, "data")
             if mime not in IMAGE_TYPES or not isinstance(data, str):
                 raise PromptInputError(f"Images must be PNG, JPEG, GIF or WebP data (got {mime})")
-            images.append(ImageContent(data=data, mime_type=mime))
+            images.append(ImageContent(data=_base64(data), mime_type=mime))
         elif kind == "resource_link":
             uri = str(_field(block, "uri") or "")
             texts.append(f"@{uri_path(uri)}")
@@ -70,9 +72,18 @@ def _embedded(resource: Any, images: list[ImageContent]) -> str:
     mime = _field(resource, "mime_type") or _field(resource, "mimeType")
     blob = _field(resource, "blob")
     if mime in IMAGE_TYPES and isinstance(blob, str):
-        images.append(ImageContent(data=blob, mime_type=mime))
+        images.append(ImageContent(data=_base64(blob), mime_type=mime))
         return f"(image attached: {where})"
     return f"@{where}"
+
+
+def _base64(data: str) -> str:
+    """``data`` when it is base64 (a provider would refuse the whole request otherwise)."""
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise PromptInputError("An image's data is not valid base64") from None
+    return data
 
 
 def _join(texts: list[str]) -> str:

@@ -18,14 +18,14 @@ import asyncio
 import contextlib
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pi_tui.acp.client_tools import ClientAccess, client_tools
 from pi_tui.acp.history import branch_messages, replay
 from pi_tui.acp.options import SessionChoices, config_options, modes_state
-from pi_tui.acp.ui import AcpExtensionUI, PermissionState
-from pi_tui.acp.updates import FileTexts, LiveUpdates, Update, thought_chunk
+from pi_tui.acp.ui import AcpExtensionUI, PermissionState, confirm_tool
+from pi_tui.acp.updates import FileTexts, LiveUpdates, Update, message_chunk, thought_chunk
 from pi_tui.agent.events import AgentEvent
 from pi_tui.agent.session import AgentSession
 from pi_tui.agent.session_ops import Moved, SessionOpError, SessionOps
@@ -34,6 +34,8 @@ from pi_tui.modes.rpc_protocol import ABORT_WAIT, BusyError, CommandError, Outpu
 from pi_tui.session import SessionManager
 from pi_tui.startup import Started
 
+CLIENT_MCP_WAIT = 30.0
+"""Seconds the editor's MCP servers have to start before one that has not is reported."""
 REFUSAL = re.compile(r"\((?:stop_reason: )?(?:refusal|sensitive|content_filter)\)")
 """How the providers word a reply the model refused (pi-tui records those as errors)."""
 
@@ -67,6 +69,7 @@ class AcpSession:
             conn, session_id, client_capabilities, self.files, self._show_terminal
         )
         self.permissions = PermissionState(ask=self._ask_permission, say=self.say)
+        self.choices.confirm = lambda call_id, name, args: confirm_tool(self.permissions, call_id, name, args)
         self._outbox: asyncio.Queue[Update] = asyncio.Queue()
         self._sender = asyncio.ensure_future(self._send_loop())
         self._run: asyncio.Task[Any] | None = None
@@ -75,6 +78,10 @@ class AcpSession:
         self.output = Output(sys.stderr.buffer)
         self.session_changed: Callable[[str, dict[str, Any]], None] = self._tell_changed
         self.cancelled = False
+        self.cancels = 0
+        """``session/cancel`` requests so far (a waiting prompt compares it, see :meth:`turn`)."""
+        self._turns = asyncio.Lock()
+        self._watchers: set[asyncio.Task[Any]] = set()
         self._unsubscribe = started.agent.subscribe(self._on_event)
         self.closed = False
 
@@ -121,6 +128,8 @@ class AcpSession:
             with contextlib.suppress(Exception):
                 await setup.runner.session_shutdown("quit")
         self._unsubscribe()
+        for watcher in list(self._watchers):
+            watcher.cancel()
         await close_mcp(self.agent.mcp)
         with contextlib.suppress(Exception):
             self.agent.manager.close()
@@ -143,11 +152,15 @@ class AcpSession:
         await self._outbox.join()
 
     async def _send_loop(self) -> None:
+        gone = False
         while True:
             update = await self._outbox.get()
             try:
-                await self.conn.session_update(session_id=self.id, update=update)
-            except Exception as error:  # a closed client, or a payload of ours it refused
+                if not gone:
+                    await self.conn.session_update(session_id=self.id, update=update)
+            except ConnectionError:
+                gone = True  # the editor went away: the rest is dropped, quietly
+            except Exception as error:  # a payload of ours the SDK refused: a bug, said once each
                 print(f"pi-tui acp: an update was not sent: {error}", file=sys.stderr, flush=True)
             finally:
                 self._outbox.task_done()
@@ -163,6 +176,33 @@ class AcpSession:
             self.live.terminals.pop(event["toolCallId"], None)
         if event.type == "thinking_level_changed":
             self.post_options()
+
+    def watch_client_servers(self, mcp: Any, names: list[str]) -> None:
+        """Tell the user when an MCP server the editor handed over does not start (a missing
+        command, a dead address): the model would otherwise just never find its tools."""
+
+        async def watch() -> None:
+            deadline = asyncio.get_running_loop().time() + CLIENT_MCP_WAIT
+            while True:
+                await mcp.wait_all(timeout=max(0.1, deadline - asyncio.get_running_loop().time()))
+                statuses = {status.name: status for status in mcp.statuses() if status.name in names}
+                settled = len(statuses) == len(names) and all(
+                    s.state != "connecting" for s in statuses.values()
+                )
+                if settled or asyncio.get_running_loop().time() >= deadline:
+                    break
+                await asyncio.sleep(0.1)  # registered servers join the manager a moment later
+            for name in names:
+                status = statuses.get(name)
+                if status is None or status.state == "connected":
+                    continue
+                why = status.error or status.state
+                line = f"the editor's MCP server {name!r} is not available: {why}"
+                print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
+                self.post(message_chunk(f"pi-tui: {line}\n"))
+
+        self._watchers.add(task := asyncio.ensure_future(watch()))
+        task.add_done_callback(self._watchers.discard)
 
     def post_options(self) -> None:
         self.post({"sessionUpdate": "config_option_update", "configOptions": self.options()})
@@ -228,8 +268,19 @@ class AcpSession:
             raise PromptFailed(getattr(message, "error_message", None) or "The model request failed")
         return reason
 
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[bool]:
+        """Wait for the prompts before this one (an editor may send the next prompt before the
+        cancelled one has answered, or while one runs); True when no cancel came meanwhile,
+        False when ``session/cancel`` also cancelled this prompt while it waited."""
+        asked_at = self.cancels
+        async with self._turns:
+            yield self.cancels == asked_at
+
     def cancel(self) -> None:
-        """``session/cancel``: stop the stream and the running tool (the run records it)."""
+        """``session/cancel``: stop the stream and the running tool (the run records it), and
+        the prompts waiting behind it."""
+        self.cancels += 1
         self.cancelled = True
         if self.busy:
             self.agent.abort()

@@ -8,8 +8,9 @@ with its entry id) and a move names the entry:
   also summarises the branch being left; ``/tree <id> files`` brings that point's files back;
 - ``/label <id> <text>`` labels an entry (no text: removes the label); ``/label <text>`` labels
   the last message;
-- ``/branch <id>`` continues in a new session file holding the conversation up to that prompt
-  (the TUI's ``/branch``): this ACP session goes on in it;
+- ``/branch <id>`` starts a new branch just before that prompt, in this session (the TUI's
+  ``/branch`` makes a new file; an editor keeps one session id per conversation, so here the
+  branch stays in the same tree, where ``/tree`` shows both);
 - ``/name <text>`` names the session (the editor's title follows).
 
 The extension methods carry the same moves for clients that draw a tree themselves:
@@ -36,7 +37,7 @@ from pi_tui.view.tree_model import TreeModel
 COMMANDS = {
     "tree": ("Show the session tree, or continue from an entry", "[entry id] [summarize] [files]"),
     "label": ("Label an entry (no text: remove the label)", "[entry id] [text]"),
-    "branch": ("Continue in a new session from an earlier prompt", "<entry id>"),
+    "branch": ("Start a new branch before an earlier prompt", "<entry id>"),
     "name": ("Name this session", "<name>"),
 }
 
@@ -131,9 +132,12 @@ async def _label(session: AcpSession, words: list[str], rest: str) -> str:
     if words and manager.get_entry(words[0]) is not None:
         target, label = words[0], rest[len(words[0]) :].strip()
     else:
-        target, label = manager.get_leaf_id() or "", rest
-        if not target:
+        messages = [raw["id"] for raw in manager.iter_raw_entries() if raw.get("type") == "message"]
+        if not messages:
             raise SlashError("Nothing to label yet.")
+        target, label = manager.get_leaf_id() or messages[-1], rest
+    if not label and manager.get_label(target) is None:
+        raise SlashError(f"{target} has no label to remove.")
     manager.append_label_change(target, label or None)
     manager.sync()
     return f'Labelled {target} "{label}".\n' if label else f"Removed the label of {target}.\n"
@@ -142,17 +146,15 @@ async def _label(session: AcpSession, words: list[str], rest: str) -> str:
 async def _branch(session: AcpSession, words: list[str], rest: str) -> str:
     if len(words) != 1:
         raise SlashError("/branch takes the entry id of a prompt (see /tree)")
-    manager = session.agent.manager
-    entry = user_message_entry(manager, words[0])
+    entry = user_message_entry(session.agent.manager, _entry(session, words[0]))
     if entry is None:
         raise SlashError(f"{words[0]} is not a prompt of this session (see /tree)")
-    moved = await session.branch_off("branch", entry.id, "before")
-    if moved.cancelled:
-        return "An extension cancelled the branch.\n"
-    new_id = session.agent.manager.session_id
+    answer = await TreeCommands(session).navigate_tree({"targetId": entry.id})
+    if answer["cancelled"]:
+        return "An extension cancelled the move; the session stays where it was.\n"
     return (
-        f"Continuing in a new session ({new_id}) from before that prompt, which was:\n"
-        f"> {message_text(entry.message)}\n"
+        "The next prompt starts a new branch before that one (the old branch stays in /tree). "
+        f"It was:\n> {message_text(entry.message)}\n"
     )
 
 
@@ -160,8 +162,7 @@ async def _name(session: AcpSession, words: list[str], rest: str) -> str:
     if not rest:
         current = session.agent.manager.get_session_name()
         return f"This session is named {current!r}.\n" if current else "This session has no name.\n"
-    session.agent.set_session_name(rest)
-    session.session_changed("name", {})
+    session.agent.set_session_name(rest)  # its session_info_changed event tells the editor
     return f"Named this session {rest!r}.\n"
 
 

@@ -8,7 +8,9 @@ wait long).
 
 Lines that are not JSON never reach the SDK (which would log a traceback and answer nothing):
 each is answered with JSON-RPC's parse error (-32700, ``id`` null) and said in one line on
-stderr, and the agent reads on. A line longer than :data:`READ_LIMIT` is answered the same way.
+stderr, and the agent reads on. A line longer than :data:`READ_LIMIT` is answered the same way,
+and JSON that is not an object (a batch, a number, ``null``, on which the SDK would stop) with
+invalid request (-32600).
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ async def _pump(
                 break
             except asyncio.LimitOverrunError as too_long:
                 await _skip_line(raw, too_long.consumed)
-                _parse_error(writer, f"a line longer than {READ_LIMIT // (1024 * 1024)} MiB")
+                _answer_error(writer, -32700, "Parse error", f"a line longer than {READ_LIMIT >> 20} MiB")
                 continue
             if line.strip():
                 _hand_on(line, checked, writer)
@@ -126,9 +128,12 @@ async def _pump(
 
 def _hand_on(line: bytes, checked: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        orjson.loads(line)
+        message = orjson.loads(line)
     except orjson.JSONDecodeError as error:
-        _parse_error(writer, str(error).split(":", 1)[0])
+        _answer_error(writer, -32700, "Parse error", str(error).split(":", 1)[0])
+        return
+    if not isinstance(message, dict):  # a batch, a number, null: JSON, but no message
+        _answer_error(writer, -32600, "Invalid Request", "a message must be a JSON object")
         return
     checked.feed_data(line)
 
@@ -145,7 +150,10 @@ async def _skip_line(raw: asyncio.StreamReader, consumed: int) -> None:
             return
 
 
-def _parse_error(writer: asyncio.StreamWriter, reason: str) -> None:
-    print(f"pi-tui acp: a line that is not JSON was answered with a parse error ({reason})", file=sys.stderr)
-    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {reason}"}}
+def _answer_error(writer: asyncio.StreamWriter, code: int, kind: str, reason: str) -> None:
+    print(
+        f"pi-tui acp: a line that is not a JSON-RPC message was answered with {code} ({reason})",
+        file=sys.stderr,
+    )
+    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": f"{kind}: {reason}"}}
     writer.write(orjson.dumps(answer) + b"\n")

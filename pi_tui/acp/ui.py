@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.acp.tool_calls import tool_kind, tool_title
 from pi_tui.extensions.ui import ExtensionUI, NotifyLevel
 
 MAX_SELECT_BUTTONS = 8
@@ -32,7 +33,8 @@ class PermissionState:
     current_call: tuple[str, str, Any] | None = None
     """(call id, tool name, arguments) of the tool whose start was seen last and not its end."""
     always: set[tuple[str, str]] = field(default_factory=set)
-    """(extension, tool) pairs the user allowed for the rest of the session."""
+    """(extension, tool) pairs the user allowed for the rest of the session (``careful``: the
+    careful mode's own questions)."""
 
 
 class AcpExtensionUI(ExtensionUI):
@@ -91,14 +93,43 @@ class AcpExtensionUI(ExtensionUI):
         return choices[int(chosen.removeprefix("choice-"))]
 
     async def _ask(self, call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
-        """The option the user picked, or None (dismissed, the turn cancelled, no client)."""
-        try:
-            answer = await self.state.ask(call, options)
-        except Exception:
-            return None
-        outcome = getattr(answer, "outcome", None)
-        root = getattr(outcome, "root", outcome)
-        if getattr(root, "outcome", None) == "selected":
-            option_id = getattr(root, "option_id", None)
-            return option_id if isinstance(option_id, str) else None
+        return await ask_option(self.state, call, options)
+
+
+async def ask_option(
+    state: PermissionState, call: dict[str, Any], options: list[dict[str, Any]]
+) -> str | None:
+    """The option the user picked, or None (dismissed, the turn cancelled, no client)."""
+    try:
+        answer = await state.ask(call, options)
+    except Exception:
         return None
+    outcome = getattr(answer, "outcome", None)
+    root = getattr(outcome, "root", outcome)
+    if getattr(root, "outcome", None) == "selected":
+        option_id = getattr(root, "option_id", None)
+        return option_id if isinstance(option_id, str) else None
+    return None
+
+
+async def confirm_tool(state: PermissionState, call_id: str, name: str, args: dict[str, Any]) -> bool:
+    """``careful`` mode's question before a write, an edit or a command."""
+    key = ("careful", name)
+    if key in state.always:
+        return True
+    call = {
+        "toolCallId": call_id,
+        "title": tool_title(name, args),
+        "kind": tool_kind(name),
+        "rawInput": args,
+        "status": "pending",
+    }
+    options = [
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "always", "name": f"Always allow {name}", "kind": "allow_always"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+    ]
+    chosen = await ask_option(state, call, options)
+    if chosen == "always":
+        state.always.add(key)
+    return chosen in ("allow", "always")

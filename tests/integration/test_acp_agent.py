@@ -96,8 +96,12 @@ def find_node(nodes: list[dict[str, Any]], entry_id: str) -> dict[str, Any]:
     raise AssertionError(f"{entry_id} is not in the tree")
 
 
+def session_files(agent_dir: Path) -> list[Path]:
+    return sorted((agent_dir / "sessions").rglob("*.jsonl"))
+
+
 def session_file(agent_dir: Path) -> Path:
-    files = sorted((agent_dir / "sessions").rglob("*.jsonl"))
+    files = session_files(agent_dir)
     assert len(files) == 1, files
     return files[0]
 
@@ -194,9 +198,17 @@ def test_the_clients_mcp_servers_give_the_model_their_tools(server: ModelServer,
     server.queue(Scripted(tool_calls=[ToolCallSpec("tool_search", {"query": "echo"})]))
     server.queue(Scripted(tool_calls=[ToolCallSpec("mcp__everything__echo", {"message": "from the editor"})]))
     server.queue(Scripted(text="Echoed."))
-    servers = [{"name": "everything", "command": everything[0], "args": everything[1:], "env": []}]
+    servers = [
+        {"name": "everything", "command": everything[0], "args": everything[1:], "env": []},
+        {"name": "broken", "command": str(project / "no-such-server"), "args": [], "env": []},
+    ]
     with start(project) as client:
         session_id = open_session(client, project, mcpServers=servers)
+        said = client.wait_for(
+            lambda: "'broken' is not available" in texts(client.updates(session_id), "agent_message_chunk"),
+            what="the broken server reported",
+        )
+        assert said
         assert prompt(client, session_id, "echo something")["stopReason"] == "end_turn"
         echoed = [
             c
@@ -366,10 +378,16 @@ def test_tree_label_and_branch_from_the_prompt_box(
         assert parents[siblings[-1]["id"]] == parents[users[1]]
 
         before = len(client.updates(session_id))
-        prompt(client, session_id, f"/branch {users[1]}")
+        prompt(client, session_id, f"/branch {users[1][:6]}")  # an id prefix is enough
         said = texts(client.updates(session_id)[before:], "agent_message_chunk")
-        assert "new session" in said
-        assert len(sorted((agent_dir / "sessions").rglob("*.jsonl"))) == 2
+        assert "new branch" in said and "> second question" in said
+        server.queue(Scripted(text="Third answer."))
+        prompt(client, session_id, "a third second question")
+        sent = [m for m in server.requests[-1].body["messages"] if m["role"] not in ("system", "developer")]
+        assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+        assert "a third second question" in json.dumps(sent[-1]) and len(session_files(agent_dir)) == 1
+        third = [e for e in entries(path) if e["type"] == "message" and e["message"]["role"] == "user"][-1]
+        assert parents[users[1]] == {e["id"]: e.get("parentId") for e in entries(path)}[third["id"]]
         with pytest.raises(AcpError, match="not found"):
             client.request("_pi/navigate_tree", {"sessionId": session_id, "targetId": "nothere"})
         client.assert_clean()
@@ -580,3 +598,72 @@ def test_a_session_pi_wrote_loads_by_id_with_its_history(
         client.assert_clean()
     lines = target.read_text().splitlines()
     assert json.loads(lines[-1])["message"]["stopReason"] == "length"  # continued in pi's file
+
+
+def test_careful_mode_asks_before_changes(server: ModelServer, project: Path) -> None:
+    for command in ("echo one", "echo two", "echo three"):
+        server.queue(Scripted(tool_calls=[ToolCallSpec("bash", {"command": command})]))
+        server.queue(Scripted(text="ok"))
+    server.queue(Scripted(tool_calls=[ToolCallSpec("read", {"path": "README.md"})]))
+    server.queue(Scripted(text="ok"))
+    with start(project, "--start-mode", "careful") as client:
+        client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        created = client.request("session/new", {"cwd": str(project), "mcpServers": []})
+        session_id = created["sessionId"]
+        assert created["modes"]["currentModeId"] == "careful"
+        assert {o["id"]: o["currentValue"] for o in created["configOptions"]}["mode"] == "careful"
+        client.set_permission("reject_once")
+        prompt(client, session_id, "one")
+        asked = client.requests("session/request_permission")
+        assert [(a["toolCall"]["title"], a["toolCall"]["kind"]) for a in asked] == [("echo one", "execute")]
+        assert [o["kind"] for o in asked[0]["options"]] == ["allow_once", "allow_always", "reject_once"]
+        rejected = calls(client.updates(session_id))
+        assert [c["status"] for c in rejected.values()] == ["failed"]
+        assert "did not allow" in str(server.requests[1].body["messages"][-1]["content"])
+        client.set_permission("allow_always")
+        prompt(client, session_id, "two")
+        prompt(client, session_id, "three")  # always allowed now: not asked again
+        prompt(client, session_id, "read")  # looking never asks
+        assert len(client.requests("session/request_permission")) == 2
+        statuses = [c["status"] for c in calls(client.updates(session_id)).values()]
+        assert statuses == ["failed", "completed", "completed", "completed"]
+        client.assert_clean()
+
+
+def test_prompts_sent_during_a_turn_or_right_after_cancel_wait_their_turn(
+    server: ModelServer, project: Path
+) -> None:
+    server.queue(Scripted(text=" ".join(f"slow{i}" for i in range(300)), event_delay=0.05))
+    with start(project) as client:
+        session_id = open_session(client, project)
+        first = client.request_async(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "one"}]}
+        )
+        client.wait_for(
+            lambda: texts(client.updates(session_id), "agent_message_chunk"), what="the first words"
+        )
+        client.notify("session/cancel", {"sessionId": session_id})
+        second = client.request_async(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]}
+        )
+        assert first.result()["stopReason"] == "cancelled"
+        assert second.result()["stopReason"] == "end_turn"  # it ran once the first had stopped
+        assert "echo: two" in texts(client.updates(session_id), "agent_message_chunk")
+
+        server.queue(Scripted(text=" ".join(f"slow{i}" for i in range(300)), event_delay=0.05))
+        third = client.request_async(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "three"}]}
+        )
+        client.wait_for(
+            lambda: "slow1" in texts(client.updates(session_id), "agent_message_chunk").split("two")[-1],
+            what="the third reply",
+        )
+        fourth = client.request_async(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "four"}]}
+        )
+        client.notify("session/cancel", {"sessionId": session_id})  # the running one and the one waiting
+        assert third.result()["stopReason"] == "cancelled" and fourth.result()["stopReason"] == "cancelled"
+        assert not any("four" in json.dumps(r.body["messages"][-1]) for r in server.requests)
+        with pytest.raises(AcpError, match="The prompt is empty"):
+            prompt(client, session_id, "   ")
+        client.assert_clean()

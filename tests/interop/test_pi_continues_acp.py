@@ -1,6 +1,6 @@
 """Issue 35: a session an editor had with ``pi-tui acp`` (a tool call, an edit through the
-editor, a label, a move back in the tree with a summary of the branch left) opens in the real pi, 0.73.1 and 1.5.2, which
-continues the branch the editor left current."""
+editor, a label, a move back in the tree with a summary of the branch left) opens in the real
+pi, 0.73.1 and 1.5.2, which continues the branch the editor left current."""
 
 from __future__ import annotations
 

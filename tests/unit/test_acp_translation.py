@@ -205,6 +205,8 @@ def test_prompt_blocks_become_text_with_context_and_images() -> None:
     assert images == [ImageContent(data=PNG, mime_type="image/png")]
     with pytest.raises(PromptInputError, match="no audio"):
         prompt_parts([{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}])
+    with pytest.raises(PromptInputError, match="not valid base64"):
+        prompt_parts([{"type": "image", "data": "not base64!", "mimeType": "image/png"}])
     with pytest.raises(PromptInputError, match="PNG, JPEG"):
         prompt_parts([{"type": "image", "data": "AAAA", "mimeType": "image/tiff"}])
 
