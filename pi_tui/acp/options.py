@@ -93,15 +93,11 @@ def modes_state(choices: SessionChoices) -> dict[str, Any]:
 
 def config_options(agent: Any, registry: Any, choices: SessionChoices) -> list[dict[str, Any]]:
     """The session's options as ACP ``SessionConfigOption`` objects (wire field names)."""
-    models = available_models(registry)
     current = model_value(agent.model)
-    model_options = [
-        {"value": model_value(m), "name": m.name or m.id, "description": model_value(m)} for m in models
-    ]
-    if current not in {option["value"] for option in model_options}:
-        model_options.insert(
-            0, {"value": current, "name": agent.model.name or agent.model.id, "description": current}
-        )
+    models = available_models(registry)
+    if current not in {model_value(m) for m in models}:
+        models.insert(0, agent.model)  # a session's own model, whatever its key says now
+    model_options = model_choices(models)
     levels = supported_levels(agent.model)
     return [
         {
@@ -130,6 +126,24 @@ def config_options(agent: Any, registry: Any, choices: SessionChoices) -> list[d
             "currentValue": agent.thinking_level if agent.thinking_level in levels else levels[0],
             "options": [{"value": level, "name": LEVEL_NAMES.get(level, level)} for level in levels],
         },
+    ]
+
+
+def model_choices(models: list[Any]) -> list[dict[str, Any]]:
+    """The model picker's options: flat for one provider, grouped by provider for more (a key
+    for OpenRouter alone brings hundreds of models)."""
+    by_provider: dict[str, list[dict[str, Any]]] = {}
+    for model in models:
+        option = {
+            "value": model_value(model),
+            "name": model.name or model.id,
+            "description": model_value(model),
+        }
+        by_provider.setdefault(model.provider, []).append(option)
+    if len(by_provider) <= 1:
+        return [option for options in by_provider.values() for option in options]
+    return [
+        {"group": provider, "name": provider, "options": options} for provider, options in by_provider.items()
     ]
 
 

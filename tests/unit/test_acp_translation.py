@@ -252,3 +252,24 @@ def test_stop_reasons_follow_how_the_run_ended() -> None:
     )
     assert stop_reason(filtered, cancelled=False) == "refusal"
     assert stop_reason(None, cancelled=False) == "end_turn"
+
+
+def test_the_model_picker_groups_models_by_provider_when_there_are_several() -> None:
+    from types import SimpleNamespace
+
+    from pi_tui.acp.options import model_choices
+
+    one = [
+        SimpleNamespace(provider="test", id="m", name="M"),
+        SimpleNamespace(provider="test", id="n", name=""),
+    ]
+    assert model_choices(one) == [
+        {"value": "test/m", "name": "M", "description": "test/m"},
+        {"value": "test/n", "name": "n", "description": "test/n"},
+    ]
+    two = [*one, SimpleNamespace(provider="openrouter", id="x/y", name="Y")]
+    grouped = model_choices(two)
+    assert [group["group"] for group in grouped] == ["test", "openrouter"]
+    assert grouped[1]["options"] == [
+        {"value": "openrouter/x/y", "name": "Y", "description": "openrouter/x/y"}
+    ]
