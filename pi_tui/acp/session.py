@@ -182,27 +182,33 @@ class AcpSession:
         command, a dead address): the model would otherwise just never find its tools."""
 
         async def watch() -> None:
-            deadline = asyncio.get_running_loop().time() + CLIENT_MCP_WAIT
-            while True:
-                await mcp.wait_all(timeout=max(0.1, deadline - asyncio.get_running_loop().time()))
-                statuses = {status.name: status for status in mcp.statuses() if status.name in names}
-                settled = len(statuses) == len(names) and all(
-                    s.state != "connecting" for s in statuses.values()
-                )
-                if settled or asyncio.get_running_loop().time() >= deadline:
-                    break
-                await asyncio.sleep(0.1)  # registered servers join the manager a moment later
-            for name in names:
-                status = statuses.get(name)
-                if status is None or status.state == "connected":
-                    continue
-                why = status.error or status.state
-                line = f"the editor's MCP server {name!r} is not available: {why}"
-                print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
-                self.post(message_chunk(f"pi-tui: {line}\n"))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + CLIENT_MCP_WAIT
+            waiting = set(names)
+            while waiting:
+                statuses = {status.name: status for status in mcp.statuses()}
+                for name in sorted(waiting):
+                    status = statuses.get(name)
+                    if status is not None and status.state == "connected":
+                        waiting.discard(name)
+                    elif status is not None and status.state in ("failed", "needs-sign-in", "disconnected"):
+                        waiting.discard(name)
+                        self._say_server_down(name, status.error or status.state)
+                if not waiting:
+                    return
+                if loop.time() >= deadline:
+                    for name in sorted(waiting):
+                        self._say_server_down(name, f"no answer within {CLIENT_MCP_WAIT:g} s")
+                    return
+                await asyncio.sleep(0.2)  # a server's state is the MCP thread's: looked at, not awaited
 
         self._watchers.add(task := asyncio.ensure_future(watch()))
         task.add_done_callback(self._watchers.discard)
+
+    def _say_server_down(self, name: str, why: str) -> None:
+        line = f"the editor's MCP server {name!r} is not available: {why}"
+        print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
+        self.post(message_chunk(f"pi-tui: {line}\n"))
 
     def post_options(self) -> None:
         self.post({"sessionUpdate": "config_option_update", "configOptions": self.options()})
