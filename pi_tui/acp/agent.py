@@ -365,15 +365,10 @@ def _servers(mcp_servers: list[Any] | None) -> list[Any]:
 
 async def _find(session_id: str) -> Path:
     """The file of the session with this id (or an id prefix naming one), in any folder."""
-    from pi_tui.session.listing import list_all_sessions
+    from pi_tui.session.listing import SessionLookupError, list_all_sessions, path_of_session
 
     infos = await asyncio.to_thread(list_all_sessions)
-    exact = [info.path for info in infos if info.id == session_id]
-    if exact:
-        return exact[0]
-    prefixed = [info.path for info in infos if session_id and info.id.startswith(session_id)]
-    if len(prefixed) == 1:
-        return prefixed[0]
-    if len(prefixed) > 1:
-        raise user_error(f'Session id prefix "{session_id}" matches {len(prefixed)} sessions')
-    raise user_error(f"No session {session_id}")
+    try:
+        return path_of_session(infos, session_id)
+    except SessionLookupError as error:
+        raise user_error(str(error)) from None

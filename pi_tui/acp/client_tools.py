@@ -29,7 +29,7 @@ from typing import Any
 
 from pi_tui.acp.updates import FileTexts
 from pi_tui.tools.arguments import parse_arguments
-from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
+from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult, WrappedTool
 from pi_tui.tools.bash import BashArguments, OutputBuffer, format_output, user_shell
 from pi_tui.tools.common import resolve_path
 from pi_tui.tools.edit import EditArguments, edit_text, parse_edits
@@ -101,16 +101,10 @@ def _client_error(action: str, raw: str, error: BaseException) -> ToolError:
     return ToolError(f"The editor could not {action} {raw}: {message}")
 
 
-class _Wrapped:
-    """A built-in tool under its own name, description and arguments, reaching the client."""
-
+class _Wrapped(WrappedTool):
     def __init__(self, inner: AgentTool, access: ClientAccess) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.access = access
-        self.name = inner.name
-        self.label = inner.label
-        self.description = inner.description
-        self.parameters = inner.parameters
 
 
 class ClientRead(_Wrapped):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
+from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult, WrappedTool
 
 CHANGING_TOOLS = frozenset({"write", "edit", "bash"})
 
@@ -20,16 +20,12 @@ Ask = Callable[[str, str, dict[str, Any]], Awaitable[bool]]
 """(call id, tool name, arguments) -> whether the user allowed the call."""
 
 
-class ConfirmFirst:
-    """A tool under its own name, description and arguments that asks before it runs."""
+class ConfirmFirst(WrappedTool):
+    """A tool that asks before it runs."""
 
     def __init__(self, inner: AgentTool, ask: Ask) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.ask = ask
-        self.name = inner.name
-        self.label = inner.label
-        self.description = inner.description
-        self.parameters = inner.parameters
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not await self.ask(call_id, self.name, args):

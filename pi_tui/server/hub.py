@@ -21,7 +21,7 @@ from pi_tui.server.live import LiveSession
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.errors import SessionLockedError
 from pi_tui.session.info import SessionInfo
-from pi_tui.session.listing import list_all_sessions
+from pi_tui.session.listing import SessionLookupError, list_all_sessions, path_of_session
 from pi_tui.start_options import StartOptions
 
 
@@ -77,15 +77,10 @@ class SessionHub:
                 if info.id == wanted and copy_key(info.id, info.path) == session_id:
                     return info.path
             raise HubError(404, f"No session {session_id}")
-        exact = [info.path for info in infos if info.id == session_id]
-        if exact:
-            return exact[0]
-        prefixed = [info.path for info in infos if session_id and info.id.startswith(session_id)]
-        if len(prefixed) == 1:
-            return prefixed[0]
-        if len(prefixed) > 1:
-            raise HubError(400, f'Session id prefix "{session_id}" matches {len(prefixed)} sessions')
-        raise HubError(404, f"No session {session_id}")
+        try:
+            return path_of_session(infos, session_id)
+        except SessionLookupError as error:
+            raise HubError(400 if error.ambiguous else 404, str(error)) from None
 
     async def listing(self, query: str = "") -> list[dict[str, Any]]:
         """Every saved session (the resume index, all folders) and the live ones not saved yet,

@@ -108,3 +108,27 @@ def _valid_header(path: Path) -> dict[str, Any] | None:
     except (OSError, SessionFileError):
         return None
     return header if isinstance(header.get("id"), str) else None
+
+
+class SessionLookupError(LookupError):
+    """No session has that id, or an id prefix names several (``ambiguous``)."""
+
+    def __init__(self, message: str, *, ambiguous: bool = False) -> None:
+        super().__init__(message)
+        self.ambiguous = ambiguous
+
+
+def path_of_session(infos: list[SessionInfo], session_id: str) -> Path:
+    """The file of the session whose id is ``session_id``, or starts with it when only one
+    does (the server and ACP clients name sessions so); :class:`SessionLookupError` otherwise."""
+    exact = [info.path for info in infos if info.id == session_id]
+    if exact:
+        return exact[0]
+    prefixed = [info.path for info in infos if session_id and info.id.startswith(session_id)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise SessionLookupError(
+            f'Session id prefix "{session_id}" matches {len(prefixed)} sessions', ambiguous=True
+        )
+    raise SessionLookupError(f"No session {session_id}")

@@ -66,3 +66,16 @@ class AgentTool(Protocol):
     """JSON schema of the arguments object."""
 
     async def execute(self, call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+class WrappedTool:
+    """A tool under another tool's name, label, description and arguments: for wrappers that
+    change where or whether the work is done (an editor's files, a question first), never what
+    the model is told."""
+
+    def __init__(self, inner: AgentTool) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.label = inner.label
+        self.description = inner.description
+        self.parameters = inner.parameters

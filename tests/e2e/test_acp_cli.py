@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,6 +74,62 @@ def test_requests_from_a_file_and_lines_that_are_not_json(agent_dir: Path, tmp_p
     assert "not a JSON-RPC message" in stderr and "Traceback" not in stderr
 
 
+class RawAgent:
+    """``pi-tui acp`` spoken to with raw JSON-RPC lines (what an editor writes), in ``project``."""
+
+    def __init__(self, project: Path) -> None:
+        self.process = subprocess.Popen(
+            [PI_TUI, "acp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=project,
+        )
+        self.project = project
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        self.process.stdin.flush()
+
+    def until(self, *, method: str | None = None, answer_to: int | None = None) -> dict[str, Any]:
+        """Read messages up to the request ``method`` or the answer to request ``answer_to``."""
+        assert self.process.stdout is not None
+        while True:
+            message: dict[str, Any] = json.loads(self.process.stdout.readline())
+            if method is not None and message.get("method") == method:
+                return message
+            if answer_to is not None and message.get("id") == answer_to and "method" not in message:
+                return message
+
+    def open_session(self, capabilities: dict[str, Any]) -> str:
+        self.send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": 1, "clientCapabilities": capabilities},
+            }
+        )
+        self.until(answer_to=1)
+        self.send({"id": 2, "method": "session/new", "params": {"cwd": str(self.project), "mcpServers": []}})
+        session_id: str = self.until(answer_to=2)["result"]["sessionId"]
+        return session_id
+
+    def prompt(self, session_id: str, text: str) -> None:
+        prompt = [{"type": "text", "text": text}]
+        self.send(
+            {"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": prompt}}
+        )
+
+    def stderr(self) -> str:
+        return self.process.stderr.read().decode() if self.process.stderr else ""
+
+
+def configure(agent_dir: Path, server: ModelServer) -> None:
+    (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
+    (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "test", "defaultModel": "m"}))
+
+
 def test_sigterm_mid_command_ends_it_and_keeps_the_session(agent_dir: Path, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -81,35 +138,19 @@ def test_sigterm_mid_command_ends_it_and_keeps_the_session(agent_dir: Path, tmp_
     with ModelServer(
         Scripted(text="Running it.", tool_calls=[ToolCallSpec("bash", {"command": command})])
     ) as server:
-        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "test", "defaultModel": "m"}))
-        agent = subprocess.Popen(
-            [PI_TUI, "acp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=project,
-        )
-        assert agent.stdin is not None and agent.stdout is not None
+        configure(agent_dir, server)
+        agent = RawAgent(project)
         try:
-            agent.stdin.write((line(1, "initialize", protocolVersion=1) + "\n").encode())
-            agent.stdin.write((line(2, "session/new", cwd=str(project), mcpServers=[]) + "\n").encode())
-            agent.stdin.flush()
-            answers = [json.loads(agent.stdout.readline()) for _ in range(2)]
-            session_id = answers[1]["result"]["sessionId"]
-            prompt = [{"type": "text", "text": "run it"}]
-            agent.stdin.write(
-                (line(3, "session/prompt", sessionId=session_id, prompt=prompt) + "\n").encode()
-            )
-            agent.stdin.flush()
+            session_id = agent.open_session({})
+            agent.prompt(session_id, "run it")
             poll_until(
                 lambda: marker.exists() and marker.read_text().strip(), timeout=30, what="the command running"
             )
             sleeper = int(marker.read_text())
-            agent.send_signal(signal.SIGTERM)
-            assert agent.wait(timeout=30) == 128 + signal.SIGTERM
+            agent.process.send_signal(signal.SIGTERM)
+            assert agent.process.wait(timeout=30) == 128 + signal.SIGTERM
         finally:
-            agent.kill()
+            agent.process.kill()
     with pytest.raises(ProcessLookupError):
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:  # the group is killed at once; reaping may take a moment
@@ -122,6 +163,7 @@ def test_sigterm_mid_command_ends_it_and_keeps_the_session(agent_dir: Path, tmp_
     ]
     assert saved[0]["id"] == session_id
     assert [e["message"]["role"] for e in saved if e["type"] == "message"][:2] == ["user", "assistant"]
+    assert "Traceback" not in agent.stderr()
 
 
 def test_sigterm_while_the_editors_terminal_runs_a_command_still_exits(
@@ -132,51 +174,18 @@ def test_sigterm_while_the_editors_terminal_runs_a_command_still_exits(
     project = tmp_path / "project"
     project.mkdir()
     with ModelServer(Scripted(tool_calls=[ToolCallSpec("bash", {"command": "sleep 60"})])) as server:
-        (agent_dir / "models.json").write_text(json.dumps(server.models_json()))
-        (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "test", "defaultModel": "m"}))
-        agent = subprocess.Popen(
-            [PI_TUI, "acp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=project,
-        )
-        assert agent.stdin is not None and agent.stdout is not None
-
-        def send(message: dict[str, object]) -> None:
-            assert agent.stdin is not None
-            agent.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
-            agent.stdin.flush()
-
-        def until(method: str | None = None, answer_to: int | None = None) -> dict[str, object]:
-            assert agent.stdout is not None
-            while True:
-                message: dict[str, object] = json.loads(agent.stdout.readline())
-                if method is not None and message.get("method") == method:
-                    return message
-                if answer_to is not None and message.get("id") == answer_to and "method" not in message:
-                    return message
-
+        configure(agent_dir, server)
+        agent = RawAgent(project)
         try:
-            send(
-                {
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {"protocolVersion": 1, "clientCapabilities": {"terminal": True}},
-                }
-            )
-            until(answer_to=1)
-            send({"id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}})
-            session_id = until(answer_to=2)["result"]["sessionId"]  # type: ignore[index]
-            prompt = [{"type": "text", "text": "wait"}]
-            send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": prompt}})
-            create = until(method="terminal/create")
-            send({"id": create["id"], "result": {"terminalId": "t1"}})
-            until(method="terminal/wait_for_exit")  # and never answered
+            session_id = agent.open_session({"terminal": True})
+            agent.prompt(session_id, "wait")
+            create = agent.until(method="terminal/create")
+            agent.send({"id": create["id"], "result": {"terminalId": "t1"}})
+            agent.until(method="terminal/wait_for_exit")  # and never answered
             asked = time.monotonic()
-            agent.send_signal(signal.SIGTERM)
-            assert agent.wait(timeout=20) == 128 + signal.SIGTERM
+            agent.process.send_signal(signal.SIGTERM)
+            assert agent.process.wait(timeout=20) == 128 + signal.SIGTERM
             assert time.monotonic() - asked < 10
         finally:
-            agent.kill()
-    assert b"Traceback" not in (agent.stderr.read() if agent.stderr else b"")
+            agent.process.kill()
+    assert "Traceback" not in agent.stderr()
