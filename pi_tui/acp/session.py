@@ -83,6 +83,7 @@ class AcpSession:
         self._turns = asyncio.Lock()
         self._watchers: set[asyncio.Task[Any]] = set()
         self._unsubscribe = started.agent.subscribe(self._on_event)
+        started.agent.set_save_listener(self._save_failed)
         self.closed = False
 
     # --- lifetime -----------------------------------------------------------------------------
@@ -204,6 +205,11 @@ class AcpSession:
 
         self._watchers.add(task := asyncio.ensure_future(watch()))
         task.add_done_callback(self._watchers.discard)
+
+    def _save_failed(self, line: str) -> None:
+        """The session file could not be written (a full disk): said where the user looks."""
+        print(f"pi-tui acp: {line}", file=sys.stderr, flush=True)
+        self.post(message_chunk(f"pi-tui: {line}\n"))
 
     def _say_server_down(self, name: str, why: str) -> None:
         line = f"the editor's MCP server {name!r} is not available: {why}"

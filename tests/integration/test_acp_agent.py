@@ -667,3 +667,30 @@ def test_prompts_sent_during_a_turn_or_right_after_cancel_wait_their_turn(
         with pytest.raises(AcpError, match="The prompt is empty"):
             prompt(client, session_id, "   ")
         client.assert_clean()
+
+
+def test_a_full_disk_is_said_to_the_editor_and_nothing_is_lost(
+    server: ModelServer, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.small_disk import small_disk
+
+    with small_disk(tmp_path, monkeypatch) as disk:
+        if not disk.real:  # the agent is another process: only a real full disk reaches it
+            pytest.skip("needs a tmpfs mount (root), as in CI")
+        with start(project, "--session-dir", str(disk.path)) as client:
+            session_id = open_session(client, project)
+            prompt(client, session_id, "first")
+            disk.fill()
+            prompt(client, session_id, "second " + "x" * 6000)
+            said = texts(client.updates(session_id), "agent_message_chunk")
+            assert "pi-tui:" in said and "No space left" in said
+            disk.free()
+            prompt(client, session_id, "third")
+            client.assert_clean()
+        [path] = list(disk.path.rglob("*.jsonl"))
+        users = [
+            e["message"]["content"][0]["text"][:6]
+            for e in map(json.loads, path.read_text().splitlines())
+            if e["type"] == "message" and e["message"]["role"] == "user"
+        ]
+        assert users == ["first", "second", "third"]
