@@ -48,6 +48,7 @@ from pi_tui.acp.prompt_input import PromptInputError, prompt_parts
 from pi_tui.acp.session import AcpSession, PromptFailed
 from pi_tui.acp.slash import available_commands, ext_method, run_slash
 from pi_tui.acp.updates import message_chunk
+from pi_tui.ai.http import shared_client
 from pi_tui.modes.rpc_protocol import CommandError
 from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.errors import SessionLockedError
@@ -340,6 +341,9 @@ def _after_opening(session: AcpSession) -> None:
     settings did not load because it is not trusted, a model that was not found)."""
     commands = available_commands(session)
     session.post({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+    # The HTTP client (TLS context, HTTP/2) is made while the user types the first prompt,
+    # not after they send it (it took ~130 ms of the first prompt's wait).
+    asyncio.get_running_loop().call_later(0.05, shared_client)
     notice = session.started.notice
     if notice:
         print(f"pi-tui acp: {notice}", file=sys.stderr, flush=True)

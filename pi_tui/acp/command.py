@@ -87,8 +87,10 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
         return say_error(f"acp: {problem} (see pi-tui acp --help)", 2)
     except SystemExit as done:  # --help
         return int(done.code or 0)
+    from pi_tui.ai.http import prepare_tls
     from pi_tui.start_options import StartOptions
 
+    prepare_tls()  # the certificate store loads in a thread while the protocol SDK imports
     options = StartOptions(
         cwd=os.getcwd(),
         provider=args.provider,
