@@ -152,10 +152,16 @@ class PiAcpAgent:
     ) -> LoadSessionResponse:
         servers = _servers(mcp_servers)
         live = self.sessions.get(session_id)
-        if live is not None:  # loaded twice: the history again, the same session
+        if live is None:
+            path = await _find(session_id)
+            other = next(
+                (s for s in self.sessions.values() if _same_file(s.agent.manager.session_file, path)), None
+            )
+            if other is not None:  # updates name the session by the id it was opened with
+                raise user_error(f"Session {session_id} is open here as {other.id}; load it by that id")
+        if live is not None:  # loaded again: the history again, the same session
             session = live
         else:
-            path = await _find(session_id)
             try:
                 manager = await asyncio.to_thread(SessionManager.open, path)
             except SessionLockedError as error:
@@ -349,6 +355,10 @@ def _after_opening(session: AcpSession) -> None:
         print(f"pi-tui acp: {notice}", file=sys.stderr, flush=True)
         session.post(message_chunk(f"pi-tui: {notice}\n"))
         session.started.notice = None  # said once, not again when the session is loaded again
+
+
+def _same_file(one: Path | None, other: Path) -> bool:
+    return one is not None and Path(one).resolve() == other.resolve()
 
 
 def _folder(cwd: str) -> Path:

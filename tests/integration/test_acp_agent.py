@@ -694,3 +694,18 @@ def test_a_full_disk_is_said_to_the_editor_and_nothing_is_lost(
             if e["type"] == "message" and e["message"]["role"] == "user"
         ]
         assert users == ["first", "second", "third"]
+
+
+def test_loading_a_live_session_again(server: ModelServer, project: Path) -> None:
+    with start(project) as client:
+        session_id = open_session(client, project)
+        prompt(client, session_id, "remember me")
+        before = len(client.updates(session_id))
+        client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+        assert texts(client.updates(session_id)[before:], "user_message_chunk") == "remember me"
+        # another prefix of the same session: told the id it is open under (not "open in pi-tui process")
+        with pytest.raises(AcpError, match=f"open here as {session_id}"):
+            client.request(
+                "session/load", {"sessionId": session_id[:10], "cwd": str(project), "mcpServers": []}
+            )
+        client.assert_clean()
