@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -26,6 +27,14 @@ from pi_tui.argparsing import ArgumentsError, OneLineParser, add_approval_flags
 
 SIGNAL_GRACE = 3.0
 """Seconds a signal gives running replies and tools to stop before the sessions are closed."""
+EOF_GRACE = 10.0
+"""Seconds the end of the input gives the requests read before it (rpc mode's abort wait)."""
+
+
+def _prepare_http() -> None:
+    from pi_tui.ai.http import prepare_tls
+
+    prepare_tls()
 
 
 def build_parser() -> OneLineParser:
@@ -87,10 +96,10 @@ def run_acp(argv: Sequence[str], say_error: Callable[[str, int], int]) -> int:
         return say_error(f"acp: {problem} (see pi-tui acp --help)", 2)
     except SystemExit as done:  # --help
         return int(done.code or 0)
-    from pi_tui.ai.http import prepare_tls
     from pi_tui.start_options import StartOptions
 
-    prepare_tls()  # the certificate store loads in a thread while the protocol SDK imports
+    # httpx and the certificate store load in a thread while the protocol SDK imports
+    threading.Thread(target=_prepare_http, name="pi-tui-http", daemon=True).start()
     options = StartOptions(
         cwd=os.getcwd(),
         provider=args.provider,
@@ -131,9 +140,6 @@ async def _serve(options: Any, protocol_out: int, start_mode: str) -> int:
 
     from pi_tui.acp.agent import PiAcpAgent
     from pi_tui.acp.streams import open_streams
-    from pi_tui.ai.http import close_shared_client
-    from pi_tui.modes.rpc_protocol import ABORT_WAIT
-    from pi_tui.tools.bash import kill_running_commands
 
     loop = asyncio.get_running_loop()
     reader, writer, pump = await open_streams(0, protocol_out)
@@ -157,7 +163,7 @@ async def _serve(options: Any, protocol_out: int, start_mode: str) -> int:
         await asyncio.wait({listening, waiting}, return_when=asyncio.FIRST_COMPLETED)
         # A signal: replies and tools stop while the client can still answer (a command in its
         # terminal is killed there). The input ended: what was asked before the end is answered.
-        await agent.finish(timeout=SIGNAL_GRACE if received else ABORT_WAIT)
+        await agent.finish(timeout=SIGNAL_GRACE if received else EOF_GRACE)
     finally:
         waiting.cancel()
         listening.cancel()
@@ -167,6 +173,9 @@ async def _serve(options: Any, protocol_out: int, start_mode: str) -> int:
             loop.remove_signal_handler(signum)
         pump.cancel()
         await agent.close_all()
+        from pi_tui.ai.http import close_shared_client
+        from pi_tui.tools.bash import kill_running_commands
+
         kill_running_commands()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(conn.close(), 2.0)

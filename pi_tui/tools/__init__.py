@@ -10,43 +10,88 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
-from pi_tui.tools.bash import BashTool
-from pi_tui.tools.edit import EditTool
-from pi_tui.tools.find import FindTool
-from pi_tui.tools.grep import GrepTool
-from pi_tui.tools.ls import LsTool
-from pi_tui.tools.read import ReadTool
-from pi_tui.tools.write import WriteTool
+if TYPE_CHECKING:
+    from pi_tui.tools.base import AgentTool, ToolContext, ToolError, ToolResult
 
 __all__ = [
     "ALL_TOOL_NAMES",
     "DEFAULT_TOOL_NAMES",
     "AgentTool",
-    "BashTool",
-    "EditTool",
-    "FindTool",
-    "GrepTool",
-    "LsTool",
-    "ReadTool",
     "ToolContext",
     "ToolError",
     "ToolResult",
-    "WriteTool",
     "all_tools",
     "default_tools",
     "tools_by_name",
 ]
 
+# Nothing heavy is imported with this package: it is also the way to ``process_tree``, which
+# every pi-tui command imports at start (the tool modules and the message models behind
+# ``base``, 130 ms, would delay the TUI's first frame and an editor's ``initialize``). Each
+# tool's module is imported when a tool is made; ``base``'s names on first use.
+_BASE_NAMES = frozenset({"AgentTool", "ToolContext", "ToolError", "ToolResult"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BASE_NAMES:
+        from pi_tui.tools import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module 'pi_tui.tools' has no attribute {name!r}")
+
+
+def _read(cwd: Path) -> AgentTool:
+    from pi_tui.tools.read import ReadTool
+
+    return ReadTool(cwd=cwd)
+
+
+def _bash(cwd: Path) -> AgentTool:
+    from pi_tui.tools.bash import BashTool
+
+    return BashTool(cwd=cwd)
+
+
+def _edit(cwd: Path) -> AgentTool:
+    from pi_tui.tools.edit import EditTool
+
+    return EditTool(cwd=cwd)
+
+
+def _write(cwd: Path) -> AgentTool:
+    from pi_tui.tools.write import WriteTool
+
+    return WriteTool(cwd=cwd)
+
+
+def _grep(cwd: Path) -> AgentTool:
+    from pi_tui.tools.grep import GrepTool
+
+    return GrepTool(cwd=cwd)
+
+
+def _find(cwd: Path) -> AgentTool:
+    from pi_tui.tools.find import FindTool
+
+    return FindTool(cwd=cwd)
+
+
+def _ls(cwd: Path) -> AgentTool:
+    from pi_tui.tools.ls import LsTool
+
+    return LsTool(cwd=cwd)
+
+
 _FACTORIES: dict[str, Callable[[Path], AgentTool]] = {
-    "read": lambda cwd: ReadTool(cwd=cwd),
-    "bash": lambda cwd: BashTool(cwd=cwd),
-    "edit": lambda cwd: EditTool(cwd=cwd),
-    "write": lambda cwd: WriteTool(cwd=cwd),
-    "grep": lambda cwd: GrepTool(cwd=cwd),
-    "find": lambda cwd: FindTool(cwd=cwd),
-    "ls": lambda cwd: LsTool(cwd=cwd),
+    "read": _read,
+    "bash": _bash,
+    "edit": _edit,
+    "write": _write,
+    "grep": _grep,
+    "find": _find,
+    "ls": _ls,
 }
 
 DEFAULT_TOOL_NAMES = ("read", "bash", "edit", "write")

@@ -12,7 +12,8 @@ import pytest
 from pi_tui.ai.transform import BLOCKED_IMAGE_TEXT
 from pi_tui.ai.types import Context, StreamOptions
 from pi_tui.messages import ImageContent, TextContent, UserMessage
-from pi_tui.tools import BashTool, ToolContext, ToolError
+from pi_tui.tools import ToolContext, ToolError
+from pi_tui.tools.bash import BashTool
 from tests.integration.test_agent_session import make_agent, run
 from tests.support.model_server import ModelServer, Scripted
 from tests.support.waiting import async_wait_until

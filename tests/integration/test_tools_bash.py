@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from pi_tui.tools import BashTool, ToolContext, ToolError, ToolResult
+from pi_tui.tools import ToolContext, ToolError, ToolResult
+from pi_tui.tools.bash import BashTool
 from tests.support.waiting import async_wait_until, poll_for
 
 
