@@ -38,11 +38,9 @@ own that is killed at the end whatever happened, so no agent outlives its test.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -53,8 +51,8 @@ from types import TracebackType
 from typing import IO, Any, Literal, TypeVar
 
 from tests.support.mcp_servers import node_binary
+from tests.support.npm_cache import npm_install_once
 from tests.support.real_pi import tests_cache
-from tests.support.requires import unavailable
 
 SDK_VERSION = "2.4.0"
 SDK = "@agentclientprotocol/sdk"
@@ -82,40 +80,8 @@ def install_root() -> Path:
 
 def install() -> Path:
     """``npm install`` :data:`PACKAGES` into :func:`install_root` once; return the root."""
-    root = install_root()
-    marker = root / ".installed"
-    wanted = " ".join(PACKAGES)
-    ready = (
-        root / "node_modules" / SDK / "package.json",
-        root / "node_modules" / "zod" / "package.json",
-        root / "node_modules" / "ajv" / "package.json",
-    )
-
-    def installed() -> bool:
-        return marker.is_file() and marker.read_text() == wanted and all(path.is_file() for path in ready)
-
-    if installed():
-        return root
-    if shutil.which("npm") is None:
-        unavailable("acp: node and npm are needed to install the ACP TypeScript SDK")
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".install.lock", "w") as lock:  # parallel test processes install once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if installed():
-            return root
-        done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--silent", *PACKAGES],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if done.returncode != 0:
-            unavailable(f"acp: npm install of {wanted} failed: {done.stderr[-2000:]}")
-        marker.write_text(wanted)
-    if not installed():
-        unavailable(f"acp: npm installed {wanted} without their package.json files")
-    return root
+    npm_install_once(install_root(), PACKAGES, (SDK, "zod", "ajv"), "acp")
+    return install_root()
 
 
 class AcpError(Exception):

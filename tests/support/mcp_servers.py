@@ -51,7 +51,6 @@ by the rule of :mod:`tests.support.requires`.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import shutil
@@ -65,6 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.npm_cache import npm_install_once
 from tests.support.real_pi import _node_version, node_for, tests_cache
 from tests.support.requires import unavailable
 from tests.support.waiting import poll_for
@@ -101,40 +101,7 @@ def install_root() -> Path:
 
 def _install() -> Path:
     """``npm install`` both packages into :func:`install_root` once; return its node_modules."""
-    root = install_root()
-    modules = root / "node_modules"
-    marker = root / ".installed"
-    wanted = " ".join(PACKAGES)
-
-    def installed() -> bool:
-        return (
-            marker.is_file()
-            and marker.read_text() == wanted
-            and all((modules / name / "package.json").is_file() for name in (EVERYTHING, FILESYSTEM))
-        )
-
-    if installed():
-        return modules
-    if shutil.which("npm") is None:
-        unavailable("mcp: node and npm are needed to install the reference MCP servers")
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".install.lock", "w") as lock:  # parallel test processes install once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if installed():
-            return modules
-        done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--silent", *PACKAGES],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if done.returncode != 0:
-            unavailable(f"mcp: npm install of {wanted} failed: {done.stderr[-2000:]}")
-        marker.write_text(wanted)
-    if not installed():
-        unavailable(f"mcp: npm installed {wanted} without their package.json files")
-    return modules
+    return npm_install_once(install_root(), PACKAGES, (EVERYTHING, FILESYSTEM), "mcp")
 
 
 @functools.cache
