@@ -11,7 +11,8 @@ against a loopback model server and prints medians over ``--runs`` runs:
 3. ``session/cancel`` sent -> the prompt answered ``cancelled``, during a slow reply (issue 35:
    within a second);
 4. ``session/load`` of a generated session of ``--entries`` entries (benchmarks/big_session.py's
-   generator): the answer, after every history update has been received.
+   generator), asked half a second after ``initialize`` (someone picking it): the answer, after
+   every history update has been received.
 
 Run: ``python benchmarks/acp_editor.py [--runs 5] [--entries 5000]``.
 """
@@ -100,6 +101,7 @@ async def load_run(env: dict[str, str], project: Path, session_id: str) -> tuple
     client = Client()
     async with spawn_agent_process(client, PI_TUI, "acp", env=env, cwd=str(project)) as (conn, _process):
         await conn.initialize(protocol_version=1)
+        await asyncio.sleep(TYPING)  # the user picks the session to load
         asked = time.perf_counter()
         await conn.load_session(cwd=str(project), session_id=session_id, mcp_servers=[])
         return time.perf_counter() - asked, client.updates
