@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.acp_client import AcpClient, AcpError
+from tests.support.acp_client import AcpClient, AcpError, Pending
 from tests.support.mcp_servers import everything_command
 from tests.support.model_server import ModelServer, Scripted, ToolCallSpec
 from tests.support.requires import PI_TUI, requires
@@ -61,10 +61,15 @@ def open_session(
 
 
 def prompt(client: AcpClient, session_id: str, text: str) -> dict[str, Any]:
-    answer: dict[str, Any] = client.request(
+    answer: dict[str, Any] = prompt_async(client, session_id, text).result()
+    return answer
+
+
+def prompt_async(client: AcpClient, session_id: str, text: str) -> Pending:
+    """A prompt sent without waiting for its answer (the test acts while it runs)."""
+    return client.request_async(
         "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
     )
-    return answer
 
 
 def kinds(updates: list[dict[str, Any]]) -> list[str]:
@@ -153,9 +158,7 @@ def test_cancel_stops_a_slow_reply_within_a_second(
     server.queue(Scripted(text=" ".join(f"word{i}" for i in range(400)), event_delay=0.05))
     with start(project) as client:
         session_id = open_session(client, project)
-        turn = client.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "talk"}]}
-        )
+        turn = prompt_async(client, session_id, "talk")
         client.wait_for(
             lambda: texts(client.updates(session_id), "agent_message_chunk"), what="the first words"
         )
@@ -177,9 +180,7 @@ def test_cancel_stops_a_running_command(server: ModelServer, project: Path) -> N
     server.queue(Scripted(tool_calls=[ToolCallSpec("bash", {"command": "echo started; sleep 30"})]))
     with start(project) as client:
         session_id = open_session(client, project)
-        turn = client.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "run"}]}
-        )
+        turn = prompt_async(client, session_id, "run")
         client.wait_for(
             lambda: any(c.get("status") == "in_progress" for c in calls(client.updates(session_id)).values()),
             what="the command running",
@@ -636,31 +637,23 @@ def test_prompts_sent_during_a_turn_or_right_after_cancel_wait_their_turn(
     server.queue(Scripted(text=" ".join(f"slow{i}" for i in range(300)), event_delay=0.05))
     with start(project) as client:
         session_id = open_session(client, project)
-        first = client.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "one"}]}
-        )
+        first = prompt_async(client, session_id, "one")
         client.wait_for(
             lambda: texts(client.updates(session_id), "agent_message_chunk"), what="the first words"
         )
         client.notify("session/cancel", {"sessionId": session_id})
-        second = client.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]}
-        )
+        second = prompt_async(client, session_id, "two")
         assert first.result()["stopReason"] == "cancelled"
         assert second.result()["stopReason"] == "end_turn"  # it ran once the first had stopped
         assert "echo: two" in texts(client.updates(session_id), "agent_message_chunk")
 
         server.queue(Scripted(text=" ".join(f"slow{i}" for i in range(300)), event_delay=0.05))
-        third = client.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "three"}]}
-        )
+        third = prompt_async(client, session_id, "three")
         client.wait_for(
             lambda: "slow1" in texts(client.updates(session_id), "agent_message_chunk").split("two")[-1],
             what="the third reply",
         )
-        fourth = client.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "four"}]}
-        )
+        fourth = prompt_async(client, session_id, "four")
         client.notify("session/cancel", {"sessionId": session_id})  # the running one and the one waiting
         assert third.result()["stopReason"] == "cancelled" and fourth.result()["stopReason"] == "cancelled"
         assert not any("four" in json.dumps(r.body["messages"][-1]) for r in server.requests)
