@@ -52,10 +52,30 @@ def model_value(model: Any) -> str:
 
 
 @dataclass(slots=True)
+class SessionTools:
+    """Where a session's built-in tools are set: through the extension runner when there is one
+    (it keeps extension tools on top, and rebuilds the agent's list whenever an extension changes
+    the active tools, which would undo a list set on the agent directly), else on the agent."""
+
+    agent: Any
+    runner: Any = None
+
+    def builtins(self) -> list[Any]:
+        return list(self.runner.builtin_tools if self.runner is not None else self.agent.tools)
+
+    def set_builtins(self, tools: list[Any]) -> None:
+        if self.runner is not None:
+            self.runner.set_builtin_tools(tools)
+        else:
+            self.agent.tools = tools
+
+
+@dataclass(slots=True)
 class SessionChoices:
     """The mode of one session and the tools it switches between (model and thinking level
     live on the agent itself)."""
 
+    tools: SessionTools
     mode: str = "code"
     all_tools: list[Any] = field(default_factory=list)
     all_pool: list[Any] = field(default_factory=list)
@@ -66,19 +86,20 @@ class SessionChoices:
         if mode not in MODES:
             raise OptionError(f'Unknown mode "{mode}"; this agent has {", ".join(MODES)}')
         if not self.all_tools and not self.all_pool:
-            self.all_tools, self.all_pool = list(agent.tools), list(agent.loadout_pool)
+            self.all_tools, self.all_pool = self.tools.builtins(), list(agent.loadout_pool)
         self.mode = mode
         if mode == "ask":
             kept = [tool for tool in self.all_tools if tool.name in READ_ONLY_TOOLS]
             have = {tool.name for tool in kept}
             missing = [name for name in ("read", "grep", "find", "ls") if name not in have]
-            agent.tools = kept + tools_by_name(missing, agent.cwd)  # looking needs all four
+            self.tools.set_builtins(kept + tools_by_name(missing, agent.cwd))  # looking needs all four
             agent.loadout_pool = [tool for tool in self.all_pool if tool.name in READ_ONLY_TOOLS]
         elif mode == "careful" and self.confirm is not None:
-            agent.tools = confirming(self.all_tools, self.confirm)
+            self.tools.set_builtins(confirming(self.all_tools, self.confirm))
             agent.loadout_pool = confirming(self.all_pool, self.confirm)
         else:
-            agent.tools, agent.loadout_pool = list(self.all_tools), list(self.all_pool)
+            self.tools.set_builtins(list(self.all_tools))
+            agent.loadout_pool = list(self.all_pool)
 
 
 def modes_state(choices: SessionChoices) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pi_tui.acp.client_tools import ClientAccess, client_tools
 from pi_tui.acp.history import branch_messages, replay
-from pi_tui.acp.options import SessionChoices, config_options, modes_state
+from pi_tui.acp.options import SessionChoices, SessionTools, config_options, modes_state
 from pi_tui.acp.ui import AcpExtensionUI, PermissionState, confirm_tool
 from pi_tui.acp.updates import FileTexts, LiveUpdates, Update, message_chunk, thought_chunk
 from pi_tui.agent.events import AgentEvent
@@ -62,7 +62,9 @@ class AcpSession:
         self.started = started
         self.agent: AgentSession = started.agent
         self.conn = conn
-        self.choices = SessionChoices()
+        runner = started.extensions.runner if started.extensions is not None else None
+        self.tools = SessionTools(started.agent, runner)
+        self.choices = SessionChoices(self.tools)
         self.files = FileTexts()
         self.live = LiveUpdates(started.agent.cwd, self.files)
         self.access = ClientAccess.from_capabilities(
@@ -97,13 +99,8 @@ class AcpSession:
     def _use_client_tools(self) -> None:
         if not self.access.any:
             return
-        agent = self.agent
-        setup = self.started.extensions
-        if setup is not None:  # the runner owns the list: extension tools stay on top of ours
-            setup.runner.set_builtin_tools(client_tools(setup.runner.builtin_tools, self.access))
-        else:
-            agent.tools = client_tools(list(agent.tools), self.access)
-        agent.loadout_pool = client_tools(list(agent.loadout_pool), self.access)
+        self.tools.set_builtins(client_tools(self.tools.builtins(), self.access))
+        self.agent.loadout_pool = client_tools(list(self.agent.loadout_pool), self.access)
 
     async def _start_extensions(self) -> None:
         setup = self.started.extensions
