@@ -38,7 +38,7 @@ from pi_tui.acp.errors import user_error
 from pi_tui.acp.options import OptionError, set_option
 from pi_tui.acp.prompt_input import PromptInputError, prompt_parts
 from pi_tui.acp.session import AcpSession, PromptFailed
-from pi_tui.acp.slash import available_commands, ext_method, run_slash
+from pi_tui.acp.slash import EXTENSION_METHODS, available_commands, run_slash
 from pi_tui.acp.updates import message_chunk
 from pi_tui.ai.http import shared_client
 from pi_tui.modes.rpc_protocol import CommandError
@@ -46,7 +46,6 @@ from pi_tui.session import SessionError, SessionManager
 from pi_tui.session.errors import SessionLockedError
 from pi_tui.start_options import StartOptions
 
-EXTENSION_METHODS = frozenset({"pi/get_tree", "pi/navigate_tree", "pi/set_label"})
 PAGE = 50
 """Sessions per ``session/list`` page."""
 
@@ -242,16 +241,15 @@ class AcpCore:
             session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method not in EXTENSION_METHODS:
+        handler = EXTENSION_METHODS.get(method)
+        if handler is None:
             raise RequestError.method_not_found(f"_{method}")
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             raise user_error(f'_{method} needs a "sessionId"')
         session = self._session(session_id)
         try:
-            return await ext_method(session, method, params)
-        except KeyError:
-            raise RequestError.method_not_found(f"_{method}") from None
+            return await handler(session, params)
         except CommandError as error:
             raise user_error(str(error)) from None
 

@@ -22,6 +22,7 @@ agent, where extension commands and prompt templates are expanded as in the TUI.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -179,23 +180,32 @@ def _entry(session: AcpSession, word: str) -> str:
 _COMMANDS = {"tree": _tree, "label": _label, "branch": _branch, "name": _name}
 
 
-async def ext_method(session: AcpSession, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """``_pi/get_tree``, ``_pi/navigate_tree``, ``_pi/set_label`` (rpc mode's shapes)."""
-    if method == "pi/get_tree":
-        # rpc's answer holds raw entries as orjson fragments (written as they are on disk):
-        # the SDK's writer wants plain JSON values
-        tree: dict[str, Any] = orjson.loads(orjson.dumps(await Pi1Commands(session).get_tree({})))
-        return tree
-    if method == "pi/navigate_tree":
-        moved: dict[str, Any] = await TreeCommands(session).navigate_tree(params)
-        return moved
-    if method == "pi/set_label":
-        entry_id, label = params.get("entryId"), params.get("label")
-        if not isinstance(entry_id, str) or session.agent.manager.get_entry(entry_id) is None:
-            raise CommandError(f"Entry {entry_id} not found")
-        if label is not None and not isinstance(label, str):
-            raise CommandError('"label" must be a string or null')
-        session.agent.manager.append_label_change(entry_id, (label or "").strip() or None)
-        session.agent.manager.sync()
-        return {}
-    raise KeyError(method)
+async def _get_tree(session: AcpSession, params: dict[str, Any]) -> dict[str, Any]:
+    # rpc's answer holds raw entries as orjson fragments (written as they are on disk): the
+    # SDK's writer wants plain JSON values
+    tree: dict[str, Any] = orjson.loads(orjson.dumps(await Pi1Commands(session).get_tree({})))
+    return tree
+
+
+async def _navigate_tree(session: AcpSession, params: dict[str, Any]) -> dict[str, Any]:
+    moved: dict[str, Any] = await TreeCommands(session).navigate_tree(params)
+    return moved
+
+
+async def _set_label(session: AcpSession, params: dict[str, Any]) -> dict[str, Any]:
+    entry_id, label = params.get("entryId"), params.get("label")
+    if not isinstance(entry_id, str) or session.agent.manager.get_entry(entry_id) is None:
+        raise CommandError(f"Entry {entry_id} not found")
+    if label is not None and not isinstance(label, str):
+        raise CommandError('"label" must be a string or null')
+    session.agent.manager.append_label_change(entry_id, (label or "").strip() or None)
+    session.agent.manager.sync()
+    return {}
+
+
+EXTENSION_METHODS: dict[str, Callable[[AcpSession, dict[str, Any]], Awaitable[dict[str, Any]]]] = {
+    "pi/get_tree": _get_tree,  # rpc mode's get_tree
+    "pi/navigate_tree": _navigate_tree,  # rpc mode's navigate_tree
+    "pi/set_label": _set_label,
+}
+"""The ``_pi/*`` methods (the SDK strips the leading underscore), in rpc mode's shapes."""
