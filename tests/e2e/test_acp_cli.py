@@ -54,6 +54,7 @@ def test_requests_from_a_file_and_lines_that_are_not_json(agent_dir: Path, tmp_p
                     line(3, "session/prompt", sessionId=3),
                     "",
                     line(4, "session/list", cwd=str(tmp_path)),
+                    line(5, "_pi/unknown"),
                 ]
             )  # no newline after the last line
         )
@@ -70,6 +71,7 @@ def test_requests_from_a_file_and_lines_that_are_not_json(agent_dir: Path, tmp_p
     assert by_id[2]["error"]["code"] == -32601
     assert by_id[3]["error"]["code"] == -32602
     assert by_id[4]["result"] == {"sessions": []}
+    assert by_id[5]["error"]["code"] == -32601
     stderr = done.stderr.decode()
     assert "not a JSON-RPC message" in stderr and "Traceback" not in stderr
 
