@@ -76,6 +76,13 @@ def ask(pane: TmuxPane, text: str, answer: str) -> None:
     )
 
 
+def footer_row(screen: str) -> int | None:
+    """The last row of the pane naming the model (the footer), None when none does."""
+    rows = screen.split("\n")[:HEIGHT]
+    found = [index for index, row in enumerate(rows) if MODEL in row]
+    return found[-1] if found else None
+
+
 def in_order(text: str, wanted: list[str]) -> bool:
     """Each of ``wanted`` is a whole line of ``text``, exactly once, in this order."""
     lines = [line.strip() for line in text.splitlines()]
@@ -91,9 +98,12 @@ def test_regular_mode_keeps_every_message_and_reply_in_the_scrollback(tmp_path: 
         try:
             ask(pane, MESSAGES[0], f"echo: {MESSAGES[0]}")
             # The block follows its content: under the footer, the rest of the pane is empty.
-            screen = pane.capture() or ""
-            rows = screen.split("\n")[:HEIGHT]
-            footer = max(index for index, row in enumerate(rows) if MODEL in row)
+            # (Waited for, not captured at once: the finished exchange is written above the block
+            # in the next frame, and a capture can land in the middle of that frame's bytes.)
+            screen = pane.wait_for(
+                lambda screen: screen if footer_row(screen) is not None else None, "the footer"
+            )
+            footer = footer_row(screen)
             for message in MESSAGES[1:]:
                 ask(pane, message, f"echo: {message}")
             expected = [line for message in MESSAGES for line in (message, f"echo: {message}")]
@@ -106,7 +116,7 @@ def test_regular_mode_keeps_every_message_and_reply_in_the_scrollback(tmp_path: 
         finally:
             pane.kill()
     assert in_order(after, expected), after
-    assert footer < HEIGHT - 5, screen  # not a block filling the pane
+    assert footer is not None and footer < HEIGHT - 5, screen  # not a block filling the pane
     # the banner went first, once; the resume line comes after the conversation
     assert exact_lines(after, "Press Ctrl+O for every key (again to fold); /hotkeys lists them all.") == 1
     assert sum("AGENTS.md" in line for line in after.splitlines()) == 1, after  # all of it, once
